@@ -1,0 +1,33 @@
+/** The rate-limit headers of every response. Header names are written down here and nowhere else. */
+import { DAY_MS, MINUTE_MS } from './state.js';
+import { type Verdict, type WindowStatus, bindingWindow, ceilSeconds } from './verdict.js';
+
+export const LIMIT_HEADER = 'X-RateLimit-Limit';
+export const REMAINING_HEADER = 'X-RateLimit-Remaining';
+export const RESET_HEADER = 'X-RateLimit-Reset';
+export const POLICY_HEADER = 'RateLimit-Policy';
+export const RATE_LIMIT_HEADER = 'RateLimit';
+export const RETRY_AFTER_HEADER = 'Retry-After';
+
+/**
+ * The X-RateLimit-* headers describe the binding window (the one with the least left; on a tie, the
+ * day); RateLimit-Policy and RateLimit describe both. `Retry-After` is added to refusals only.
+ */
+export function rateLimitHeaders(verdict: Verdict): Record<string, string> {
+  const binding = verdict[bindingWindow(verdict)];
+  const bannedUntil = verdict.kind === 'banned' || verdict.kind === 'peek' ? verdict.bannedUntil : undefined;
+  // During a ban nothing is left in any window until the ban ends.
+  const item = (status: WindowStatus): string =>
+    bannedUntil === undefined
+      ? `r=${status.remaining};t=${ceilSeconds(status.nextAdmitInMs)}`
+      : `r=0;t=${ceilSeconds(bannedUntil - verdict.at)}`;
+  const headers: Record<string, string> = {
+    [LIMIT_HEADER]: String(binding.limit),
+    [REMAINING_HEADER]: String(bannedUntil === undefined ? binding.remaining : 0),
+    [RESET_HEADER]: String(ceilSeconds(bannedUntil ?? binding.resetAt)),
+    [POLICY_HEADER]: `"minute";q=${verdict.minute.limit};w=${MINUTE_MS / 1000}, "day";q=${verdict.day.limit};w=${DAY_MS / 1000}`,
+    [RATE_LIMIT_HEADER]: `"minute";${item(verdict.minute)}, "day";${item(verdict.day)}`,
+  };
+  if (verdict.kind === 'rate-limited' || verdict.kind === 'banned') headers[RETRY_AFTER_HEADER] = String(verdict.retryAfterSeconds);
+  return headers;
+}

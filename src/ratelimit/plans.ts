@@ -1,0 +1,41 @@
+/**
+ * The plans and their numbers. This is the only place a plan's limits are written down: the limiter,
+ * the rate-limit headers, the OpenAPI document and the README table all read them from here.
+ */
+export const PLAN_NAMES = ['free', 'pro', 'business', 'enterprise'] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
+
+/** The limits in force for one caller. `name` is what the 429 body reports as `plan`. */
+export interface Policy {
+  readonly name: PlanName | 'anonymous';
+  readonly perMinute: number;
+  readonly perDay: number;
+}
+
+/** Fixed plans. Enterprise has no fixed numbers: each enterprise key carries its own. */
+export const PLAN_LIMITS: Readonly<Record<Exclude<PlanName, 'enterprise'>, { perMinute: number; perDay: number }>> = {
+  free: { perMinute: 60, perDay: 1_000 },
+  pro: { perMinute: 300, perDay: 10_000 },
+  business: { perMinute: 1_000, perDay: 100_000 },
+};
+
+/** Requests without a valid key are limited per client address with the free plan's numbers. */
+export const ANONYMOUS_POLICY: Policy = { name: 'anonymous', ...PLAN_LIMITS.free };
+
+export function isPlanName(value: string): value is PlanName {
+  return (PLAN_NAMES as readonly string[]).includes(value);
+}
+
+/**
+ * The policy of a key. Enterprise keys must carry their own numbers; other plans ignore custom
+ * numbers so that a plan change cannot leave stale enterprise limits in force.
+ */
+export function policyFor(plan: PlanName, custom?: { perMinute: number | null; perDay: number | null }): Policy {
+  if (plan === 'enterprise') {
+    if (!custom?.perMinute || !custom?.perDay) {
+      throw new Error('an enterprise key needs its own per-minute and per-day limits');
+    }
+    return { name: plan, perMinute: custom.perMinute, perDay: custom.perDay };
+  }
+  return { name: plan, ...PLAN_LIMITS[plan] };
+}

@@ -1,0 +1,54 @@
+/**
+ * What the limiter remembers about one caller. Plain numbers and arrays of numbers, so that the
+ * Redis store's Lua script can hold exactly the same data. Nothing here depends on the caller's
+ * policy: the policy is an argument of each decision, so a plan change applies from the next request
+ * and what was already counted stays counted.
+ */
+export interface CallerState {
+  /** Instants (ms) of admitted requests that may still be inside the sliding minute, oldest first. */
+  readonly minuteLog: readonly number[];
+  /** The UTC day (see `dayOf`) that `dayCount` belongs to. */
+  readonly day: number;
+  /** Requests admitted during `day`. */
+  readonly dayCount: number;
+  /** Instants of rate-limited rejections that still count toward a ban, oldest first. */
+  readonly rejections: readonly number[];
+  /** End (ms) of the ban in force; 0 when there is none (never banned, expired or lifted). */
+  readonly bannedUntil: number;
+  /**
+   * Escalation history, kept when a ban ends or is lifted: 1 for the first ban of a chain, plus one
+   * for each further ban within the escalation window. 0 once the history has lapsed.
+   */
+  readonly banLevel: number;
+  /** Scheduled end of the latest ban; the escalation window runs from it, even when it was lifted early. */
+  readonly lastBanEnd: number;
+}
+
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
+
+export const FRESH_STATE: CallerState = {
+  minuteLog: [],
+  day: 0,
+  dayCount: 0,
+  rejections: [],
+  bannedUntil: 0,
+  banLevel: 0,
+  lastBanEnd: 0,
+};
+
+/** The UTC calendar day of an instant; the day window resets when it changes, at 00:00:00 UTC. */
+export function dayOf(now: number): number {
+  return Math.floor(now / DAY_MS);
+}
+
+/** Whether a (pruned) state behaves exactly like no state at all, so that it may be forgotten. */
+export function isFresh(state: CallerState): boolean {
+  return (
+    state.minuteLog.length === 0 &&
+    state.dayCount === 0 &&
+    state.rejections.length === 0 &&
+    state.bannedUntil === 0 &&
+    state.banLevel === 0
+  );
+}

@@ -1,0 +1,18 @@
+import type { Policy } from './plans.js';
+import type { Verdict } from './verdict.js';
+
+/**
+ * Where callers' limiter states live. Every call is atomic for one caller and reads the time from
+ * the clock given to the store's constructor; the rules themselves are those of ./decision.ts.
+ */
+export interface LimiterStore {
+  /** Decides a request and counts it if admitted. */
+  hit(caller: string, policy: Policy): Promise<Verdict>;
+  /** The caller's headers now, counting nothing (a `peek` verdict, never a refusal). */
+  peek(caller: string, policy: Policy): Promise<Verdict>;
+  /** Lifts the caller's ban and forgives its 429s; the escalation history is kept. */
+  unban(caller: string): Promise<void>;
+  /** The ban in force, if any; `level` 1 is a first ban, 2 a doubled one, and so on. */
+  banOf(caller: string): Promise<{ until: number; level: number } | null>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,82 @@
+import type { Policy } from './plans.js';
+import { type CallerState, DAY_MS, MINUTE_MS, dayOf } from './state.js';
+
+export type WindowName = 'minute' | 'day';
+
+/** One window as the caller's own counts leave it (a ban does not change these numbers). */
+export interface WindowStatus {
+  readonly limit: number;
+  /** Never negative; after an admitted request it already reflects that request. */
+  readonly remaining: number;
+  /** Instant (ms) at which the window is empty again: newest counted request + 60 s, or the next UTC midnight. */
+  readonly resetAt: number;
+  /** How long until one more request would fit in this window: 0 while `remaining` > 0. */
+  readonly nextAdmitInMs: number;
+}
+
+/** What every verdict says about the caller's windows. */
+export interface Assessment {
+  /** The policy's name, which the 429 body reports as `plan`. */
+  readonly plan: Policy['name'];
+  /** The instant (ms) the verdict was reached. */
+  readonly at: number;
+  readonly minute: WindowStatus;
+  readonly day: WindowStatus;
+}
+
+export type Verdict =
+  | (Assessment & { readonly kind: 'admitted' })
+  | (Assessment & {
+      readonly kind: 'rate-limited';
+      /** The window that refused; when both are full, the one that needs the longer wait. */
+      readonly window: WindowName;
+      /** The limit of `window`. */
+      readonly limit: number;
+      /** Whole seconds (≥ 1) after which the same request is admitted, unless a ban intervenes. */
+      readonly retryAfterSeconds: number;
+      /** Set when this very rejection started a ban (the rejection itself is still an ordinary 429). */
+      readonly banStarted?: { readonly until: number; readonly durationMs: number };
+    })
+  | (Assessment & { readonly kind: 'banned'; readonly bannedUntil: number; readonly retryAfterSeconds: number })
+  | (Assessment & {
+      /** The headers of a response that counts nothing: not a refusal, even for a banned caller. */
+      readonly kind: 'peek';
+      /** Set while the caller is banned, so that the headers show the ban. */
+      readonly bannedUntil?: number;
+    });
+
+/** The caller's windows at `now` under `policy`. */
+export function assess(state: CallerState, now: number, policy: Policy): Assessment {
+  return { plan: policy.name, at: now, minute: minuteStatus(state.minuteLog, now, policy.perMinute), day: dayStatus(state, now, policy.perDay) };
+}
+
+/** The window with the least left; on a tie, the day. */
+export function bindingWindow(verdict: Assessment): WindowName {
+  return verdict.minute.remaining < verdict.day.remaining ? 'minute' : 'day';
+}
+
+export function ceilSeconds(ms: number): number {
+  return Math.ceil(ms / 1000);
+}
+
+function minuteStatus(log: readonly number[], now: number, limit: number): WindowStatus {
+  let expired = 0;
+  while (expired < log.length && now - log[expired]! >= MINUTE_MS) expired++;
+  const counted = log.length - expired;
+  const newest = log[log.length - 1];
+  // Requests leave oldest first, so one more fits once the limit-th newest has left (or if there is none).
+  const blocking = log[log.length - limit];
+  return {
+    limit,
+    remaining: Math.max(0, limit - counted),
+    resetAt: newest === undefined ? now : Math.max(now, newest + MINUTE_MS),
+    nextAdmitInMs: blocking === undefined ? 0 : Math.max(0, blocking + MINUTE_MS - now),
+  };
+}
+
+function dayStatus(state: CallerState, now: number, limit: number): WindowStatus {
+  const today = dayOf(now);
+  const remaining = Math.max(0, limit - (state.day === today ? state.dayCount : 0));
+  const resetAt = (today + 1) * DAY_MS;
+  return { limit, remaining, resetAt, nextAdmitInMs: remaining > 0 ? 0 : resetAt - now };
+}

@@ -1,0 +1,110 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
+import type { Policy } from '../../src/ratelimit/plans.js';
+import { runVectors } from './vectors.js';
+
+describe('MemoryLimiterStore: vectors', () => {
+  runVectors((clock, rules) => new MemoryLimiterStore({ clock, rules }));
+});
+
+/** Forgetting idle callers must be invisible: the same vectors pass with a sweep before every call. */
+class SweepingStore extends MemoryLimiterStore {
+  override async hit(caller: string, policy: Policy) {
+    this.sweep();
+    return super.hit(caller, policy);
+  }
+  override async peek(caller: string, policy: Policy) {
+    this.sweep();
+    return super.peek(caller, policy);
+  }
+  override async unban(caller: string) {
+    this.sweep();
+    return super.unban(caller);
+  }
+  override async banOf(caller: string) {
+    this.sweep();
+    return super.banOf(caller);
+  }
+}
+
+describe('MemoryLimiterStore: vectors, sweeping before every call', () => {
+  runVectors((clock, rules) => new SweepingStore({ clock, rules }));
+});
+
+describe('MemoryLimiterStore: forgetting idle callers', () => {
+  const oneAMinute: Policy = { name: 'enterprise', perMinute: 1, perDay: 1000 };
+  let now: number;
+  let store: MemoryLimiterStore;
+
+  beforeEach(() => {
+    now = Date.parse('2024-03-01T23:59:30.000Z');
+    store = new MemoryLimiterStore({ clock: () => now });
+  });
+  afterEach(() => store.close());
+
+  it("keeps a caller while today's count stands and its request is in the minute", async () => {
+    await store.hit('key:a', oneAMinute);
+    now = Date.parse('2024-03-02T00:00:29.999Z');
+    store.sweep();
+    expect(store.size).toBe(1);
+    now += 1;
+    store.sweep();
+    expect(store.size).toBe(0);
+  });
+
+  it('keeps a caller whose day count is from today even with an empty minute', async () => {
+    now = Date.parse('2024-03-01T12:00:00.000Z');
+    await store.hit('key:a', oneAMinute);
+    now = Date.parse('2024-03-01T23:59:59.999Z');
+    store.sweep();
+    expect(store.size).toBe(1);
+    now += 1;
+    store.sweep();
+    expect(store.size).toBe(0);
+  });
+
+  it('keeps a caller for 60 s after its last 429', async () => {
+    await store.hit('key:a', oneAMinute);
+    now = Date.parse('2024-03-02T00:00:29.000Z');
+    expect((await store.hit('key:a', oneAMinute)).kind).toBe('rate-limited');
+    now = Date.parse('2024-03-02T00:01:28.999Z');
+    store.sweep();
+    expect(store.size).toBe(1);
+    now += 1;
+    store.sweep();
+    expect(store.size).toBe(0);
+  });
+
+  it('keeps the escalation history for 24 h after a ban ends, even after an unban', async () => {
+    await store.hit('key:a', oneAMinute);
+    for (let i = 0; i < 10; i++) await store.hit('key:a', oneAMinute);
+    const ban = await store.banOf('key:a');
+    expect(ban?.level).toBe(1);
+    await store.unban('key:a');
+    now = ban!.until + 86_400_000 - 1;
+    store.sweep();
+    expect(store.size).toBe(1);
+    now += 1;
+    store.sweep();
+    expect(store.size).toBe(0);
+  });
+
+  it('never holds a caller that only peeked', async () => {
+    await store.peek('ip:192.0.2.1', oneAMinute);
+    expect(store.size).toBe(0);
+  });
+
+  it('sweeps on its own timer', async () => {
+    vi.useFakeTimers();
+    try {
+      const timed = new MemoryLimiterStore({ clock: () => now, sweepIntervalMs: 1000 });
+      await timed.hit('key:a', oneAMinute);
+      now += 86_400_000;
+      vi.advanceTimersByTime(1000);
+      expect(timed.size).toBe(0);
+      await timed.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
