@@ -1,0 +1,177 @@
+import { DEFAULT_BAN_RULES, type BanRules } from './ratelimit/decision.js';
+
+/**
+ * Every environment variable the service reads, validated once. A bad value stops start-up with one
+ * line that names the variable and what is wrong with it (see `ConfigError`).
+ */
+export interface Config {
+  host: string;
+  port: number;
+  adminHost: string;
+  adminPort: number;
+  /** Unset: the admin API (`/admin/*`) is switched off. */
+  adminToken: string | null;
+  database: DatabaseConfig;
+  redisUrl: string | null;
+  publicUrl: string;
+  production: boolean;
+  demoKeys: boolean;
+  logLevel: string;
+  /** Proxy addresses whose `X-Forwarded-For` is believed (Fastify's `trustProxy`); false: none. */
+  trustProxy: false | string[];
+  bodyLimit: number;
+  petsGet: { deprecatedAt: Date; sunsetAt: Date };
+  ban: BanRules;
+  shutdownTimeoutMs: number;
+}
+
+export type DatabaseConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export const DEFAULTS = {
+  port: 8080,
+  adminPort: 8081,
+  sqliteFile: './data/petstore.db',
+  petsGetDeprecatedAt: '2026-01-01T00:00:00Z',
+  petsGetSunsetAt: '2027-07-01T00:00:00Z',
+  bodyLimit: 16 * 1024,
+  shutdownTimeoutMs: 10_000,
+} as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = portOf(env, 'PORT', DEFAULTS.port);
+  const deprecatedAt = instantOf(env, 'PETS_GET_DEPRECATED_AT', DEFAULTS.petsGetDeprecatedAt);
+  const sunsetAt = instantOf(env, 'PETS_GET_SUNSET_AT', DEFAULTS.petsGetSunsetAt);
+  if (sunsetAt < deprecatedAt) {
+    throw new ConfigError('PETS_GET_SUNSET_AT', 'the sunset may not precede PETS_GET_DEPRECATED_AT');
+  }
+  const production = env.NODE_ENV === 'production';
+  return {
+    host: env.HOST || '0.0.0.0',
+    port,
+    adminHost: env.ADMIN_HOST || '127.0.0.1',
+    adminPort: portOf(env, 'ADMIN_PORT', DEFAULTS.adminPort),
+    adminToken: adminTokenOf(env),
+    database: databaseOf(env),
+    redisUrl: redisUrlOf(env),
+    publicUrl: publicUrlOf(env, port),
+    production,
+    demoKeys: !production && booleanOf(env, 'DEMO_KEYS', true),
+    logLevel: logLevelOf(env),
+    trustProxy: trustProxyOf(env),
+    bodyLimit: positiveIntOf(env, 'BODY_LIMIT', DEFAULTS.bodyLimit),
+    petsGet: { deprecatedAt, sunsetAt },
+    ban: {
+      rejections: positiveIntOf(env, 'BAN_AFTER_REJECTIONS', DEFAULT_BAN_RULES.rejections),
+      withinMs: 1000 * positiveIntOf(env, 'BAN_WITHIN_SECONDS', DEFAULT_BAN_RULES.withinMs / 1000),
+      firstBanMs: 1000 * positiveIntOf(env, 'BAN_FIRST_SECONDS', DEFAULT_BAN_RULES.firstBanMs / 1000),
+      maxBanMs: 1000 * positiveIntOf(env, 'BAN_MAX_SECONDS', DEFAULT_BAN_RULES.maxBanMs / 1000),
+      escalationWindowMs: DEFAULT_BAN_RULES.escalationWindowMs,
+    },
+    shutdownTimeoutMs: 1000 * positiveIntOf(env, 'SHUTDOWN_TIMEOUT_SECONDS', DEFAULTS.shutdownTimeoutMs / 1000),
+  };
+}
+
+function positiveIntOf(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[1-9][0-9]*$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(name, `expected a positive whole number, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function portOf(env: Env, name: string, fallback: number): number {
+  const port = positiveIntOf(env, name, fallback);
+  if (port > 65_535) throw new ConfigError(name, `a port is at most 65535, got ${port}`);
+  return port;
+}
+
+function booleanOf(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+function instantOf(env: Env, name: string, fallback: string): Date {
+  const raw = env[name] || fallback;
+  // An ISO 8601 instant needs a date, a time and a zone, or it means different things on different hosts.
+  const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+  const date = new Date(raw);
+  if (!iso.test(raw) || Number.isNaN(date.getTime())) {
+    throw new ConfigError(name, `expected an ISO 8601 instant such as 2027-07-01T00:00:00Z, got "${raw}"`);
+  }
+  return date;
+}
+
+function adminTokenOf(env: Env): string | null {
+  const token = env.ADMIN_TOKEN;
+  if (token === undefined || token === '') return null;
+  // The token guards every key; a short one is guessable. Its value never appears in the message.
+  if (token.length < 16) throw new ConfigError('ADMIN_TOKEN', 'must be at least 16 characters long');
+  return token;
+}
+
+function databaseOf(env: Env): DatabaseConfig {
+  const raw = env.DATABASE_URL;
+  if (raw === undefined || raw === '') return { kind: 'sqlite', file: DEFAULTS.sqliteFile };
+  if (/^postgres(ql)?:\/\//.test(raw)) return { kind: 'postgres', url: raw };
+  if (raw.startsWith('file:')) return { kind: 'sqlite', file: raw.slice('file:'.length).replace(/^\/\/(?=\/)/, '') };
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+    throw new ConfigError('DATABASE_URL', 'expected postgres://…, file:… or a path to a SQLite file; that scheme is not supported');
+  }
+  return { kind: 'sqlite', file: raw };
+}
+
+function redisUrlOf(env: Env): string | null {
+  const raw = env.REDIS_URL;
+  if (raw === undefined || raw === '') return null;
+  if (!/^rediss?:\/\/./.test(raw)) throw new ConfigError('REDIS_URL', 'expected redis://host:port or rediss://…');
+  return raw;
+}
+
+function publicUrlOf(env: Env, port: number): string {
+  const raw = env.PUBLIC_URL || `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `expected an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError('PUBLIC_URL', `expected an http or https URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevelOf(env: Env): string {
+  const raw = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(raw)) throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
+  return raw;
+}
+
+function trustProxyOf(env: Env): false | string[] {
+  const raw = env.TRUST_PROXY;
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const address = /^[0-9a-f:.]+(\/\d{1,3})?$/i;
+  const bad = entries.find((e) => !address.test(e));
+  if (bad !== undefined || entries.length === 0) {
+    throw new ConfigError('TRUST_PROXY', `expected a comma-separated list of proxy addresses or CIDR ranges, got "${raw}"`);
+  }
+  return entries;
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { runScript } from './helpers/process.js';
+
+describe('configuration', () => {
+  it('has working defaults: SQLite at ./data/petstore.db, memory limits, ports 8080 and 127.0.0.1:8081', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      adminHost: '127.0.0.1',
+      adminPort: 8081,
+      adminToken: null,
+      database: { kind: 'sqlite', file: './data/petstore.db' },
+      redisUrl: null,
+      publicUrl: 'http://localhost:8080',
+      demoKeys: true,
+      trustProxy: false,
+    });
+    expect(config.petsGet.sunsetAt.getTime()).toBeGreaterThanOrEqual(config.petsGet.deprecatedAt.getTime());
+  });
+
+  it('reads each store from DATABASE_URL', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
+    expect(loadConfig({ DATABASE_URL: 'file:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', file: '/tmp/x.db' });
+    expect(loadConfig({ DATABASE_URL: './other.db' }).database).toEqual({ kind: 'sqlite', file: './other.db' });
+  });
+
+  it('never creates demo keys in production or with DEMO_KEYS=false', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).demoKeys).toBe(false);
+    expect(loadConfig({ DEMO_KEYS: 'false' }).demoKeys).toBe(false);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ ADMIN_PORT: '-1' }, 'ADMIN_PORT'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],
+    [{ PETS_GET_SUNSET_AT: '2020-01-01T00:00:00Z' }, 'PETS_GET_SUNSET_AT'],
+    [{ PETS_GET_DEPRECATED_AT: 'yesterday' }, 'PETS_GET_DEPRECATED_AT'],
+    [{ PETS_GET_SUNSET_AT: '2027-07-01' }, 'PETS_GET_SUNSET_AT'],
+    [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN'],
+    [{ DEMO_KEYS: 'maybe' }, 'DEMO_KEYS'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ TRUST_PROXY: 'everyone' }, 'TRUST_PROXY'],
+    [{ BAN_AFTER_REJECTIONS: '0' }, 'BAN_AFTER_REJECTIONS'],
+  ])('refuses %j, naming %s', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable}: `));
+  });
+
+  it('never echoes the admin token it refuses', () => {
+    expect(() => loadConfig({ ADMIN_TOKEN: 'hunter2' })).toThrow(/^(?!.*hunter2)/);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^petstore: bad configuration: PORT: expected a positive whole number, got "abc"\n$/],
+    [{ DATABASE_URL: 'mysql://x' }, /^petstore: bad configuration: DATABASE_URL: .*not supported\n$/],
+    [{ PETS_GET_DEPRECATED_AT: '2027-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2026-01-01T00:00:00Z' }, /^petstore: bad configuration: PETS_GET_SUNSET_AT: the sunset may not precede PETS_GET_DEPRECATED_AT\n$/],
+  ])('stops the service at start-up with one line and a non-zero exit: %j', async (env, line) => {
+    const run = await runScript('main.ts', [], env);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(line);
+    expect(run.stdout).toBe('');
+  });
+});
