@@ -1,0 +1,93 @@
+import { Migrator, type Kysely, type Migration } from 'kysely';
+import type { DatabaseConfig } from '../config.js';
+import { PET_CATALOGUE } from '../pets/catalogue.js';
+import type { Db } from './database.js';
+
+type Kind = DatabaseConfig['kind'];
+
+/**
+ * Migrations live in code, in order. Kysely's migrator holds a lock while it runs (an advisory lock on
+ * PostgreSQL), so instances that start at the same moment apply each migration exactly once; the pet
+ * catalogue is seeded by a migration for the same reason.
+ */
+function migrations(kind: Kind): Record<string, Migration> {
+  // The one place the dialects differ: how an integer key generates itself.
+  const serialId = kind === 'postgres' ? 'bigserial' : 'integer';
+  return {
+    '001_tables': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('api_keys')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('plan', 'text', (c) => c.notNull())
+          .addColumn('per_minute', 'integer')
+          .addColumn('per_day', 'integer')
+          .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+          .addColumn('key_prefix', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('revoked_at', 'text')
+          .addColumn('unban_seq', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.schema
+          .createTable('pets')
+          .addColumn('id', serialId, (c) => (kind === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('category_id', 'integer', (c) => c.notNull())
+          .addColumn('category_name', 'text', (c) => c.notNull())
+          .addColumn('photo_urls', 'text', (c) => c.notNull())
+          .addColumn('tags', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
+        await db.schema
+          .createTable('orders')
+          .addColumn('id', serialId, (c) => (kind === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+          .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
+          .addColumn('pet_id', 'bigint', (c) => c.notNull().references('pets.id'))
+          .addColumn('quantity', 'integer', (c) => c.notNull())
+          .addColumn('ship_date', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('complete', 'integer', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('orders_owner_id').on('orders').columns(['api_key_id', 'id']).execute();
+        await db.schema
+          .createTable('idempotency_records')
+          .addColumn('api_key_id', 'text', (c) => c.notNull())
+          .addColumn('idempotency_key', 'text', (c) => c.notNull())
+          .addColumn('request_hash', 'text', (c) => c.notNull())
+          .addColumn('order_id', 'bigint', (c) => c.notNull().references('orders.id'))
+          .addColumn('response_body', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('idempotency_records_pk', ['api_key_id', 'idempotency_key'])
+          .execute();
+      },
+    },
+    '002_pet_catalogue': {
+      async up(db: Kysely<unknown>) {
+        const rows = PET_CATALOGUE.map((pet) => ({
+          name: pet.name,
+          category_id: pet.category.id,
+          category_name: pet.category.name,
+          photo_urls: JSON.stringify(pet.photoUrls),
+          tags: JSON.stringify(pet.tags),
+          status: pet.status,
+        }));
+        await (db as Db).insertInto('pets').values(rows).execute();
+      },
+    },
+  };
+}
+
+export async function migrate(db: Db, kind: Kind): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations(kind) },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  }
+}

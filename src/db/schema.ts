@@ -1,0 +1,62 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * The tables as Kysely sees them. Instants are ISO 8601 strings and booleans are 0/1 so that SQLite
+ * and PostgreSQL share one query code path; repositories turn rows into records.
+ */
+export interface Database {
+  api_keys: ApiKeysTable;
+  pets: PetsTable;
+  orders: OrdersTable;
+  idempotency_records: IdempotencyTable;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  name: string;
+  plan: string;
+  per_minute: number | null;
+  per_day: number | null;
+  /** SHA-256 of the full key, hex. The key itself is never stored. */
+  key_hash: string;
+  /** What the admin sees of the key, e.g. `pet_Ab3x…`. */
+  key_prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+  /** Raised by every unban, so that each instance notices an unban made anywhere on its next request. */
+  unban_seq: ColumnType<number, number | undefined, number>;
+}
+
+export interface PetsTable {
+  id: Generated<number>;
+  name: string;
+  category_id: number;
+  category_name: string;
+  /** JSON array of strings. */
+  photo_urls: string;
+  /** JSON array of `{id, name}`. */
+  tags: string;
+  status: string;
+}
+
+export interface OrdersTable {
+  id: Generated<number>;
+  api_key_id: string;
+  pet_id: number;
+  quantity: number;
+  ship_date: string;
+  status: string;
+  complete: number;
+  created_at: string;
+}
+
+export interface IdempotencyTable {
+  api_key_id: string;
+  idempotency_key: string;
+  /** SHA-256 of the canonical request body: the same key with another body is refused. */
+  request_hash: string;
+  order_id: number;
+  /** The original response body, replayed as it was. */
+  response_body: string;
+  created_at: string;
+}
