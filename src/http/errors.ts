@@ -1,0 +1,87 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isStoreUnavailable } from '../db/database.js';
+import { RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
+import { PROBLEM_CONTENT_TYPE, problemBody, ProblemError, type InputError, type ProblemSlug } from './problems.js';
+import { allInputErrors } from './validation.js';
+
+/** Seconds a client should wait before retrying when a store cannot be reached. */
+const STORE_RETRY_AFTER_SECONDS = 5;
+
+/** Fastify's own client errors, by code, as problems. */
+const FASTIFY_CODES: Record<string, [ProblemSlug, string, InputError[]?]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: ['payload-too-large', 'The request body is larger than the service accepts.'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported-media-type', 'Send the body as JSON with Content-Type: application/json.'],
+  FST_ERR_CTP_INVALID_JSON_BODY: ['invalid-request', 'The body is not valid JSON.', [{ in: 'body', name: '', message: 'is not valid JSON' }]],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-request', 'The body is empty but Content-Type says JSON.', [{ in: 'body', name: '', message: 'is empty' }]],
+};
+
+export function sendProblem(reply: FastifyReply, publicUrl: string, problem: ProblemError): FastifyReply {
+  const instance = reply.request.url.split('?')[0] ?? '/';
+  const body = problemBody(publicUrl, problem.slug, problem.detail, instance, problem.extras);
+  // Serialised here, not by a route's response schema: a problem's members must never be dropped.
+  return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+/** Every error becomes a problem+json response; a `500` says nothing about what failed. */
+export function errorHandler(publicUrl: string) {
+  return function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    const problem = toProblem(error, request);
+    if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, publicUrl, problem);
+  };
+}
+
+function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {
+  if (error instanceof ProblemError) return error;
+  if (error.validation) {
+    const errors = allInputErrors(request, { part: error.validationContext ?? 'body', errors: error.validation as never });
+    const names = [...new Set(errors.map((e) => `${e.in} ${e.name || '(whole body)'}`))].join(', ');
+    return new ProblemError('invalid-request', `Invalid input: ${names}.`, { errors });
+  }
+  const known = error.code ? FASTIFY_CODES[error.code] : undefined;
+  if (known) {
+    const [slug, detail, errors] = known;
+    return new ProblemError(slug, detail, errors ? { errors } : {});
+  }
+  if (isStoreUnavailable(error)) {
+    return new ProblemError('service-unavailable', 'A store the service needs cannot be reached. Retry shortly.', {}, {
+      [RETRY_AFTER_HEADER]: String(STORE_RETRY_AFTER_SECONDS),
+    });
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    // Any other client error Fastify detects (a malformed URL, a bad Content-Length, …).
+    return new ProblemError('invalid-request', 'The request is malformed.', { errors: [] });
+  }
+  return new ProblemError('internal-error', 'The service failed to handle the request.');
+}
+
+function notFound(request: FastifyRequest): ProblemError {
+  return new ProblemError('not-found', `Nothing is at ${request.method} ${request.url.split('?')[0]}.`);
+}
+
+/** An unknown path is answered before its body is read: no body can turn a 404 into a 400 or 415. */
+export async function rejectUnknownPath(request: FastifyRequest): Promise<void> {
+  if (request.is404) throw notFound(request);
+}
+
+export function notFoundHandler(publicUrl: string) {
+  return (request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, publicUrl, notFound(request));
+}
+
+type Step = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/**
+ * A URL Fastify cannot even route (bad percent-encoding) skips the hooks; it still goes through the
+ * same first steps (request id, identity, rate limit) so that its problem carries the same headers.
+ */
+export function frameworkErrorHandler(publicUrl: string, steps: Step[]) {
+  return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      for (const step of steps) await step(request, reply);
+    } catch (refusal) {
+      return sendProblem(reply, publicUrl, refusal instanceof ProblemError ? refusal : toProblem(refusal as FastifyError, request));
+    }
+    return sendProblem(reply, publicUrl, new ProblemError('invalid-request', `The URL is not valid: ${error.message}`, { errors: [] }));
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * Every problem type the service can emit (RFC 9457), with the text of its `/problems/<slug>` page.
+ * A problem type exists here once; responses, the OpenAPI document and the problem pages read it.
+ */
+export const PROBLEM_TYPES = {
+  'invalid-request': {
+    status: 400,
+    title: 'Invalid request',
+    description:
+      'Part of the request is not valid: a path or query parameter, a header or the body. The `errors` member lists every invalid input as `{in, name, message}`; fix them all and send the request again.',
+  },
+  unauthorized: {
+    status: 401,
+    title: 'Missing or invalid API key',
+    description:
+      'Every API operation needs a valid key in the `X-API-Key` header. The key is missing, is not of the form `pet_…`, is unknown, or was revoked. Requests without a valid key are rate limited per client address.',
+  },
+  'not-found': {
+    status: 404,
+    title: 'Not found',
+    description: 'There is nothing at this path, or the record does not exist, or it belongs to another API key.',
+  },
+  'method-not-allowed': {
+    status: 405,
+    title: 'Method not allowed',
+    description: 'The path exists but does not support this method. The `Allow` header lists the methods it does support.',
+  },
+  'pet-not-available': {
+    status: 409,
+    title: 'Pet not available',
+    description: 'Only a pet whose status is `available` can be ordered.',
+  },
+  'order-not-cancellable': {
+    status: 409,
+    title: 'Order cannot be cancelled',
+    description: 'A delivered order can no longer be cancelled. Cancelling an order that is already cancelled succeeds and changes nothing.',
+  },
+  sunset: {
+    status: 410,
+    title: 'Operation sunset',
+    description:
+      'This operation was deprecated and has reached its sunset date: it no longer answers. Its `Deprecation`, `Sunset` and `Link` headers told clients in advance. See /docs/deprecations.',
+  },
+  'payload-too-large': {
+    status: 413,
+    title: 'Payload too large',
+    description: 'The request body is larger than the service accepts.',
+  },
+  'unsupported-media-type': {
+    status: 415,
+    title: 'Unsupported media type',
+    description: 'Request bodies must be JSON, sent with `Content-Type: application/json`.',
+  },
+  'idempotency-key-reused': {
+    status: 422,
+    title: 'Idempotency key reused with another request',
+    description:
+      'An `Idempotency-Key` may be replayed only with the same request body within 24 hours. Use a new key for a new request.',
+  },
+  'rate-limited': {
+    status: 429,
+    title: 'Too many requests',
+    description:
+      'The request exceeds a limit of your plan. Wait the number of seconds in `Retry-After` (also in the `retryAfter` member) before retrying, and back off exponentially if you are refused again. `window` says which limit, `minute` or `day`, refused the request. A client that keeps sending after a 429 is banned for a while.',
+  },
+  'key-banned': {
+    status: 429,
+    title: 'Temporarily banned',
+    description:
+      'The API key (or, without a key, the client address) kept sending requests after being rate limited and is banned until the time given by `Retry-After`. Requests during a ban do not extend it. Each further ban within 24 hours lasts twice as long, up to one hour.',
+  },
+  'internal-error': {
+    status: 500,
+    title: 'Internal server error',
+    description: 'The service failed to handle the request. Nothing about the failure is disclosed; quote the `X-Request-Id` when you report it.',
+  },
+  'service-unavailable': {
+    status: 503,
+    title: 'Service unavailable',
+    description: 'A store the service needs cannot be reached just now. Retry after the number of seconds in `Retry-After`.',
+  },
+} as const satisfies Record<string, { status: number; title: string; description: string }>;
+
+export type ProblemSlug = keyof typeof PROBLEM_TYPES;
+
+export const PROBLEM_SLUGS = Object.keys(PROBLEM_TYPES) as ProblemSlug[];
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** One invalid input of a `400`. */
+export interface InputError {
+  in: 'path' | 'query' | 'header' | 'body';
+  name: string;
+  message: string;
+}
+
+/** Thrown anywhere a request must end in a problem response; the error handler renders it. */
+export class ProblemError extends Error {
+  constructor(
+    readonly slug: ProblemSlug,
+    readonly detail: string,
+    readonly extras: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+
+  get status(): number {
+    return PROBLEM_TYPES[this.slug].status;
+  }
+}
+
+export function problemTypeUrl(publicUrl: string, slug: ProblemSlug): string {
+  return `${publicUrl}/problems/${slug}`;
+}
+
+export function problemBody(publicUrl: string, slug: ProblemSlug, detail: string, instance: string, extras: Record<string, unknown> = {}) {
+  const { status, title } = PROBLEM_TYPES[slug];
+  return { type: problemTypeUrl(publicUrl, slug), title, status, detail, instance, ...extras };
+}

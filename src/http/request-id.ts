@@ -1,0 +1,18 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+
+// Sane: short and plain, so that it cannot smuggle anything into logs or headers.
+const SANE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The caller's request id when it sent a sane one, else a new one. */
+export function requestIdOf(req: IncomingMessage): string {
+  const sent = req.headers['x-request-id'];
+  return typeof sent === 'string' && SANE.test(sent) ? sent : randomUUID();
+}
+
+export async function setRequestId(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  reply.header(REQUEST_ID_HEADER, request.id);
+}

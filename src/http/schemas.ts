@@ -1,0 +1,81 @@
+import Type, { type Static, type TSchema } from 'typebox';
+
+/**
+ * Schemas shared by every operation. A schema with an `$id` is registered once on the app and
+ * becomes a named component of the OpenAPI document; routes point at it with `ref()`.
+ */
+
+/** A reference to a registered schema that keeps the referenced schema's static type. */
+export function ref<T extends TSchema & { $id?: string }>(schema: T) {
+  if (!schema.$id) throw new Error('only a schema with an $id can be referenced');
+  return Type.Unsafe<Static<T>>({ $ref: `${schema.$id}#` });
+}
+
+/** A string enum that reads well in the OpenAPI document (`type: string` with `enum`). */
+export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+/** A positive int64 in decimal: the form of every record id. */
+export const Int64Id = (description: string) => Type.Integer({ format: 'int64', minimum: 1, description });
+
+export const Problem = Type.Object(
+  {
+    type: Type.String({ format: 'uri', description: 'An absolute URL ending in `/problems/<slug>`; that page explains the problem.' }),
+    title: Type.String(),
+    status: Type.Integer({ minimum: 400, maximum: 599 }),
+    detail: Type.String(),
+    instance: Type.String({ description: 'The path of the request that failed.' }),
+  },
+  { $id: 'Problem', description: 'An RFC 9457 problem.', additionalProperties: true },
+);
+
+export const InputErrorSchema = Type.Object(
+  {
+    in: StringEnum(['path', 'query', 'header', 'body']),
+    name: Type.String({ description: 'The parameter, header or body member (a JSON pointer) at fault.' }),
+    message: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export const ValidationProblem = Type.Intersect([ref(Problem), Type.Object({ errors: Type.Array(InputErrorSchema) })], {
+  $id: 'ValidationProblem',
+  description: 'A `400` problem listing every invalid input.',
+});
+
+export const RateLimitedProblem = Type.Intersect(
+  [
+    ref(Problem),
+    Type.Object({
+      window: StringEnum(['minute', 'day'], { description: 'The window that refused the request.' }),
+      limit: Type.Integer({ minimum: 1 }),
+      plan: Type.String(),
+      retryAfter: Type.Integer({ minimum: 1, description: 'Seconds, the same as the `Retry-After` header.' }),
+    }),
+  ],
+  { $id: 'RateLimitedProblem', description: 'A `429` of type `rate-limited`.' },
+);
+
+export const BannedProblem = Type.Intersect(
+  [ref(Problem), Type.Object({ retryAfter: Type.Integer({ minimum: 1 }), bannedUntil: Type.String({ format: 'date-time' }) })],
+  { $id: 'BannedProblem', description: 'A `429` of type `key-banned`.' },
+);
+
+export const SHARED_SCHEMAS = [Problem, ValidationProblem, RateLimitedProblem, BannedProblem];
+
+export const PageQuery = {
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'How many items to return, 1 to 100.' }),
+  cursor: Type.String({ minLength: 1, maxLength: 200, description: 'The `nextCursor` of the previous page.' }),
+};
+
+/** A page of a collection: a cursor never skips or repeats an item. */
+export function Page<T extends TSchema>(item: T, description: string) {
+  return Type.Object(
+    {
+      data: Type.Array(item),
+      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; `null` on the last page.' }),
+    },
+    { description },
+  );
+}

@@ -1,0 +1,89 @@
+import type { SwaggerOptions } from '@fastify/swagger';
+import { API_KEY_HEADER } from '../http/identity.js';
+import { REQUEST_ID_HEADER } from '../http/request-id.js';
+import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
+import { PLAN_LIMITS } from '../ratelimit/plans.js';
+import { openapiTags, tagGroups } from './tags.js';
+
+export const SECURITY_SCHEME = 'ApiKey';
+
+/** Headers declared once under `components.headers` and referenced from every response. */
+const HEADERS: Record<string, { description: string; schema: object }> = {
+  [LIMIT_HEADER]: { description: 'The limit of the binding window (the one with the least left; on a tie, the day).', schema: { type: 'integer' } },
+  [REMAINING_HEADER]: { description: 'Requests left in the binding window; 0 while banned.', schema: { type: 'integer', minimum: 0 } },
+  [RESET_HEADER]: { description: 'Unix time (seconds, rounded up) at which the binding window is full again, or the ban ends.', schema: { type: 'integer' } },
+  [POLICY_HEADER]: { description: 'Both windows of your plan, IETF draft form: `"minute";q=60;w=60, "day";q=1000;w=86400`.', schema: { type: 'string' } },
+  [RATE_LIMIT_HEADER]: { description: 'What is left in each window and `t`, the seconds until one more request is admitted: `"minute";r=59;t=0, "day";r=999;t=0`.', schema: { type: 'string' } },
+  [REQUEST_ID_HEADER]: { description: 'Your `X-Request-Id` if you sent a sane one, else a new id. Quote it when you report a problem.', schema: { type: 'string' } },
+  [RETRY_AFTER_HEADER]: { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+  Deprecation: { description: 'RFC 9745: `@<unix seconds>` of the deprecation.', schema: { type: 'string' } },
+  Sunset: { description: 'RFC 8594: the HTTP date from which the operation answers `410`.', schema: { type: 'string' } },
+  Link: { description: 'Links with `rel="deprecation"` and `rel="sunset"` to the page that explains them.', schema: { type: 'string' } },
+};
+
+const ON_EVERY_RESPONSE = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REQUEST_ID_HEADER];
+const ON_RETRYABLE = [RETRY_AFTER_HEADER];
+const ON_DEPRECATED = ['Deprecation', 'Sunset', 'Link'];
+
+function plansTable(): string {
+  const rows = Object.entries(PLAN_LIMITS).map(([plan, l]) => `| ${plan} | ${l.perMinute.toLocaleString('en')} | ${l.perDay.toLocaleString('en')} |`);
+  return ['| plan | per minute | per day |', '|---|---|---|', ...rows, '| enterprise | set per key | set per key |'].join('\n');
+}
+
+function description(): string {
+  return [
+    'A demonstration pet store that behaves like a commercial API: API keys tied to plans, exact rate limits, temporary bans, a deprecated operation with a sunset date, and stability marks (`x-stability`).',
+    '',
+    `**Authentication.** Send your key in the \`${API_KEY_HEADER}\` header on every operation.`,
+    '',
+    '**Rate limits.** Counted per key (without a valid key: per client address, with the free numbers). The minute window slides: at most N requests in any 60 seconds. The day window is the UTC calendar day. Every response carries the rate-limit headers; a refused request gets `429` with `Retry-After`. Back off exponentially; a client that gets 10 or more `429`s within 60 seconds is banned for 60 seconds, doubling with each further ban within 24 hours, up to one hour.',
+    '',
+    plansTable(),
+    '',
+    '**Errors** are `application/problem+json` (RFC 9457); each `type` URL explains itself.',
+  ].join('\n');
+}
+
+export function swaggerOptions(publicUrl: string): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Petstore', version: '1.0.0', description: description() },
+      servers: [{ url: publicUrl }],
+      tags: openapiTags(),
+      'x-tagGroups': tagGroups(),
+      components: {
+        securitySchemes: { [SECURITY_SCHEME]: { type: 'apiKey', in: 'header', name: API_KEY_HEADER, description: 'Your API key, `pet_…`.' } },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (documentObject) => {
+      const document = (documentObject as { openapiObject: OpenApiDocument }).openapiObject;
+      return withResponseHeaders(document);
+    },
+  } as SwaggerOptions;
+}
+
+interface OpenApiDocument {
+  components?: Record<string, unknown>;
+  paths?: Record<string, Record<string, { deprecated?: boolean; responses?: Record<string, { headers?: Record<string, unknown> }> }>>;
+}
+
+/** Declares the rate-limit headers on every response, `Retry-After` where it is sent, and the deprecation headers. */
+function withResponseHeaders(document: OpenApiDocument): OpenApiDocument {
+  const refTo = (name: string) => ({ $ref: `#/components/headers/${name}` });
+  document.components = { ...document.components, headers: HEADERS };
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const names = [
+          ...ON_EVERY_RESPONSE,
+          ...(status === '429' || status === '503' ? ON_RETRYABLE : []),
+          ...(operation.deprecated ? ON_DEPRECATED : []),
+        ];
+        response.headers = { ...response.headers, ...Object.fromEntries(names.map((n) => [n, refTo(n)])) };
+      }
+    }
+  }
+  return document;
+}

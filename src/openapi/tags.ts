@@ -1,0 +1,24 @@
+/**
+ * Navigation: two groups, Pets and Store, that hold no operations themselves. Operations carry only
+ * the child tags. The groups appear both as `x-tagGroups` and as parent tags named by `x-parent`.
+ */
+export const TAG = {
+  catalogue: 'Catalogue',
+  orders: 'Orders',
+} as const;
+
+export const TAG_GROUPS = [
+  { name: 'Pets', description: 'The pets of the store.', tags: [{ name: TAG.catalogue, description: 'Read the catalogue of pets.' }] },
+  { name: 'Store', description: 'Orders placed with the store.', tags: [{ name: TAG.orders, description: 'Place, read and cancel your orders.' }] },
+] as const;
+
+export function openapiTags() {
+  return TAG_GROUPS.flatMap((group) => [
+    { name: group.name, description: group.description },
+    ...group.tags.map((tag) => ({ ...tag, 'x-parent': group.name })),
+  ]);
+}
+
+export function tagGroups() {
+  return TAG_GROUPS.map((group) => ({ name: group.name, tags: group.tags.map((t) => t.name) }));
+}
