@@ -1,0 +1,80 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import Type from 'typebox';
+import { ProblemError } from '../http/problems.js';
+import type { App } from '../http/types.js';
+import { PLAN_NAMES } from '../ratelimit/plans.js';
+import type { LimiterStore } from '../ratelimit/store.js';
+import { StringEnum } from '../http/schemas.js';
+import { KeyInputError, type KeyRecord, type KeysRepository } from './repository.js';
+import { KeyView, keyView } from './views.js';
+
+const PlanBody = {
+  plan: StringEnum(PLAN_NAMES),
+  perMinute: Type.Optional(Type.Integer({ minimum: 1 })),
+  perDay: Type.Optional(Type.Integer({ minimum: 1 })),
+};
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+/**
+ * `/admin/keys` on the admin listener, behind `Authorization: Bearer $ADMIN_TOKEN`: the same
+ * operations as the CLI's `petstore keys …`.
+ */
+export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysRepository; limiter: LimiterStore; token: string }): void {
+  const expected = digest(token);
+  app.addHook('onRequest', async (request) => {
+    const sent = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+    // Compared as digests, in constant time: the answer must not leak how much of a guess was right.
+    if (!sent || !timingSafeEqual(digest(sent), expected)) {
+      throw new ProblemError('unauthorized', 'The admin API needs Authorization: Bearer <ADMIN_TOKEN>.');
+    }
+  });
+
+  const view = async (record: KeyRecord | undefined, id: string) => {
+    if (!record) throw new ProblemError('not-found', `There is no key ${id}.`);
+    return keyView(record, await limiter.banOf(`key:${record.id}`));
+  };
+  const input = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof KeyInputError) {
+        throw new ProblemError('invalid-request', error.message, { errors: [{ in: 'body', name: '/plan', message: error.message }] });
+      }
+      throw error;
+    }
+  };
+
+  app.post(
+    '/admin/keys',
+    { schema: { body: Type.Object({ name: Type.Optional(Type.String({ maxLength: 200 })), ...PlanBody }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const { record, key } = await input(() => keys.create(request.body));
+      // The only response that ever carries the full key.
+      return reply.code(201).header('cache-control', 'no-store').send({ ...keyView(record, null), key });
+    },
+  );
+  app.get('/admin/keys', async () => ({
+    data: await Promise.all((await keys.list()).map(async (k) => keyView(k, await limiter.banOf(`key:${k.id}`)))),
+  }));
+  app.get('/admin/keys/:id', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
+    view(await keys.get(request.params.id), request.params.id),
+  );
+  app.patch(
+    '/admin/keys/:id',
+    { schema: { params: IdParams, body: Type.Object(PlanBody, { additionalProperties: false }), response: { 200: KeyView } } },
+    async (request) => view(await input(() => keys.setPlan(request.params.id, request.body)), request.params.id),
+  );
+  app.post('/admin/keys/:id/revoke', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
+    view(await keys.revoke(request.params.id), request.params.id),
+  );
+  app.post('/admin/keys/:id/unban', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) => {
+    const record = await keys.requestUnban(request.params.id);
+    // Lifted here at once; other instances apply the signal written to the key's row.
+    if (record) await limiter.unban(`key:${record.id}`);
+    return view(record, request.params.id);
+  });
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}

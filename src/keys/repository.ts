@@ -1,0 +1,138 @@
+import type { Selectable } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { ApiKeysTable } from '../db/schema.js';
+import { policyFor, type PlanName, type Policy } from '../ratelimit/plans.js';
+import { displayPrefix, generateKey, generateKeyId, hashKey } from './key-format.js';
+
+export interface KeyRecord {
+  id: string;
+  name: string;
+  plan: PlanName;
+  perMinute: number | null;
+  perDay: number | null;
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+  unbanSeq: number;
+}
+
+/** A plan with, for enterprise only, the key's own numbers. */
+export interface PlanChoice {
+  plan: PlanName;
+  perMinute?: number;
+  perDay?: number;
+}
+
+export class KeyInputError extends Error {}
+
+export function policyOfKey(key: KeyRecord): Policy {
+  return policyFor(key.plan, { perMinute: key.perMinute, perDay: key.perDay });
+}
+
+export class KeysRepository {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Returns the record and, this once, the full key. */
+  async create(input: { name?: string } & PlanChoice): Promise<{ record: KeyRecord; key: string }> {
+    const limits = checkedLimits(input);
+    const key = generateKey();
+    const row = {
+      id: generateKeyId(),
+      name: input.name?.trim() || `${input.plan} key`,
+      plan: input.plan,
+      per_minute: limits.perMinute,
+      per_day: limits.perDay,
+      key_hash: hashKey(key),
+      key_prefix: displayPrefix(key),
+      created_at: new Date(this.now()).toISOString(),
+      revoked_at: null,
+    };
+    await this.db.insertInto('api_keys').values(row).execute();
+    return { record: toRecord({ ...row, unban_seq: 0 }), key };
+  }
+
+  async findByKey(key: string): Promise<KeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', hashKey(key)).executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  async get(id: string): Promise<KeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  async list(): Promise<KeyRecord[]> {
+    const rows = await this.db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').execute();
+    return rows.map(toRecord);
+  }
+
+  async count(): Promise<number> {
+    const { n } = await this.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(n);
+  }
+
+  async setPlan(id: string, choice: PlanChoice): Promise<KeyRecord | undefined> {
+    const limits = checkedLimits(choice);
+    await this.db
+      .updateTable('api_keys')
+      .set({ plan: choice.plan, per_minute: limits.perMinute, per_day: limits.perDay })
+      .where('id', '=', id)
+      .execute();
+    return this.get(id);
+  }
+
+  /** Revoking twice keeps the first revocation time. */
+  async revoke(id: string): Promise<KeyRecord | undefined> {
+    await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date(this.now()).toISOString() })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .execute();
+    return this.get(id);
+  }
+
+  /** Signals every instance, through the store, to lift the key's ban on its next request. */
+  async requestUnban(id: string): Promise<KeyRecord | undefined> {
+    await this.db
+      .updateTable('api_keys')
+      .set((eb) => ({ unban_seq: eb('unban_seq', '+', 1) }))
+      .where('id', '=', id)
+      .execute();
+    return this.get(id);
+  }
+}
+
+function checkedLimits(choice: PlanChoice): { perMinute: number | null; perDay: number | null } {
+  const custom = choice.perMinute !== undefined || choice.perDay !== undefined;
+  if (choice.plan !== 'enterprise') {
+    if (custom) throw new KeyInputError(`the ${choice.plan} plan has fixed limits; per-minute and per-day are for enterprise keys only`);
+    return { perMinute: null, perDay: null };
+  }
+  const { perMinute, perDay } = choice;
+  if (!isPositiveInt(perMinute) || !isPositiveInt(perDay)) {
+    throw new KeyInputError('an enterprise key needs its own per-minute and per-day limits (positive whole numbers)');
+  }
+  return { perMinute, perDay };
+}
+
+function isPositiveInt(n: number | undefined): n is number {
+  return n !== undefined && Number.isSafeInteger(n) && n > 0;
+}
+
+function toRecord(row: Selectable<ApiKeysTable>): KeyRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    plan: row.plan as PlanName,
+    perMinute: row.per_minute,
+    perDay: row.per_day,
+    prefix: row.key_prefix,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+    unbanSeq: row.unban_seq,
+  };
+}

@@ -1,0 +1,24 @@
+import Type from 'typebox';
+import { PLAN_NAMES } from '../ratelimit/plans.js';
+import { StringEnum } from '../http/schemas.js';
+import type { KeyRecord } from './repository.js';
+
+/** How the admin API and the CLI show a key: never the key itself, only its display prefix. */
+export const KeyView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  plan: StringEnum(PLAN_NAMES),
+  perMinute: Type.Union([Type.Integer(), Type.Null()]),
+  perDay: Type.Union([Type.Integer(), Type.Null()]),
+  prefix: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  ban: Type.Union([Type.Object({ until: Type.String({ format: 'date-time' }), level: Type.Integer() }), Type.Null()]),
+});
+
+export type Ban = { until: number; level: number } | null;
+
+export function keyView(record: KeyRecord, ban: Ban) {
+  const { unbanSeq: _internal, ...shown } = record;
+  return { ...shown, ban: ban && { until: new Date(ban.until).toISOString(), level: ban.level } };
+}
