@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/database.js';
+import { ProblemError } from '../http/problems.js';
+import { OrdersRepository } from './repository.js';
+import type { NewOrder, Order } from './schemas.js';
+
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const DEFAULT_SHIP_DELAY_MS = 2 * 24 * 60 * 60 * 1000;
+
+export interface Placed {
+  order: Order;
+  /** True when this is the replay of an earlier request with the same idempotency key. */
+  replayed: boolean;
+}
+
+/**
+ * Placing an order. With an idempotency key, the order and the record of the key are written in one
+ * transaction, so a crash leaves either both or neither; the same key and body within 24 hours get the
+ * original response, the same key with another body a `422`. Only successes are remembered: a request
+ * refused with `404` or `409` may be retried with the same key once the pet is available.
+ */
+export class OrderPlacement {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  async place(owner: string, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
+    try {
+      return await this.db.transaction().execute((trx) => this.placeIn(trx, owner, input, idempotencyKey));
+    } catch (error) {
+      // Two requests with the same new key raced; the loser replays the winner's response.
+      if (idempotencyKey && isUniqueViolation(error)) return this.db.transaction().execute((trx) => this.placeIn(trx, owner, input, idempotencyKey));
+      throw error;
+    }
+  }
+
+  private async placeIn(trx: Db, owner: string, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
+    const now = this.clock();
+    const hash = requestHash(input);
+    if (idempotencyKey) {
+      const earlier = await trx
+        .selectFrom('idempotency_records')
+        .selectAll()
+        .where('api_key_id', '=', owner)
+        .where('idempotency_key', '=', idempotencyKey)
+        .executeTakeFirst();
+      if (earlier && Date.parse(earlier.created_at) > now - IDEMPOTENCY_WINDOW_MS) {
+        if (earlier.request_hash !== hash) {
+          throw new ProblemError('idempotency-key-reused', 'This Idempotency-Key was used with another request body in the last 24 hours.');
+        }
+        return { order: JSON.parse(earlier.response_body) as Order, replayed: true };
+      }
+      if (earlier) {
+        await trx.deleteFrom('idempotency_records').where('api_key_id', '=', owner).where('idempotency_key', '=', idempotencyKey).execute();
+      }
+    }
+    const pet = await trx.selectFrom('pets').select(['id', 'status']).where('id', '=', input.petId).executeTakeFirst();
+    if (!pet) throw new ProblemError('not-found', `There is no pet ${input.petId}.`);
+    if (pet.status !== 'available') throw new ProblemError('pet-not-available', `Pet ${input.petId} is ${pet.status}, not available.`);
+
+    const order = await new OrdersRepository(trx).create(
+      owner,
+      {
+        petId: input.petId,
+        quantity: input.quantity ?? 1,
+        shipDate: input.shipDate ? new Date(input.shipDate).toISOString() : new Date(now + DEFAULT_SHIP_DELAY_MS).toISOString(),
+        status: 'placed',
+        complete: false,
+      },
+      new Date(now).toISOString(),
+    );
+    if (idempotencyKey) {
+      await trx
+        .insertInto('idempotency_records')
+        .values({
+          api_key_id: owner,
+          idempotency_key: idempotencyKey,
+          request_hash: hash,
+          order_id: order.id,
+          response_body: JSON.stringify(order),
+          created_at: new Date(now).toISOString(),
+        })
+        .execute();
+    }
+    return { order, replayed: false };
+  }
+}
+
+/** The body as the client meant it: member order and white space do not make another request. */
+function requestHash(input: NewOrder): string {
+  const canonical = JSON.stringify(Object.keys(input).sort().map((k) => [k, input[k as keyof NewOrder]]));
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

@@ -1,0 +1,57 @@
+import type { Selectable } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { OrdersTable } from '../db/schema.js';
+import { toPage, type PageRequest } from '../http/pagination.js';
+import type { Order } from './schemas.js';
+
+/**
+ * Orders belong to the key that placed them: every query is scoped by the owner's key id.
+ * Construct one over a transaction to make its writes part of it.
+ */
+export class OrdersRepository {
+  constructor(private readonly db: Db) {}
+
+  async create(owner: string, order: Omit<Order, 'id'>, createdAt: string): Promise<Order> {
+    const { id } = await this.db
+      .insertInto('orders')
+      .values({
+        api_key_id: owner,
+        pet_id: order.petId,
+        quantity: order.quantity,
+        ship_date: order.shipDate,
+        status: order.status,
+        complete: order.complete ? 1 : 0,
+        created_at: createdAt,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { id: Number(id), ...order };
+  }
+
+  async find(owner: string, id: number): Promise<Order | undefined> {
+    const row = await this.db.selectFrom('orders').selectAll().where('api_key_id', '=', owner).where('id', '=', id).executeTakeFirst();
+    return row && toOrder(row);
+  }
+
+  async list(owner: string, filter: { status?: Order['status'] }, page: PageRequest) {
+    let query = this.db.selectFrom('orders').selectAll().where('api_key_id', '=', owner).where('id', '>', page.afterId);
+    if (filter.status) query = query.where('status', '=', filter.status);
+    const rows = await query.orderBy('id').limit(page.limit + 1).execute();
+    return toPage(rows.map(toOrder), page.limit);
+  }
+
+  async setStatus(owner: string, id: number, status: Order['status']): Promise<void> {
+    await this.db.updateTable('orders').set({ status }).where('api_key_id', '=', owner).where('id', '=', id).execute();
+  }
+}
+
+function toOrder(row: Selectable<OrdersTable>): Order {
+  return {
+    id: row.id,
+    petId: Number(row.pet_id),
+    quantity: row.quantity,
+    shipDate: row.ship_date,
+    status: row.status as Order['status'],
+    complete: row.complete === 1,
+  };
+}

@@ -1,0 +1,48 @@
+import Type, { type Static } from 'typebox';
+import { Int64Id, PageQuery, StringEnum } from '../http/schemas.js';
+
+export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
+
+export const Order = Type.Object(
+  {
+    id: Int64Id('The order id.'),
+    petId: Int64Id('The pet ordered.'),
+    quantity: Type.Integer({ format: 'int32', minimum: 1 }),
+    shipDate: Type.String({ format: 'date-time' }),
+    status: StringEnum(ORDER_STATUSES),
+    complete: Type.Boolean({ description: 'True once the order is delivered.' }),
+  },
+  { $id: 'Order', additionalProperties: false, description: 'An order placed by the API key that reads it.' },
+);
+export type Order = Static<typeof Order>;
+
+export const NewOrder = Type.Object(
+  {
+    petId: Int64Id('The pet to order; it must be `available`.'),
+    quantity: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 1000, default: 1 })),
+    shipDate: Type.Optional(Type.String({ format: 'date-time', description: 'Defaults to two days after the order is placed.' })),
+  },
+  { $id: 'NewOrder', additionalProperties: false, description: 'An order to place.' },
+);
+export type NewOrder = Static<typeof NewOrder>;
+
+export const OrderParams = Type.Object({ orderId: Int64Id('The id of one of your orders.') });
+
+export const OrderListQuery = Type.Object({
+  status: Type.Optional(StringEnum(ORDER_STATUSES, { description: 'Only orders with this status.' })),
+  limit: Type.Optional(PageQuery.limit),
+  cursor: Type.Optional(PageQuery.cursor),
+});
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+export const PlaceOrderHeaders = Type.Object({
+  [IDEMPOTENCY_KEY_HEADER]: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7E]+$',
+      description: 'Makes the request safe to retry: the same key and body within 24 hours get the original response; the same key with another body gets `422`.',
+    }),
+  ),
+});

@@ -1,0 +1,40 @@
+/**
+ * The deprecation rules of `GET /pets/{petId}`: the headers every response of the operation carries
+ * (RFC 9745 `Deprecation`, RFC 8594 `Sunset`, and `Link`s to the page that explains them), and the
+ * instant from which it answers `410`. Pure: the dates come from configuration, the time from the clock.
+ */
+export interface Deprecation {
+  deprecatedAt: Date;
+  sunsetAt: Date;
+}
+
+export const DEPRECATIONS_PAGE_PATH = '/docs/deprecations';
+
+export function deprecationHeaders(d: Deprecation, publicUrl: string): Record<string, string> {
+  const page = `${publicUrl}${DEPRECATIONS_PAGE_PATH}`;
+  return {
+    deprecation: `@${Math.floor(d.deprecatedAt.getTime() / 1000)}`,
+    sunset: d.sunsetAt.toUTCString(),
+    link: `<${page}>; rel="deprecation"; type="text/html", <${page}>; rel="sunset"; type="text/html"`,
+  };
+}
+
+export function isSunset(d: Deprecation, now: number): boolean {
+  return now >= d.sunsetAt.getTime();
+}
+
+/** `YYYY-MM-DD`, the form of `x-deprecated-sunset` in the OpenAPI document. */
+export function sunsetDay(d: Deprecation): string {
+  return d.sunsetAt.toISOString().slice(0, 10);
+}
+
+/** The page both `Link` relations point at. */
+export function deprecationsPage(d: Deprecation): { title: string; body: string } {
+  return {
+    title: 'Deprecations',
+    body: `<h2 id="get-pet"><code>GET /pets/{petId}</code></h2>
+<p>Deprecated since ${d.deprecatedAt.toISOString()} (<code>Deprecation</code> header, RFC 9745).
+From ${d.sunsetAt.toISOString()} (<code>Sunset</code> header, RFC 8594) it answers <code>410 Gone</code> with a problem of type <code>sunset</code>.</p>
+<p>There is no one-for-one replacement: every pet stays readable in the listing <code>GET /pets</code>.</p>`,
+  };
+}

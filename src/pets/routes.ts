@@ -1,0 +1,67 @@
+import type { Clock } from '../clock.js';
+import { pageRequest } from '../http/pagination.js';
+import { ProblemError } from '../http/problems.js';
+import { problemResponses } from '../http/responses.js';
+import { Page, ref } from '../http/schemas.js';
+import type { App } from '../http/types.js';
+import { TAG } from '../openapi/tags.js';
+import { deprecationHeaders, isSunset, sunsetDay, type Deprecation } from './deprecation.js';
+import type { PetsRepository } from './repository.js';
+import { Pet, PetListQuery, PetParams } from './schemas.js';
+
+export interface PetsRouteDeps {
+  pets: PetsRepository;
+  clock: Clock;
+  publicUrl: string;
+  deprecation: Deprecation;
+}
+
+export function petsRoutes(app: App, { pets, clock, publicUrl, deprecation }: PetsRouteDeps): void {
+  app.get(
+    '/pets',
+    {
+      schema: {
+        operationId: 'listPets',
+        summary: 'List pets',
+        description: 'The catalogue, in ascending id order, optionally filtered by status. Paginate with `cursor`.',
+        tags: [TAG.catalogue],
+        'x-stability': 'beta',
+        querystring: PetListQuery,
+        response: { 200: Page(ref(Pet), 'A page of pets.'), ...problemResponses(400) },
+      },
+    },
+    async (request) => pets.list({ status: request.query.status }, pageRequest(request.query)),
+  );
+
+  const headers = deprecationHeaders(deprecation, publicUrl);
+  app.get(
+    '/pets/:petId',
+    {
+      schema: {
+        operationId: 'getPet',
+        summary: 'Get a pet',
+        description: `Deprecated: answers \`410\` from ${deprecation.sunsetAt.toISOString()} on. Every response carries \`Deprecation\`, \`Sunset\` and \`Link\` headers. The pet stays available in \`GET /pets\`.`,
+        tags: [TAG.catalogue],
+        deprecated: true,
+        'x-deprecated-sunset': sunsetDay(deprecation),
+        params: PetParams,
+        response: { 200: ref(Pet), ...problemResponses(400, 404, 410) },
+      },
+      // Every response of the operation carries the headers, errors included.
+      onSend: async (_request, reply, payload) => {
+        reply.headers(headers);
+        return payload;
+      },
+      preValidation: async () => {
+        if (isSunset(deprecation, clock())) {
+          throw new ProblemError('sunset', `GET /pets/{petId} reached its sunset on ${deprecation.sunsetAt.toISOString()} and no longer answers.`);
+        }
+      },
+    },
+    async (request) => {
+      const pet = await pets.find(request.params.petId);
+      if (!pet) throw new ProblemError('not-found', `There is no pet ${request.params.petId}.`);
+      return pet;
+    },
+  );
+}

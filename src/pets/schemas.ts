@@ -1,0 +1,28 @@
+import Type, { type Static } from 'typebox';
+import { Int64Id, PageQuery, StringEnum } from '../http/schemas.js';
+
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+
+const Named = (what: string) =>
+  Type.Object({ id: Type.Integer({ format: 'int64', minimum: 1 }), name: Type.String() }, { additionalProperties: false, description: what });
+
+export const Pet = Type.Object(
+  {
+    id: Int64Id('The pet id.'),
+    name: Type.String({ examples: ['Rex'] }),
+    category: Named('The kind of pet.'),
+    photoUrls: Type.Array(Type.String({ format: 'uri' })),
+    tags: Type.Array(Named('A tag.')),
+    status: StringEnum(PET_STATUSES, { description: 'Whether the pet can be ordered: only `available` pets can.' }),
+  },
+  { $id: 'Pet', additionalProperties: false, description: 'A pet of the catalogue.' },
+);
+export type Pet = Static<typeof Pet>;
+
+export const PetParams = Type.Object({ petId: Int64Id('The id of the pet.') });
+
+export const PetListQuery = Type.Object({
+  status: Type.Optional(StringEnum(PET_STATUSES, { description: 'Only pets with this status.' })),
+  limit: Type.Optional(PageQuery.limit),
+  cursor: Type.Optional(PageQuery.cursor),
+});
