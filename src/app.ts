@@ -1,0 +1,100 @@
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type RouteOptions } from 'fastify';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Db } from './db/database.js';
+import { docsRoutes } from './docs/routes.js';
+import { errorHandler, frameworkErrorHandler, notFoundHandler, rejectUnknownPath } from './http/errors.js';
+import { identifyHook, requireKey } from './http/identity.js';
+import { collectRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
+import { problemPages } from './http/problem-pages.js';
+import { rateLimitHook } from './http/ratelimit.js';
+import { requestIdOf, setRequestId } from './http/request-id.js';
+import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
+import { SHARED_SCHEMAS } from './http/schemas.js';
+import type { App } from './http/types.js';
+import { validatorCompiler } from './http/validation.js';
+import { KeysRepository } from './keys/repository.js';
+import { swaggerOptions, SECURITY_SCHEME } from './openapi/document.js';
+import { openapiRoutes } from './openapi/routes.js';
+import type { Metrics } from './ops/metrics.js';
+import { ordersRoutes } from './orders/routes.js';
+import { NewOrder, Order } from './orders/schemas.js';
+import { PetsRepository } from './pets/repository.js';
+import { petsRoutes } from './pets/routes.js';
+import { Pet } from './pets/schemas.js';
+import type { LimiterStore } from './ratelimit/store.js';
+
+/** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
+const NAMED_SCHEMAS = [...SHARED_SCHEMAS, Pet, Order, NewOrder];
+
+export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet'>;
+
+export interface PublicAppDeps {
+  config: PublicConfig;
+  db: Db;
+  limiter: LimiterStore;
+  metrics: Metrics;
+  clock: Clock;
+  logger: FastifyBaseLogger | false;
+}
+
+/**
+ * The public listener's app, built without listening. Every request goes through the same steps:
+ * identify the caller, apply the rate limit (headers on every response, 429 here), then, for API
+ * operations, require a valid key, then the route's own validation and handler.
+ */
+export async function buildPublicApp({ config, db, limiter, metrics, clock, logger }: PublicAppDeps): Promise<App> {
+  const { publicUrl } = config;
+  // The first steps of every request, in order.
+  const steps = [setRequestId, identifyHook(new KeysRepository(db, clock)), rateLimitHook(limiter, metrics)];
+  const app = Fastify({
+    loggerInstance: logger || undefined,
+    logger: logger ? undefined : false,
+    genReqId: requestIdOf,
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    // A request that takes longer than this has gone wrong somewhere; the client gets an answer anyway.
+    requestTimeout: 30_000,
+    frameworkErrors: frameworkErrorHandler(publicUrl, steps),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler(NAMED_SCHEMAS));
+  for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
+  app.setErrorHandler(errorHandler(publicUrl));
+  app.setNotFoundHandler(notFoundHandler(publicUrl));
+  // JSON only: any other body is a 415.
+  app.removeContentTypeParser('text/plain');
+
+  for (const step of steps) app.addHook('onRequest', step);
+  app.addHook('onRequest', rejectUnknownPath);
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
+    metrics.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, swaggerOptions(publicUrl));
+  const routes = collectRoutes(app);
+  await app.register(async (api: App) => {
+    api.addHook('onRoute', declareCommonContract);
+    api.addHook('onRequest', requireKey);
+    petsRoutes(api, { pets: new PetsRepository(db), clock, publicUrl, deprecation: config.petsGet });
+    ordersRoutes(api, { db, clock, publicUrl });
+  });
+  openapiRoutes(app);
+  problemPages(app);
+  docsRoutes(app, config.petsGet);
+  registerMethodNotAllowed(app, routes);
+  await app.ready();
+  return app;
+}
+
+/** Every API operation needs a key and may answer the common problems; declared once, here. */
+function declareCommonContract(route: RouteOptions): void {
+  const schema = (route.schema ??= {}) as Record<string, unknown>;
+  schema.security = [{ [SECURITY_SCHEME]: [] }];
+  schema.response = { ...problemResponses(...COMMON_PROBLEM_STATUSES), ...(schema.response as object) };
+}

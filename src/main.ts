@@ -1,0 +1,64 @@
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { buildPublicApp } from './app.js';
+import { systemClock } from './clock.js';
+import { openDatabase } from './db/database.js';
+import { migrate } from './db/migrations.js';
+import { createDemoKeys } from './keys/demo.js';
+import { KeysRepository } from './keys/repository.js';
+import { buildAdminApp } from './ops/app.js';
+import { createLogger } from './ops/logger.js';
+import { createMetrics } from './ops/metrics.js';
+import { MemoryLimiterStore } from './ratelimit/memory-store.js';
+
+/** Reads the configuration, opens the stores, starts both listeners and stops cleanly on a signal. */
+async function main(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  const clock = systemClock;
+  const db = openDatabase(config.database);
+  await migrate(db, config.database.kind);
+
+  const keys = new KeysRepository(db, clock);
+  if (config.demoKeys && config.database.kind === 'sqlite' && (await keys.count()) === 0) {
+    process.stdout.write(`${await createDemoKeys(keys, config.publicUrl)}\n`);
+  }
+
+  const limiter = new MemoryLimiterStore({ clock, rules: config.ban });
+  const metrics = createMetrics();
+  const publicApp = await buildPublicApp({ config, db, limiter, metrics, clock, logger });
+  const adminApp = await buildAdminApp({ db, limiter, metrics, clock, publicUrl: config.publicUrl, adminToken: config.adminToken, logger });
+  await publicApp.listen({ host: config.host, port: config.port });
+  await adminApp.listen({ host: config.adminHost, port: config.adminPort });
+  if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API (/admin/*) is off');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: finishing requests in flight');
+    // A drain that hangs must not keep the process alive forever.
+    setTimeout(() => {
+      logger.error('drain timeout passed; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs).unref();
+    await Promise.all([publicApp.close(), adminApp.close()]);
+    await limiter.close();
+    await db.destroy();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`petstore: bad configuration: ${error.message}\n`);
+  process.exit(2);
+}
+main(config).catch((error: unknown) => {
+  process.stderr.write(`petstore: could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,45 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import { ping, type Db } from '../db/database.js';
+import { errorHandler, notFoundHandler } from '../http/errors.js';
+import { requestIdOf, setRequestId } from '../http/request-id.js';
+import type { App } from '../http/types.js';
+import { validatorCompiler } from '../http/validation.js';
+import { adminKeyRoutes } from '../keys/admin-routes.js';
+import { KeysRepository } from '../keys/repository.js';
+import type { LimiterStore } from '../ratelimit/store.js';
+import type { Metrics } from './metrics.js';
+
+export interface AdminAppDeps {
+  db: Db;
+  limiter: LimiterStore;
+  metrics: Metrics;
+  clock: Clock;
+  publicUrl: string;
+  /** Null: `/admin/*` does not exist. */
+  adminToken: string | null;
+  logger: FastifyBaseLogger | false;
+}
+
+/** The admin listener: health, readiness, metrics and, with a token, the admin API. Never public. */
+export async function buildAdminApp({ db, limiter, metrics, clock, publicUrl, adminToken, logger }: AdminAppDeps): Promise<App> {
+  const app = Fastify({ loggerInstance: logger || undefined, logger: logger ? undefined : false, genReqId: requestIdOf }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler([]));
+  app.setErrorHandler(errorHandler(publicUrl));
+  app.setNotFoundHandler(notFoundHandler(publicUrl));
+  app.addHook('onRequest', setRequestId);
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const database = await ping(db);
+    return reply.code(database ? 200 : 503).send({ status: database ? 'ready' : 'unavailable', checks: { database } });
+  });
+  app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+
+  if (adminToken) {
+    await app.register(async (admin: App) => adminKeyRoutes(admin, { keys: new KeysRepository(db, clock), limiter, token: adminToken }));
+  }
+  await app.ready();
+  return app;
+}
