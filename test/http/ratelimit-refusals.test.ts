@@ -1,0 +1,181 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { json, testApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+afterEach(async () => t.close());
+
+const TOKEN = 'admin-token-for-tests-0123456789';
+
+async function exhaustMinute(get: () => Promise<LightMyRequestResponse>, n: number) {
+  for (let i = 0; i < n; i++) expect((await get()).statusCode).toBe(200);
+}
+
+describe('429 rate-limited', () => {
+  it('has Retry-After, Cache-Control: no-store and a rate-limited problem; waiting exactly Retry-After is admitted', async () => {
+    t = await testApp();
+    const key = await t.newKey('free');
+    const get = () => t.app.inject({ url: '/pets', headers: { 'x-api-key': key } });
+    await exhaustMinute(get, 60);
+    t.clock.advance(12_345);
+    const refused = await get();
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['retry-after']).toBe('48');
+    expect(refused.headers['cache-control']).toBe('no-store');
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    expect(json(refused)).toMatchObject({
+      type: 'http://petstore.test/problems/rate-limited',
+      status: 429,
+      window: 'minute',
+      limit: 60,
+      plan: 'free',
+      retryAfter: 48,
+      instance: '/pets',
+    });
+    t.clock.advance(48_000);
+    expect((await get()).statusCode).toBe(200);
+  });
+
+  it('a rejected request counts in neither window', async () => {
+    t = await testApp();
+    const key = await t.newKey({ plan: 'enterprise', perMinute: 3, perDay: 5 });
+    const get = () => t.app.inject({ url: '/pets', headers: { 'x-api-key': key } });
+    await exhaustMinute(get, 3);
+    for (let i = 0; i < 5; i++) expect((await get()).statusCode).toBe(429);
+    t.clock.advance(60_000);
+    // Had the five refusals counted in the day, nothing would be left now.
+    expect((await get()).headers['ratelimit']).toBe('"minute";r=2;t=0, "day";r=1;t=0');
+  });
+
+  it('refuses by the day window when the day is used up, until 00:00:00 UTC', async () => {
+    t = await testApp();
+    t.clock.set('2026-11-21T23:58:00Z');
+    const key = await t.newKey({ plan: 'enterprise', perMinute: 100, perDay: 3 });
+    const get = () => t.app.inject({ url: '/pets', headers: { 'x-api-key': key } });
+    await exhaustMinute(get, 3);
+    const refused = await get();
+    expect(json(refused)).toMatchObject({ window: 'day', limit: 3, plan: 'enterprise', retryAfter: 120 });
+    t.clock.set('2026-11-21T23:59:59.999Z');
+    expect((await get()).statusCode).toBe(429);
+    t.clock.set('2026-11-22T00:00:00.000Z');
+    expect((await get()).statusCode).toBe(200);
+  });
+
+  it('a plan change applies from the next request, and what was counted stays counted', async () => {
+    t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
+    const { record, key } = await t.keys.create({ plan: 'free' });
+    const get = () => t.app.inject({ url: '/pets', headers: { 'x-api-key': key } });
+    await exhaustMinute(get, 60);
+    expect((await get()).statusCode).toBe(429);
+    const patched = await t.admin.inject({ method: 'PATCH', url: `/admin/keys/${record.id}`, headers: { authorization: `Bearer ${TOKEN}` }, payload: { plan: 'pro' } });
+    expect(patched.statusCode).toBe(200);
+    const next = await get();
+    expect(next.statusCode).toBe(200);
+    expect(next.headers['x-ratelimit-limit']).toBe('300');
+    expect(next.headers['x-ratelimit-remaining']).toBe('239');
+  });
+});
+
+describe('temporary bans', () => {
+  async function banned(env: Record<string, string> = {}) {
+    const lines: string[] = [];
+    t = await testApp({ env: { ADMIN_TOKEN: TOKEN, ...env }, logLines: lines });
+    const { record, key } = await t.keys.create({ plan: 'free' });
+    const get = () => t.app.inject({ url: '/pets', headers: { 'x-api-key': key } });
+    await exhaustMinute(get, 60);
+    for (let i = 0; i < 10; i++) expect(json(await get()).type).toMatch(/rate-limited$/);
+    return { record, key, get, lines };
+  }
+
+  it('10 rate-limited requests within 60 s ban the key for 60 s, with the contract response', async () => {
+    const { get, lines, record } = await banned();
+    const bannedAt = t.clock();
+    const refused = await get();
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['retry-after']).toBe('60');
+    expect(refused.headers['cache-control']).toBe('no-store');
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    expect(refused.headers['x-ratelimit-reset']).toBe(String(Math.ceil((bannedAt + 60_000) / 1000)));
+    expect(json(refused)).toMatchObject({ type: 'http://petstore.test/problems/key-banned', status: 429, retryAfter: 60 });
+
+    const banLines = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'caller banned');
+    expect(banLines).toEqual([expect.objectContaining({ caller: `key:${record.id}`, plan: 'free', banSeconds: 60 })]);
+    const metrics = (await t.admin.inject({ url: '/metrics' })).body;
+    expect(metrics).toContain('petstore_ratelimit_bans_total{plan="free"} 1');
+    const view = json(await t.admin.inject({ url: `/admin/keys/${record.id}`, headers: { authorization: `Bearer ${TOKEN}` } }));
+    expect(view.ban).toEqual({ until: new Date(bannedAt + 60_000).toISOString(), level: 1 });
+    expect(lines.join('\n')).not.toMatch(/pet_[A-Za-z0-9_-]{8}/);
+  });
+
+  it('requests during a ban count nowhere and do not extend it', async () => {
+    const { get } = await banned();
+    for (let i = 0; i < 30; i++) {
+      t.clock.advance(1_000);
+      expect(json(await get()).type).toMatch(/key-banned$/);
+    }
+    t.clock.advance(30_000);
+    const after = await get();
+    expect(after.statusCode).toBe(200);
+    // 60 counted before the ban, all older than 60 s now: the ban's requests left no trace.
+    expect(after.headers['ratelimit']).toBe('"minute";r=59;t=0, "day";r=939;t=0');
+  });
+
+  it('the admin API lifts a ban at once', async () => {
+    const { get, record } = await banned();
+    expect(json(await get()).type).toMatch(/key-banned$/);
+    const lifted = await t.admin.inject({ method: 'POST', url: `/admin/keys/${record.id}/unban`, headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(json(lifted).ban).toBeNull();
+    // Still over the minute limit, so rate limited, but no longer banned.
+    expect(json(await get()).type).toMatch(/rate-limited$/);
+  });
+
+  it('an unban written by another process (the CLI) is applied on the key\'s next request', async () => {
+    const { get, record } = await banned();
+    expect(json(await get()).type).toMatch(/key-banned$/);
+    await t.keys.requestUnban(record.id);
+    expect(json(await get()).type).toMatch(/rate-limited$/);
+  });
+
+  it('thresholds are configuration', async () => {
+    const { get } = await banned({ BAN_AFTER_REJECTIONS: '20', BAN_FIRST_SECONDS: '30' });
+    for (let i = 0; i < 9; i++) expect(json(await get()).type).toMatch(/rate-limited$/);
+    const last = await get();
+    expect(json(last).type).toMatch(/rate-limited$/);
+    expect(json(await get())).toMatchObject({ type: 'http://petstore.test/problems/key-banned', retryAfter: 30 });
+  });
+});
+
+describe('requests without a valid key', () => {
+  it('are limited per client address under the anonymous policy, 401s included, bans included', async () => {
+    t = await testApp();
+    const anonymous = (remoteAddress: string, headers: Record<string, string> = {}) => t.app.inject({ url: '/pets', remoteAddress, headers });
+    for (let i = 0; i < 60; i++) {
+      const response = await anonymous('203.0.113.7', { 'x-api-key': `pet_${String(i).padStart(32, 'x')}` });
+      expect(response.statusCode).toBe(401);
+      expect(response.headers['x-ratelimit-limit']).toBe('60');
+    }
+    const refused = await anonymous('203.0.113.7');
+    expect(refused.statusCode).toBe(429);
+    expect(json(refused)).toMatchObject({ plan: 'anonymous', window: 'minute', limit: 60 });
+    expect((await anonymous('203.0.113.8')).statusCode).toBe(401);
+    for (let i = 0; i < 9; i++) await anonymous('203.0.113.7');
+    expect(json(await anonymous('203.0.113.7')).type).toMatch(/key-banned$/);
+  });
+
+  it('cannot escape the limit with a forged X-Forwarded-For', async () => {
+    t = await testApp();
+    for (let i = 0; i < 60; i++) await t.app.inject({ url: '/pets', remoteAddress: '203.0.113.7', headers: { 'x-forwarded-for': `198.51.100.${i}` } });
+    const forged = await t.app.inject({ url: '/pets', remoteAddress: '203.0.113.7', headers: { 'x-forwarded-for': '198.51.100.250' } });
+    expect(forged.statusCode).toBe(429);
+  });
+
+  it('are counted by X-Forwarded-For only behind a trusted proxy (TRUST_PROXY)', async () => {
+    t = await testApp({ env: { TRUST_PROXY: '127.0.0.1' } });
+    for (let i = 0; i < 60; i++) await t.app.inject({ url: '/pets', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.1' } });
+    const sameClient = await t.app.inject({ url: '/pets', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.1' } });
+    expect(sameClient.statusCode).toBe(429);
+    const otherClient = await t.app.inject({ url: '/pets', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.2' } });
+    expect(otherClient.statusCode).toBe(401);
+  });
+});

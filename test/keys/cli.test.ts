@@ -1,0 +1,92 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testApp, type TestApp } from '../helpers/app.js';
+import { cli, tempDir } from '../helpers/process.js';
+
+// The CLI runs in its own process on the same SQLite file as a running app, as an operator would use it.
+let t: TestApp;
+let env: Record<string, string>;
+beforeAll(async () => {
+  const file = join(tempDir(), 'petstore.db');
+  env = { DATABASE_URL: file };
+  t = await testApp({ sqliteFile: file });
+});
+afterAll(async () => t.close());
+
+const get = (key: string) => t.app.inject({ method: 'GET', url: '/pets', headers: { 'x-api-key': key } });
+
+async function petstore(...args: string[]) {
+  const run = await cli(args, env);
+  return { ...run, json: () => JSON.parse(run.stdout) };
+}
+
+describe('petstore keys', () => {
+  it('create --json prints one object with id, key and plan; the key works at once', async () => {
+    const run = await petstore('keys', 'create', '--plan', 'pro', '--name', 'ci', '--json');
+    expect(run.code).toBe(0);
+    const created = run.json();
+    expect(created).toMatchObject({ plan: 'pro', name: 'ci', ban: null, revokedAt: null });
+    expect(created.id).toMatch(/^key_/);
+    expect(created.key).toMatch(/^pet_[A-Za-z0-9_-]{32}$/);
+    const response = await get(created.key);
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['x-ratelimit-limit']).toBe('300');
+  });
+
+  it('list shows keys by id and prefix, never the key', async () => {
+    const created = (await petstore('keys', 'create', '--plan', 'free', '--json')).json();
+    const run = await petstore('keys', 'list', '--json');
+    expect(run.code).toBe(0);
+    const listed = run.json().find((k: { id: string }) => k.id === created.id);
+    expect(listed).toMatchObject({ plan: 'free', prefix: `${created.key.slice(0, 8)}…` });
+    expect(run.stdout).not.toContain(created.key);
+    const human = await petstore('keys', 'list');
+    expect(human.stdout).toContain(created.id);
+    expect(human.stdout).not.toContain(created.key);
+  });
+
+  it('revoke in another process takes effect on the running app at its next request', async () => {
+    const created = (await petstore('keys', 'create', '--plan', 'free', '--json')).json();
+    expect((await get(created.key)).statusCode).toBe(200);
+    const run = await petstore('keys', 'revoke', created.id, '--json');
+    expect(run.code).toBe(0);
+    expect(run.json().revokedAt).toEqual(expect.any(String));
+    expect((await get(created.key)).statusCode).toBe(401);
+  });
+
+  it('set-plan applies from the next request, with enterprise numbers', async () => {
+    const created = (await petstore('keys', 'create', '--plan', 'free', '--json')).json();
+    expect((await get(created.key)).headers['x-ratelimit-limit']).toBe('60');
+    const run = await petstore('keys', 'set-plan', created.id, 'enterprise', '--per-minute', '5000', '--per-day', '900000', '--json');
+    expect(run.code).toBe(0);
+    expect(run.json()).toMatchObject({ plan: 'enterprise', perMinute: 5000, perDay: 900000 });
+    const response = await get(created.key);
+    expect(response.headers['ratelimit-policy']).toBe('"minute";q=5000;w=60, "day";q=900000;w=86400');
+  });
+
+  it('unban succeeds on an existing key and reports it', async () => {
+    const created = (await petstore('keys', 'create', '--plan', 'free', '--json')).json();
+    const run = await petstore('keys', 'unban', created.id, '--json');
+    expect(run.code).toBe(0);
+    expect(run.json()).toMatchObject({ id: created.id });
+  });
+
+  it.each([
+    [['keys', 'create', '--plan', 'gold'], 2, /expected one of free, pro, business, enterprise/],
+    [['keys', 'create'], 2, /--plan/],
+    [['keys', 'create', '--plan', 'enterprise'], 1, /needs its own per-minute and per-day/],
+    [['keys', 'create', '--plan', 'free', '--per-minute', '5', '--per-day', '9'], 1, /fixed limits/],
+    [['keys', 'revoke', 'key_nope'], 1, /no key key_nope/],
+    [['keys', 'set-plan', 'key_nope', 'pro'], 1, /no key key_nope/],
+  ])('%j fails with a clear message (exit %i)', async (args, code, message) => {
+    const run = await petstore(...args);
+    expect(run.code).toBe(code);
+    expect(run.stderr).toMatch(message);
+  });
+
+  it('refuses a DATABASE_URL it cannot use, naming the variable', async () => {
+    const run = await cli(['keys', 'list'], { DATABASE_URL: 'mysql://x' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/DATABASE_URL/);
+  });
+});

@@ -1,0 +1,251 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { json, testApp, type TestApp } from '../helpers/app.js';
+
+type Json = any;
+interface Operation {
+  method: string;
+  path: string;
+  op: Json;
+}
+
+const EXPECTED_OPERATIONS = ['GET /pets', 'GET /pets/{petId}', 'GET /store/orders', 'POST /store/orders', 'GET /store/orders/{orderId}', 'DELETE /store/orders/{orderId}'];
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+
+let t: TestApp;
+let key: string;
+let doc: Json;
+
+beforeAll(async () => {
+  t = await testApp();
+  key = await t.newKey('business');
+  const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+  expect(response.statusCode).toBe(200);
+  doc = json(response);
+});
+afterAll(async () => {
+  await t.close();
+});
+
+function operationsOf(document: Json): Operation[] {
+  return Object.entries(document.paths as Record<string, Json>).flatMap(([path, item]) =>
+    Object.entries(item as Record<string, Json>)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
+  );
+}
+
+const operation = (name: string): Json => operationsOf(doc).find((o) => `${o.method} ${o.path}` === name)?.op;
+
+/** Follows a local `$ref` (`#/a/b/c`) through the document, however many times. */
+function resolve(document: Json, value: Json): Json {
+  let current = value;
+  for (let depth = 0; current && typeof current.$ref === 'string'; depth++) {
+    expect(depth).toBeLessThan(10);
+    expect(current.$ref.startsWith('#/')).toBe(true);
+    current = (current.$ref as string)
+      .slice(2)
+      .split('/')
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce((node: Json, part) => node?.[part], document);
+    expect(current, `unresolvable ${value.$ref}`).toBeDefined();
+  }
+  return current;
+}
+
+describe('the served document', () => {
+  it('is OpenAPI 3.1.0 as JSON', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.servers).toEqual([expect.objectContaining({ url: 'http://petstore.test' })]);
+  });
+
+  it('is the same object as YAML', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/openapi.yaml' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/yaml/);
+    expect(parseYaml(response.body)).toEqual(doc);
+  });
+
+  it('documents exactly the six operations', () => {
+    expect(operationsOf(doc).map((o) => `${o.method} ${o.path}`).sort()).toEqual([...EXPECTED_OPERATIONS].sort());
+  });
+
+  it('mentions the plans and their numbers', () => {
+    for (const text of ['free', 'pro', 'business', 'enterprise', '1,000', '10,000', '100,000']) expect(doc.info.description).toContain(text);
+  });
+});
+
+describe('tags', () => {
+  it('groups the tags as Pets and Store, both in x-tagGroups and with x-parent', () => {
+    const groups = doc['x-tagGroups'] as Array<{ name: string; tags: string[] }>;
+    expect(groups.map((g) => g.name)).toEqual(['Pets', 'Store']);
+    const tags = doc.tags as Array<{ name: string; 'x-parent'?: string }>;
+    const children = tags.filter((tag) => tag['x-parent'] !== undefined);
+    expect(children.length).toBeGreaterThan(0);
+    for (const child of children) {
+      expect(['Pets', 'Store']).toContain(child['x-parent']);
+      expect(groups.find((g) => g.name === child['x-parent'])?.tags).toContain(child.name);
+    }
+    for (const group of groups) {
+      expect(tags.map((tag) => tag.name)).toContain(group.name);
+      expect(group.tags.length).toBeGreaterThan(0);
+      for (const name of group.tags) expect(children.find((c) => c.name === name)?.['x-parent']).toBe(group.name);
+    }
+  });
+
+  it('puts only child tags on operations, Pets operations under Pets and Store ones under Store', () => {
+    const parentOf = new Map((doc.tags as Json[]).filter((tag) => tag['x-parent']).map((tag) => [tag.name, tag['x-parent']]));
+    for (const { path, op } of operationsOf(doc)) {
+      expect(op.tags.length).toBeGreaterThan(0);
+      for (const tag of op.tags as string[]) expect(parentOf.get(tag)).toBe(path.startsWith('/pets') ? 'Pets' : 'Store');
+    }
+  });
+});
+
+describe('extensions', () => {
+  it('marks x-stability beta, experimental, or nothing', () => {
+    const expected: Record<string, string | undefined> = {
+      'GET /pets': 'beta',
+      'POST /store/orders': 'beta',
+      'GET /store/orders/{orderId}': 'experimental',
+      'DELETE /store/orders/{orderId}': 'experimental',
+      'GET /pets/{petId}': undefined,
+      'GET /store/orders': undefined,
+    };
+    for (const { method, path, op } of operationsOf(doc)) expect(op['x-stability'], `${method} ${path}`).toBe(expected[`${method} ${path}`]);
+  });
+
+  it('hides the try-it panel on GET /store/orders only', () => {
+    for (const { method, path, op } of operationsOf(doc)) {
+      expect(op['x-hideTryItPanel'], `${method} ${path}`).toBe(`${method} ${path}` === 'GET /store/orders' ? true : undefined);
+    }
+  });
+
+  it('deprecates GET /pets/{petId} with the default sunset day, and nothing else', () => {
+    expect(operation('GET /pets/{petId}').deprecated).toBe(true);
+    expect(operation('GET /pets/{petId}')['x-deprecated-sunset']).toBe('2027-07-01');
+    for (const { method, path, op } of operationsOf(doc).filter((o) => o.path !== '/pets/{petId}')) {
+      expect(op.deprecated, `${method} ${path}`).toBeUndefined();
+      expect(op['x-deprecated-sunset'], `${method} ${path}`).toBeUndefined();
+    }
+  });
+
+  it('follows a configured PETS_GET_SUNSET_AT', async () => {
+    const other = await testApp({ env: { PETS_GET_DEPRECATED_AT: '2027-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2028-02-29T12:00:00Z' } });
+    try {
+      const document = json(await other.app.inject({ method: 'GET', url: '/openapi.json' }));
+      const op = operationsOf(document).find((o) => o.method === 'GET' && o.path === '/pets/{petId}')?.op;
+      expect(op.deprecated).toBe(true);
+      expect(op['x-deprecated-sunset']).toBe('2028-02-29');
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('security', () => {
+  it('declares an apiKey scheme in the X-API-Key header and requires it on every operation', () => {
+    const schemes = Object.entries(doc.components.securitySchemes as Record<string, Json>).filter(
+      ([, s]) => s.type === 'apiKey' && s.in === 'header' && s.name === 'X-API-Key',
+    );
+    expect(schemes).toHaveLength(1);
+    const [name] = schemes[0]!;
+    for (const { method, path, op } of operationsOf(doc)) {
+      const security = (op.security ?? doc.security) as Json[];
+      expect(security, `${method} ${path}`).toEqual([{ [name]: [] }]);
+    }
+  });
+});
+
+describe('responses', () => {
+  it('declares the rate-limit headers on every response, resolvable through components.headers', () => {
+    for (const { method, path, op } of operationsOf(doc)) {
+      for (const [status, raw] of Object.entries(op.responses as Record<string, Json>)) {
+        const response = resolve(doc, raw);
+        for (const header of RATE_LIMIT_HEADERS) {
+          const where = `${method} ${path} ${status} ${header}`;
+          const declared = response.headers?.[header];
+          expect(declared, where).toBeDefined();
+          expect(declared.$ref, where).toMatch(/^#\/components\/headers\//);
+          const resolved = resolve(doc, declared);
+          expect(resolved.schema?.type, where).toMatch(/^(integer|string)$/);
+          expect(typeof resolved.description, where).toBe('string');
+        }
+      }
+    }
+  });
+
+  it('declares Retry-After on every 429', () => {
+    for (const { method, path, op } of operationsOf(doc)) {
+      const response = resolve(doc, op.responses['429']);
+      const retryAfter = resolve(doc, response.headers?.['Retry-After']);
+      expect(retryAfter?.schema?.type, `${method} ${path}`).toBe('integer');
+    }
+  });
+
+  it('documents 401, 429, 500 and 503 as application/problem+json on every operation', () => {
+    for (const { method, path, op } of operationsOf(doc)) {
+      for (const status of ['401', '429', '500', '503']) {
+        const response = resolve(doc, op.responses[status]);
+        expect(response?.content?.['application/problem+json']?.schema, `${method} ${path} ${status}`).toBeDefined();
+      }
+    }
+  });
+});
+
+describe('records', () => {
+  const propertiesOf = (name: string) => resolve(doc, doc.components.schemas[name]);
+
+  it('has Pet with the canonical fields', () => {
+    const pet = propertiesOf('Pet');
+    expect(Object.keys(pet.properties).sort()).toEqual(['category', 'id', 'name', 'photoUrls', 'status', 'tags']);
+    expect(pet.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(pet.properties.name.type).toBe('string');
+    expect(Object.keys(resolve(doc, pet.properties.category).properties).sort()).toEqual(['id', 'name']);
+    expect(pet.properties.photoUrls).toMatchObject({ type: 'array', items: { type: 'string' } });
+    expect(pet.properties.tags.type).toBe('array');
+    expect(Object.keys(resolve(doc, pet.properties.tags.items).properties).sort()).toEqual(['id', 'name']);
+    expect([...resolve(doc, pet.properties.status).enum].sort()).toEqual(['available', 'pending', 'sold']);
+  });
+
+  it('has Order with the canonical fields', () => {
+    const order = propertiesOf('Order');
+    expect(Object.keys(order.properties).sort()).toEqual(['complete', 'id', 'petId', 'quantity', 'shipDate', 'status']);
+    expect(order.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(order.properties.petId).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(order.properties.quantity).toMatchObject({ type: 'integer', format: 'int32', minimum: 1 });
+    expect(order.properties.shipDate).toMatchObject({ type: 'string', format: 'date-time' });
+    expect([...resolve(doc, order.properties.status).enum].sort()).toEqual(['approved', 'cancelled', 'delivered', 'placed']);
+    expect(order.properties.complete.type).toBe('boolean');
+  });
+});
+
+describe('the document matches the routes', () => {
+  it('has a registered route for every documented operation', () => {
+    for (const { method, path } of operationsOf(doc)) {
+      const url = path.replace(/\{(\w+)\}/g, ':$1');
+      expect(t.app.hasRoute({ method: method as 'GET', url }), `${method} ${url}`).toBe(true);
+    }
+  });
+
+  it('answers exactly the documented methods on every documented path (405 for the others)', async () => {
+    const documented = new Set(operationsOf(doc).map((o) => `${o.method} ${o.path}`));
+    // Real ids, so that a 404 can only mean an unknown path.
+    const placed = await t.app.inject({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': key }, payload: { petId: 1, quantity: 1 } });
+    expect(placed.statusCode).toBe(201);
+    const ids: Record<string, string> = { petId: '1', orderId: String(json(placed).id) };
+    const found = new Set<string>();
+    for (const path of new Set(operationsOf(doc).map((o) => o.path))) {
+      const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => ids[name] ?? '1');
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+        const response = await t.app.inject({ method, url, headers: { 'x-api-key': key } });
+        expect(response.statusCode, `${method} ${url}`).not.toBe(404);
+        if (response.statusCode !== 405) found.add(`${method} ${path}`);
+      }
+    }
+    expect(found).toEqual(documented);
+  });
+});

@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { json, testApp, type TestApp } from '../helpers/app.js';
+
+const TOKEN = 'admin-token-for-tests-0123456789';
+let t: TestApp;
+afterEach(async () => t.close());
+
+describe('admin listener: health, readiness, metrics', () => {
+  it('/healthz answers ok and /readyz answers ready while the store answers', async () => {
+    t = await testApp();
+    expect(json(await t.admin.inject({ url: '/healthz' }))).toEqual({ status: 'ok' });
+    const ready = await t.admin.inject({ url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(json(ready)).toEqual({ status: 'ready', checks: { database: true } });
+  });
+
+  it('/readyz fails with 503 when the store does not answer', async () => {
+    t = await testApp();
+    await t.db.destroy();
+    const ready = await t.admin.inject({ url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+    expect(json(ready)).toMatchObject({ status: 'unavailable', checks: { database: false } });
+  });
+
+  it('/metrics counts public requests by route and status, with a latency histogram', async () => {
+    t = await testApp();
+    const key = await t.newKey('free');
+    await t.app.inject({ url: '/pets/1', headers: { 'x-api-key': key } });
+    await t.app.inject({ url: '/pets/999', headers: { 'x-api-key': key } });
+    await t.app.inject({ url: '/nowhere' });
+    const metrics = await t.admin.inject({ url: '/metrics' });
+    expect(metrics.headers['content-type']).toMatch(/^text\/plain/);
+    expect(metrics.body).toContain('petstore_http_requests_total{method="GET",route="/pets/:petId",status="200"} 1');
+    expect(metrics.body).toContain('petstore_http_requests_total{method="GET",route="/pets/:petId",status="404"} 1');
+    expect(metrics.body).toMatch(/petstore_http_requests_total\{method="GET",route="[^"]*",status="404"\} 1/);
+    expect(metrics.body).toMatch(/petstore_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/pets\/:petId"\} \d+/);
+    expect(metrics.body).toContain('petstore_http_request_duration_seconds_count{method="GET",route="/pets/:petId"} 2');
+  });
+});
+
+describe('admin API', () => {
+  const admin = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object, token: string | null = TOKEN) =>
+    t.admin.inject({ method, url, payload, headers: token === null ? {} : { authorization: `Bearer ${token}` } });
+
+  it('does not exist without ADMIN_TOKEN', async () => {
+    t = await testApp();
+    expect((await admin('GET', '/admin/keys')).statusCode).toBe(404);
+  });
+
+  it('refuses a missing or wrong token with a 401 problem', async () => {
+    t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
+    for (const token of [null, 'wrong-token-of-some-length', `${TOKEN}x`, '']) {
+      const response = await admin('GET', '/admin/keys', undefined, token);
+      expect(response.statusCode).toBe(401);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    }
+  });
+
+  it('is not on the public listener at all', async () => {
+    t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
+    for (const url of ['/admin/keys', '/admin/keys/x', '/healthz', '/metrics']) {
+      const response = await t.app.inject({ url, headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(response.statusCode).toBe(404);
+    }
+  });
+
+  it('creates, lists, shows, re-plans and revokes keys; the full key appears only at creation', async () => {
+    t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
+    const created = await admin('POST', '/admin/keys', { plan: 'free', name: 'from admin' });
+    expect(created.statusCode).toBe(201);
+    const { id, key } = json(created);
+    expect(key).toMatch(/^pet_/);
+    const publicGet = () => t.app.inject({ url: '/pets', headers: { 'x-api-key': key } });
+    expect((await publicGet()).headers['x-ratelimit-limit']).toBe('60');
+
+    const listed = json(await admin('GET', '/admin/keys')).data;
+    expect(listed.map((k: { id: string }) => k.id)).toContain(id);
+    expect(JSON.stringify(listed)).not.toContain(key);
+
+    const shown = await admin('GET', `/admin/keys/${id}`);
+    expect(json(shown)).toMatchObject({ id, plan: 'free', name: 'from admin', ban: null, revokedAt: null });
+    expect(shown.body).not.toContain(key);
+
+    const replanned = await admin('PATCH', `/admin/keys/${id}`, { plan: 'business' });
+    expect(json(replanned)).toMatchObject({ plan: 'business' });
+    expect((await publicGet()).headers['x-ratelimit-limit']).toBe('1000');
+
+    const revoked = await admin('POST', `/admin/keys/${id}/revoke`);
+    expect(json(revoked).revokedAt).toEqual(expect.any(String));
+    expect((await publicGet()).statusCode).toBe(401);
+  });
+
+  it('answers bad input with 400 problems and unknown keys with 404', async () => {
+    t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
+    expect((await admin('POST', '/admin/keys', { plan: 'gold' })).statusCode).toBe(400);
+    expect((await admin('POST', '/admin/keys', { plan: 'enterprise' })).statusCode).toBe(400);
+    expect((await admin('POST', '/admin/keys', { plan: 'pro', perMinute: 5, perDay: 50 })).statusCode).toBe(400);
+    expect((await admin('GET', '/admin/keys/key_nope')).statusCode).toBe(404);
+    expect((await admin('PATCH', '/admin/keys/key_nope', { plan: 'pro' })).statusCode).toBe(404);
+    expect((await admin('POST', '/admin/keys/key_nope/revoke')).statusCode).toBe(404);
+    expect((await admin('POST', '/admin/keys/key_nope/unban')).statusCode).toBe(404);
+  });
+});
