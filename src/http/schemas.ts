@@ -64,10 +64,14 @@ export const BannedProblem = Type.Intersect(
 
 export const SHARED_SCHEMAS = [Problem, ValidationProblem, RateLimitedProblem, BannedProblem];
 
-export const PageQuery = {
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'How many items to return, 1 to 100.' }),
-  cursor: Type.String({ minLength: 1, maxLength: 200, description: 'The `nextCursor` of the previous page.' }),
-};
+/** The query of a collection: a `status` filter and the page. */
+export function ListQuery<const T extends readonly string[]>(statuses: T, what: string) {
+  return Type.Object({
+    status: Type.Optional(StringEnum(statuses, { description: `Only ${what} with this status.` })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'How many items to return, 1 to 100.' })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The `nextCursor` of the previous page.' })),
+  });
+}
 
 /** A page of a collection: a cursor never skips or repeats an item. */
 export function Page<T extends TSchema>(item: T, description: string) {

@@ -25,7 +25,8 @@ const ON_EVERY_RESPONSE = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_
 const ON_RETRYABLE = [RETRY_AFTER_HEADER];
 const ON_DEPRECATED = ['Deprecation', 'Sunset', 'Link'];
 
-function plansTable(): string {
+/** The plans as a Markdown table: in the document's description and, checked by a test, in the README. */
+export function plansTable(): string {
   const rows = Object.entries(PLAN_LIMITS).map(([plan, l]) => `| ${plan} | ${l.perMinute.toLocaleString('en')} | ${l.perDay.toLocaleString('en')} |`);
   return ['| plan | per minute | per day |', '|---|---|---|', ...rows, '| enterprise | set per key | set per key |'].join('\n');
 }

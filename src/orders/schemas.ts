@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Int64Id, PageQuery, StringEnum } from '../http/schemas.js';
+import { Int64Id, ListQuery, StringEnum } from '../http/schemas.js';
 
 export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
 
@@ -28,11 +28,7 @@ export type NewOrder = Static<typeof NewOrder>;
 
 export const OrderParams = Type.Object({ orderId: Int64Id('The id of one of your orders.') });
 
-export const OrderListQuery = Type.Object({
-  status: Type.Optional(StringEnum(ORDER_STATUSES, { description: 'Only orders with this status.' })),
-  limit: Type.Optional(PageQuery.limit),
-  cursor: Type.Optional(PageQuery.cursor),
-});
+export const OrderListQuery = ListQuery(ORDER_STATUSES, 'orders');
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 

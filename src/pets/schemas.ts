@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Int64Id, PageQuery, StringEnum } from '../http/schemas.js';
+import { Int64Id, ListQuery, StringEnum } from '../http/schemas.js';
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 
@@ -21,8 +21,4 @@ export type Pet = Static<typeof Pet>;
 
 export const PetParams = Type.Object({ petId: Int64Id('The id of the pet.') });
 
-export const PetListQuery = Type.Object({
-  status: Type.Optional(StringEnum(PET_STATUSES, { description: 'Only pets with this status.' })),
-  limit: Type.Optional(PageQuery.limit),
-  cursor: Type.Optional(PageQuery.cursor),
-});
+export const PetListQuery = ListQuery(PET_STATUSES, 'pets');
