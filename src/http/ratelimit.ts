@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { KeyRecord } from '../keys/repository.js';
 import type { Metrics } from '../ops/metrics.js';
 import { rateLimitHeaders } from '../ratelimit/headers.js';
 import type { LimiterStore } from '../ratelimit/store.js';
@@ -18,11 +17,11 @@ export function countsTowardLimit(url: string): boolean {
  * headers, and a refused request ends here with a `429`.
  */
 export function rateLimitHook(limiter: LimiterStore, metrics: Metrics) {
-  const unbans = new UnbanSignals(limiter);
   return async function limit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const { caller, policy } = request.identity;
-    if (request.identity.kind === 'key') await unbans.apply(request.identity.key, caller);
-    const verdict = countsTowardLimit(request.url) ? await limiter.hit(caller, policy) : await limiter.peek(caller, policy);
+    // An unban made anywhere (admin API, CLI, another instance) travels on the key's row.
+    const unbanSeq = request.identity.kind === 'key' ? request.identity.key.unbanSeq : 0;
+    const verdict = countsTowardLimit(request.url) ? await limiter.hit(caller, policy, unbanSeq) : await limiter.peek(caller, policy, unbanSeq);
     reply.headers(rateLimitHeaders(verdict));
     const refusal = refusalOf(verdict);
     if (!refusal) return;
@@ -57,22 +56,4 @@ function refusalOf(verdict: Verdict): ProblemError | null {
     );
   }
   return null;
-}
-
-/**
- * An unban is written to the key's row (by the admin API or the CLI, in any process); each instance
- * applies it to the limiter the first time it sees the row's counter move. A counter seen for the
- * first time is taken as applied: this instance's memory holds no ban older than itself.
- */
-class UnbanSignals {
-  readonly #seen = new Map<string, number>();
-
-  constructor(private readonly limiter: LimiterStore) {}
-
-  async apply(key: KeyRecord, caller: string): Promise<void> {
-    const seen = this.#seen.get(key.id);
-    if (seen === key.unbanSeq) return;
-    this.#seen.set(key.id, key.unbanSeq);
-    if (seen !== undefined) await this.limiter.unban(caller);
-  }
 }

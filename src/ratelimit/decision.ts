@@ -40,8 +40,8 @@ export interface Decision {
  * per-minute limit are in it, so it never exceeds the largest limit in force during the last minute.
  * It is not cut down on a downgrade: what was counted stays counted, even if the key is upgraded back.
  */
-export function decide(state: CallerState | undefined, now: number, policy: Policy, rules: BanRules): Decision {
-  const current = pruneState(state ?? FRESH_STATE, now, rules);
+export function decide(state: CallerState | undefined, now: number, policy: Policy, rules: BanRules, unbanSeq = 0): Decision {
+  const current = withUnbanSignal(pruneState(state ?? FRESH_STATE, now, rules), unbanSeq);
   const assessment = assess(current, now, policy);
   // Verdict literals start with `kind`: V8 builds a literal that starts with a spread several times slower.
   if (current.bannedUntil > now) {
@@ -57,8 +57,8 @@ export function decide(state: CallerState | undefined, now: number, policy: Poli
 }
 
 /** The headers a caller would see now, counting nothing. */
-export function peek(state: CallerState | undefined, now: number, policy: Policy): Verdict {
-  const current = state ?? FRESH_STATE;
+export function peek(state: CallerState | undefined, now: number, policy: Policy, unbanSeq = 0): Verdict {
+  const current = withUnbanSignal(state ?? FRESH_STATE, unbanSeq);
   const assessment = assess(current, now, policy);
   return current.bannedUntil > now ? { kind: 'peek', ...assessment, bannedUntil: current.bannedUntil } : { kind: 'peek', ...assessment };
 }
@@ -69,6 +69,11 @@ export function peek(state: CallerState | undefined, now: number, policy: Policy
  */
 export function unban(state: CallerState): CallerState {
   return { ...state, bannedUntil: 0, rejections: NONE };
+}
+
+/** An unban made elsewhere (the CLI, another instance) arrives as a number that only grows; it applies once. */
+export function withUnbanSignal(state: CallerState, unbanSeq: number): CallerState {
+  return unbanSeq > state.unbanSeq ? { ...unban(state), unbanSeq } : state;
 }
 
 /** Forgets whatever can no longer affect a decision at `now`, under any policy. */
@@ -83,6 +88,7 @@ export function pruneState(state: CallerState, now: number, rules: BanRules): Ca
     bannedUntil: state.bannedUntil > now ? state.bannedUntil : 0,
     banLevel: historyLapsed ? 0 : state.banLevel,
     lastBanEnd: historyLapsed ? 0 : state.lastBanEnd,
+    unbanSeq: state.unbanSeq,
   };
 }
 

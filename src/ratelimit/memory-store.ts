@@ -31,14 +31,14 @@ export class MemoryLimiterStore implements LimiterStore {
     return this.#callers.size;
   }
 
-  async hit(caller: string, policy: Policy): Promise<Verdict> {
-    const { verdict, state } = decide(this.#callers.get(caller), this.#clock(), policy, this.#rules);
+  async hit(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    const { verdict, state } = decide(this.#callers.get(caller), this.#clock(), policy, this.#rules, unbanSeq);
     this.#callers.set(caller, state);
     return verdict;
   }
 
-  async peek(caller: string, policy: Policy): Promise<Verdict> {
-    return peek(this.#callers.get(caller), this.#clock(), policy);
+  async peek(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    return peek(this.#callers.get(caller), this.#clock(), policy, unbanSeq);
   }
 
   async unban(caller: string): Promise<void> {

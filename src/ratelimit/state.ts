@@ -22,6 +22,11 @@ export interface CallerState {
   readonly banLevel: number;
   /** Scheduled end of the latest ban; the escalation window runs from it, even when it was lifted early. */
   readonly lastBanEnd: number;
+  /**
+   * The highest unban signal applied (a counter kept on the key's row, raised by every unban): each
+   * signal lifts a ban once, on whichever instance first sees it, and never again.
+   */
+  readonly unbanSeq: number;
 }
 
 export const MINUTE_MS = 60_000;
@@ -35,6 +40,7 @@ export const FRESH_STATE: CallerState = {
   bannedUntil: 0,
   banLevel: 0,
   lastBanEnd: 0,
+  unbanSeq: 0,
 };
 
 /** The UTC calendar day of an instant; the day window resets when it changes, at 00:00:00 UTC. */
@@ -42,7 +48,10 @@ export function dayOf(now: number): number {
   return Math.floor(now / DAY_MS);
 }
 
-/** Whether a (pruned) state behaves exactly like no state at all, so that it may be forgotten. */
+/**
+ * Whether a (pruned) state behaves exactly like no state at all, so that it may be forgotten.
+ * `unbanSeq` does not matter: a signal applied to a fresh state changes nothing.
+ */
 export function isFresh(state: CallerState): boolean {
   return (
     state.minuteLog.length === 0 &&

@@ -6,10 +6,13 @@ import type { Verdict } from './verdict.js';
  * the clock given to the store's constructor; the rules themselves are those of ./decision.ts.
  */
 export interface LimiterStore {
-  /** Decides a request and counts it if admitted. */
-  hit(caller: string, policy: Policy): Promise<Verdict>;
+  /**
+   * Decides a request and counts it if admitted. `unbanSeq` is the caller's unban signal (see
+   * `CallerState.unbanSeq`); a number above the one last applied lifts the ban first.
+   */
+  hit(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict>;
   /** The caller's headers now, counting nothing (a `peek` verdict, never a refusal). */
-  peek(caller: string, policy: Policy): Promise<Verdict>;
+  peek(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict>;
   /** Lifts the caller's ban and forgives its 429s; the escalation history is kept. */
   unban(caller: string): Promise<void>;
   /** The ban in force, if any; `level` 1 is a first ban, 2 a doubled one, and so on. */

@@ -9,13 +9,13 @@ describe('MemoryLimiterStore: vectors', () => {
 
 /** Forgetting idle callers must be invisible: the same vectors pass with a sweep before every call. */
 class SweepingStore extends MemoryLimiterStore {
-  override async hit(caller: string, policy: Policy) {
+  override async hit(caller: string, policy: Policy, unbanSeq?: number) {
     this.sweep();
-    return super.hit(caller, policy);
+    return super.hit(caller, policy, unbanSeq);
   }
-  override async peek(caller: string, policy: Policy) {
+  override async peek(caller: string, policy: Policy, unbanSeq?: number) {
     this.sweep();
-    return super.peek(caller, policy);
+    return super.peek(caller, policy, unbanSeq);
   }
   override async unban(caller: string) {
     this.sweep();

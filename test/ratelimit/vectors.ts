@@ -9,6 +9,7 @@
  *   { "advanceMs": n }                                   move the fake clock forward
  *   { "hit": n, "everyMs"?: m, "caller"?: id, "expect": E } n requests, m ms apart; each must meet E
  *   { "peek": true, "caller"?: id, "expect": E }         headers without counting
+ *   { "unbanSignal": n }                                 the unban counter the following requests carry
  *   { "unban": true, "caller"?: id }
  *   { "setPolicy": {name, perMinute, perDay} }            the policy of the following requests
  *   { "banOf": null | { "level": n, "endsInMs": m }, "caller"?: id }
@@ -43,6 +44,7 @@ type Step =
   | { hit: number; everyMs?: number; caller?: string; expect: Expectation }
   | { peek: true; caller?: string; expect: Expectation }
   | { unban: true; caller?: string }
+  | { unbanSignal: number }
   | { setPolicy: Policy }
   | { banOf: { level: number; endsInMs: number } | null; caller?: string };
 
@@ -66,6 +68,7 @@ export function runVectors(makeStore: StoreFactory): void {
     it(vector.name, async () => {
       let now = Date.parse(vector.start);
       let policy = vector.policy;
+      let unbanSeq = 0;
       const store = makeStore(() => now, { ...DEFAULT_BAN_RULES, ...vector.rules });
       const callerOf = (step: { caller?: string }) => `${run}/${index}/${step.caller ?? 'key:test'}`;
       try {
@@ -76,13 +79,15 @@ export function runVectors(makeStore: StoreFactory): void {
           } else if ('hit' in step) {
             for (let n = 1; n <= step.hit; n++) {
               if (n > 1) now += step.everyMs ?? 0;
-              const verdict = await store.hit(callerOf(step), policy);
+              const verdict = await store.hit(callerOf(step), policy, unbanSeq);
               expect(observe(verdict, step.expect), `${where()}, request ${n} of ${step.hit}`).toEqual(step.expect);
             }
           } else if ('peek' in step) {
-            expect(observe(await store.peek(callerOf(step), policy), step.expect), where()).toEqual(step.expect);
+            expect(observe(await store.peek(callerOf(step), policy, unbanSeq), step.expect), where()).toEqual(step.expect);
           } else if ('unban' in step) {
             await store.unban(callerOf(step));
+          } else if ('unbanSignal' in step) {
+            unbanSeq = step.unbanSignal;
           } else if ('setPolicy' in step) {
             policy = step.setPolicy;
           } else if ('banOf' in step) {
