@@ -27,8 +27,10 @@ function openPostgres(url: string): Db {
   // int8 (ids) as numbers: ids stay far below 2^53, and records promise JSON numbers.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 2_000 });
-  // An idle client that loses its connection emits here; without a listener the process would crash.
+  // A client that loses its connection emits 'error' (on the pool when idle, on the client itself in
+  // between); an unheard 'error' would crash the process. The failed query itself still rejects.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

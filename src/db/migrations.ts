@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
 import { PET_CATALOGUE } from '../pets/catalogue.js';
 import type { Db } from './database.js';
@@ -84,10 +84,19 @@ export async function migrate(db: Db, kind: Kind): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations(kind) },
+    // Kysely looks for its own tables in every schema unless told which: name the one in use.
+    migrationTableSchema: kind === 'postgres' ? await currentSchema(db) : undefined,
   });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
   }
+}
+
+async function currentSchema(db: Db): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new Error('the PostgreSQL search_path names no schema that exists');
+  return schema;
 }

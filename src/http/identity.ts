@@ -12,7 +12,7 @@ export const API_KEY_HEADER = 'X-API-Key';
  */
 export type Identity =
   | { kind: 'key'; caller: string; policy: Policy; key: KeyRecord }
-  | { kind: 'anonymous'; caller: string; policy: Policy; reason: string };
+  | { kind: 'anonymous'; caller: string; policy: Policy; reason: string; failure?: unknown };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,10 +29,17 @@ export function identifyHook(keys: KeysRepository) {
 
 async function identityOf(request: FastifyRequest, keys: KeysRepository): Promise<Identity> {
   const sent = request.headers['x-api-key'];
-  const anonymous = (reason: string): Identity => ({ kind: 'anonymous', caller: `ip:${request.ip}`, policy: ANONYMOUS_POLICY, reason });
+  const anonymous = (reason: string, failure?: unknown): Identity => ({ kind: 'anonymous', caller: `ip:${request.ip}`, policy: ANONYMOUS_POLICY, reason, failure });
   if (sent === undefined || sent === '') return anonymous(`Send your API key in the X-API-Key header.`);
   if (typeof sent !== 'string' || !isWellFormedKey(sent)) return anonymous('The X-API-Key header does not hold a key of the form pet_….');
-  const key = await keys.findByKey(sent);
+  let key: KeyRecord | undefined;
+  try {
+    key = await keys.findByKey(sent);
+  } catch (failure) {
+    // The store is down (or failing): the request is still limited, per address, and carries the
+    // headers; `requireKey` then answers with the failure (a 503 when the store cannot be reached).
+    return anonymous('The API key could not be checked.', failure);
+  }
   if (!key) return anonymous('The API key is not known.');
   if (key.revokedAt) return anonymous('The API key was revoked.');
   return { kind: 'key', caller: `key:${key.id}`, policy: policyOfKey(key), key };
@@ -40,7 +47,9 @@ async function identityOf(request: FastifyRequest, keys: KeysRepository): Promis
 
 /** Runs after the limit step on every API operation: the limiter has counted the request by then. */
 export async function requireKey(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-  if (request.identity.kind === 'anonymous') throw new ProblemError('unauthorized', request.identity.reason);
+  const identity = request.identity;
+  if (identity.kind === 'key') return;
+  throw identity.failure ?? new ProblemError('unauthorized', identity.reason);
 }
 
 /** The key of a request that passed `requireKey`. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
 import { ProblemError } from '../http/problems.js';
+import { PetsRepository } from '../pets/repository.js';
 import { OrdersRepository } from './repository.js';
 import type { NewOrder, Order } from './schemas.js';
 
@@ -56,7 +57,7 @@ export class OrderPlacement {
         await trx.deleteFrom('idempotency_records').where('api_key_id', '=', owner).where('idempotency_key', '=', idempotencyKey).execute();
       }
     }
-    const pet = await trx.selectFrom('pets').select(['id', 'status']).where('id', '=', input.petId).executeTakeFirst();
+    const pet = await new PetsRepository(trx).find(input.petId);
     if (!pet) throw new ProblemError('not-found', `There is no pet ${input.petId}.`);
     if (pet.status !== 'available') throw new ProblemError('pet-not-available', `Pet ${input.petId} is ${pet.status}, not available.`);
 

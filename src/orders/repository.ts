@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
+import { canExist } from '../db/ids.js';
 import type { OrdersTable } from '../db/schema.js';
 import { toPage, type PageRequest } from '../http/pagination.js';
 import type { Order } from './schemas.js';
@@ -29,6 +30,7 @@ export class OrdersRepository {
   }
 
   async find(owner: string, id: number): Promise<Order | undefined> {
+    if (!canExist(id)) return undefined;
     const row = await this.db.selectFrom('orders').selectAll().where('api_key_id', '=', owner).where('id', '=', id).executeTakeFirst();
     return row && toOrder(row);
   }

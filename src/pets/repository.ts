@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
+import { canExist } from '../db/ids.js';
 import type { PetsTable } from '../db/schema.js';
 import { toPage, type PageRequest } from '../http/pagination.js';
 import type { Pet } from './schemas.js';
@@ -8,6 +9,7 @@ export class PetsRepository {
   constructor(private readonly db: Db) {}
 
   async find(id: number): Promise<Pet | undefined> {
+    if (!canExist(id)) return undefined;
     const row = await this.db.selectFrom('pets').selectAll().where('id', '=', id).executeTakeFirst();
     return row && toPet(row);
   }

@@ -2,8 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
 import { buildPublicApp, type PublicConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { openDatabase, type Db } from '../../src/db/database.js';
-import { migrate } from '../../src/db/migrations.js';
+import type { Db } from '../../src/db/database.js';
 import type { App } from '../../src/http/types.js';
 import { KeysRepository, type PlanChoice } from '../../src/keys/repository.js';
 import { buildAdminApp } from '../../src/ops/app.js';
@@ -11,12 +10,15 @@ import { createMetrics, type Metrics } from '../../src/ops/metrics.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
 import { fakeClock, type FakeClock } from './clock.js';
+import { TEST_STORE, testDatabase } from './database.js';
 
 export interface TestApp {
   app: App;
   /** The admin listener's app, sharing the store, limiter and metrics; `/admin/*` only with ADMIN_TOKEN in env. */
   admin: App;
   db: Db;
+  /** DATABASE_URL for another process (the CLI) to share the store. */
+  databaseUrl: string;
   keys: KeysRepository;
   limiter: LimiterStore;
   metrics: Metrics;
@@ -27,23 +29,29 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The public app over a fresh in-memory SQLite store and memory limiter, with a fake clock. */
 export interface TestAppOptions {
   env?: Record<string, string>;
   clock?: FakeClock;
   limiter?: LimiterStore;
-  /** A SQLite file shared with other processes (the CLI); default: a private in-memory store. */
+  /** A SQLite file shared with other processes; default: a fresh store of the suite's kind (TEST_STORE). */
   sqliteFile?: string;
+  /** Reach PostgreSQL through this URL (a proxy) instead of TEST_DATABASE_URL. */
+  postgresVia?: string;
   /** Receives the app's JSON log lines; default: no logging. */
   logLines?: string[];
 }
 
+/**
+ * The public and admin apps over a fresh store of the suite's kind (in-memory SQLite, or a PostgreSQL
+ * schema of their own), a memory limiter and a fake clock.
+ */
 export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = options.clock ?? fakeClock();
   const config = loadConfig({ PUBLIC_URL: 'http://petstore.test', ...options.env });
   const { adminToken } = config;
-  const db = openDatabase({ kind: 'sqlite', file: options.sqliteFile ?? ':memory:' });
-  await migrate(db, 'sqlite');
+  const kind = options.sqliteFile ? 'sqlite' : options.postgresVia ? 'postgres' : TEST_STORE;
+  const store = await testDatabase({ kind, sqliteFile: options.sqliteFile, connectVia: options.postgresVia });
+  const { db } = store;
   const limiter = options.limiter ?? new MemoryLimiterStore({ clock, rules: config.ban });
   const metrics = createMetrics();
   const logger = options.logLines ? capturingLogger(options.logLines) : false;
@@ -54,6 +62,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
     app,
     admin,
     db,
+    databaseUrl: store.url,
     keys,
     limiter,
     metrics,
@@ -65,6 +74,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
       await admin.close();
       await limiter.close();
       await db.destroy();
+      await store.drop();
     },
   };
 }

@@ -178,7 +178,7 @@ describe('500', () => {
     const broken = await testApp();
     try {
       const brokenKey = await broken.newKey('business');
-      await broken.db.schema.dropTable('pets').execute();
+      await broken.db.schema.alterTable('pets').renameTo('pets_gone').execute();
       const response = await broken.app.inject({ method: 'GET', url: '/pets/1', headers: { 'x-api-key': brokenKey } });
       await expectProblem(broken, response, 500, 'internal-error', '/pets/1');
       for (const leak of ['at ', '.ts', 'sqlite', 'SQLITE', 'SELECT', 'select', 'no such table', '/work', 'pets"']) {

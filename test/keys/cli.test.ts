@@ -1,15 +1,16 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp } from '../helpers/app.js';
+import { TEST_STORE } from '../helpers/database.js';
 import { cli, tempDir } from '../helpers/process.js';
 
 // The CLI runs in its own process on the same SQLite file as a running app, as an operator would use it.
 let t: TestApp;
 let env: Record<string, string>;
 beforeAll(async () => {
-  const file = join(tempDir(), 'petstore.db');
-  env = { DATABASE_URL: file };
-  t = await testApp({ sqliteFile: file });
+  // The store must be reachable from another process: a SQLite file, or the suite's PostgreSQL schema.
+  t = await testApp(TEST_STORE === 'sqlite' ? { sqliteFile: join(tempDir(), 'petstore.db') } : {});
+  env = { DATABASE_URL: t.databaseUrl };
 });
 afterAll(async () => t.close());
 

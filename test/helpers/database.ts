@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { DatabaseConfig } from '../../src/config.js';
+import { openDatabase, type Db } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrations.js';
+
+/** Which store the API suites run on: the vitest project sets TEST_STORE (see vitest.config.ts). */
+export const TEST_STORE: DatabaseConfig['kind'] = process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface TestDatabase {
+  db: Db;
+  /** What a separate process (the CLI, a server) sets as DATABASE_URL to share this store. */
+  url: string;
+  config: DatabaseConfig;
+  /** Drops what the test created (a PostgreSQL schema). */
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh, migrated store of the suite's kind; `connectVia` reaches the same PostgreSQL another way
+ * (through a proxy a test can cut). On PostgreSQL each one is a schema of its own
+ * (through `search_path`), so suites running side by side never see each other's rows.
+ */
+export async function testDatabase({ kind = TEST_STORE, sqliteFile = ':memory:', connectVia = TEST_DATABASE_URL } = {}): Promise<TestDatabase> {
+  if (kind === 'sqlite') {
+    const config: DatabaseConfig = { kind, file: sqliteFile };
+    const db = openDatabase(config);
+    await migrate(db, kind);
+    return { db, url: sqliteFile, config, drop: async () => {} };
+  }
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  await admin(`create schema ${schema}`);
+  const url = withSearchPath(connectVia, schema);
+  const config: DatabaseConfig = { kind, url };
+  const db = openDatabase(config);
+  await migrate(db, kind);
+  return { db, url, config, drop: () => admin(`drop schema if exists ${schema} cascade`) };
+}
+
+export function withSearchPath(url: string, schema: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('options', `-c search_path=${schema}`);
+  return parsed.toString();
+}
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Whether PostgreSQL answers; in CI it must, so a missing server fails instead of skipping. */
+export async function postgresAvailable(): Promise<boolean> {
+  try {
+    await admin('select 1');
+    return true;
+  } catch (error) {
+    if (process.env.CI === 'true') throw error;
+    console.warn(`PostgreSQL suites skipped: ${TEST_DATABASE_URL} does not answer (${String(error)})`);
+    return false;
+  }
+}
