@@ -1,0 +1,138 @@
+/**
+ * The Redis store's only script, so that every call is one atomic round trip. It mirrors
+ * ./decision.ts and the window arithmetic of ./verdict.ts step by step (the names in the comments
+ * point there); test/ratelimit/vectors.json and a differential test against the memory store hold
+ * it to them. It lives in a TS module rather than a .lua file so that the build carries it along.
+ *
+ * KEYS: the caller's minute log (LIST of admission instants, oldest first), rejections (LIST of
+ *       instants, oldest first) and the rest of its state (HASH day, count, until, level, lastEnd, seq).
+ * ARGV: mode (hit | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq,
+ *       and the ban rules: rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs.
+ * hit and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
+ * nextAdmitInMs, bannedUntil or 0, end of the ban this request started or 0}; ban replies
+ * {bannedUntil or 0, level}. Lua numbers are doubles, exact for ms instants.
+ */
+export const LIMITER_SCRIPT = `
+local LOG, REJ, STATE = KEYS[1], KEYS[2], KEYS[3]
+local MINUTE, DAY = 60000, 86400000
+local mode, now = ARGV[1], tonumber(ARGV[2])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local perMinute, perDay, signal = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local threshold, within, firstBan, maxBan, escalation =
+  tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+
+local s = redis.call('HMGET', STATE, 'day', 'count', 'until', 'level', 'lastEnd', 'seq')
+local day, count, banned = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0
+local level, lastEnd, seq = tonumber(s[4]) or 0, tonumber(s[5]) or 0, tonumber(s[6]) or 0
+
+local function newest(key)
+  return tonumber(redis.call('LINDEX', key, -1))
+end
+
+-- How many entries, from the oldest, are at or before cutoff (those that newerThan drops).
+local function olderCount(key, len, cutoff)
+  local n = 0
+  while n < len and tonumber(redis.call('LINDEX', key, n)) <= cutoff do n = n + 1 end
+  return n
+end
+
+-- assess: minuteStatus and dayStatus, on a pruned state or not.
+local function assess()
+  local len = redis.call('LLEN', LOG)
+  local last = newest(LOG)
+  local blocking = len >= perMinute and tonumber(redis.call('LINDEX', LOG, len - perMinute))
+  local today = math.floor(now / DAY)
+  local dayLeft = math.max(0, perDay - (day == today and count or 0))
+  local dayReset = (today + 1) * DAY
+  return {
+    math.max(0, perMinute - (len - olderCount(LOG, len, now - MINUTE))),
+    last and math.max(now, last + MINUTE) or now,
+    blocking and math.max(0, blocking + MINUTE - now) or 0,
+    dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now }
+end
+
+local function reply(kind, a, bannedUntil, banStarted)
+  return { kind, now, a[1], a[2], a[3], a[4], a[5], a[6], bannedUntil, banStarted }
+end
+
+local function endOf(key, span)
+  local last = newest(key)
+  return last and last + span or 0
+end
+
+-- A key lives until what it holds behaves like no state at all (state.ts isFresh), and no longer.
+-- PEXPIRE is relative, so an injected clock far from Redis's own still gives the right lifetimes.
+local function expire(key, at)
+  if at > now then redis.call('PEXPIRE', key, at - now) else redis.call('DEL', key) end
+end
+
+local function save()
+  redis.call('HSET', STATE, 'day', day, 'count', count, 'until', banned, 'level', level, 'lastEnd', lastEnd, 'seq', seq)
+  local logEnd, rejEnd = endOf(LOG, MINUTE), endOf(REJ, within)
+  expire(LOG, logEnd)
+  expire(REJ, rejEnd)
+  -- The hash outlives both lists: its seq must stay while anything an unban signal clears remains.
+  expire(STATE, math.max(logEnd, rejEnd, count > 0 and (day + 1) * DAY or 0, banned,
+    level > 0 and lastEnd + escalation or 0))
+end
+
+if mode == 'hit' then
+  -- pruneState
+  local len = redis.call('LLEN', LOG)
+  local old = olderCount(LOG, len, now - MINUTE)
+  if old > 0 then redis.call('LTRIM', LOG, old, -1) end
+  local today = math.floor(now / DAY)
+  if day ~= today then count = 0 end
+  day = today
+  len = redis.call('LLEN', REJ)
+  old = math.max(olderCount(REJ, len, now - within), len - threshold)
+  if old > 0 then redis.call('LTRIM', REJ, old, -1) end
+  if banned <= now then banned = 0 end
+  if now - lastEnd >= escalation then level, lastEnd = 0, 0 end
+  -- withUnbanSignal
+  if signal > seq then
+    banned, seq = 0, signal
+    redis.call('DEL', REJ)
+  end
+  -- decide
+  local a = assess()
+  if banned > now then
+    save()
+    return reply('banned', a, banned, 0)
+  end
+  if a[1] > 0 and a[4] > 0 then
+    redis.call('RPUSH', LOG, now)
+    count = count + 1
+    save()
+    return reply('admitted', assess(), 0, 0)
+  end
+  -- refuse and startBan
+  local started = 0
+  if redis.call('RPUSH', REJ, now) >= threshold then
+    level = level + 1
+    banned = now + math.min(firstBan * 2 ^ (level - 1), maxBan)
+    lastEnd, started = banned, banned
+    redis.call('DEL', REJ)
+  end
+  save()
+  return reply('rate-limited', a, 0, started)
+elseif mode == 'peek' then
+  -- peek applies the unban signal in thought only: it writes nothing.
+  if signal > seq then banned = 0 end
+  return reply('peek', assess(), banned > now and banned or 0, 0)
+elseif mode == 'ban' then
+  return { banned > now and banned or 0, level }
+elseif mode == 'unban' then
+  -- unban: like the memory store, a caller without state stays without.
+  if redis.call('EXISTS', STATE) == 1 then
+    banned = 0
+    redis.call('DEL', REJ)
+    save()
+  end
+  return {}
+end
+return redis.error_reply('unknown mode ' .. tostring(mode))
+`;

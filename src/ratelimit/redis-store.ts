@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import type { Clock } from '../clock.js';
+import { type BanRules, DEFAULT_BAN_RULES } from './decision.js';
+import type { Policy } from './plans.js';
+import { LIMITER_SCRIPT } from './redis-script.js';
+import type { LimiterStore } from './store.js';
+import { type Assessment, type Verdict, ceilSeconds } from './verdict.js';
+
+export interface RedisLimiterStoreOptions {
+  rules?: BanRules;
+  /** Tests only: without one, the script reads Redis `TIME`, so instances' clocks do not matter. */
+  clock?: Clock;
+  /** Starts every key; the caller follows in braces, so all of one caller's keys share a Cluster slot. */
+  prefix?: string;
+}
+
+type Mode = 'hit' | 'peek' | 'ban' | 'unban';
+
+/** What the script answers to `hit` and `peek` (see ./redis-script.ts). */
+type Reply = [
+  kind: Verdict['kind'],
+  at: number,
+  minuteRemaining: number,
+  minuteResetAt: number,
+  minuteNextAdmitInMs: number,
+  dayRemaining: number,
+  dayResetAt: number,
+  dayNextAdmitInMs: number,
+  bannedUntil: number,
+  banStartedUntil: number,
+];
+
+const SCRIPT_SHA = createHash('sha1').update(LIMITER_SCRIPT).digest('hex');
+
+/** The keys of one caller: minute log, rejections, state. */
+export function limiterKeys(prefix: string, caller: string): [string, string, string] {
+  const base = `${prefix}{${caller}}:`;
+  return [`${base}minute`, `${base}rejections`, `${base}state`];
+}
+
+/**
+ * A store shared by every instance, on one Redis or a Cluster. Each call is one script run, so a
+ * caller's decisions are atomic across instances. The store owns the client it is given: `close` quits it.
+ */
+export class RedisLimiterStore implements LimiterStore {
+  readonly #redis: Redis | Cluster;
+  readonly #rules: BanRules;
+  readonly #clock: Clock | undefined;
+  readonly #prefix: string;
+
+  constructor(redis: Redis | Cluster, { rules = DEFAULT_BAN_RULES, clock, prefix = 'petstore:' }: RedisLimiterStoreOptions = {}) {
+    this.#redis = redis;
+    this.#rules = rules;
+    this.#clock = clock;
+    this.#prefix = prefix;
+  }
+
+  async hit(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    return verdictOf((await this.#run('hit', caller, policy, unbanSeq)) as Reply, policy);
+  }
+
+  async peek(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    return verdictOf((await this.#run('peek', caller, policy, unbanSeq)) as Reply, policy);
+  }
+
+  async unban(caller: string): Promise<void> {
+    await this.#run('unban', caller);
+  }
+
+  async banOf(caller: string): Promise<{ until: number; level: number } | null> {
+    const [until, level] = (await this.#run('ban', caller)) as [number, number];
+    return until > 0 ? { until, level } : null;
+  }
+
+  async close(): Promise<void> {
+    // QUIT needs a live connection (the offline queue may be off); disconnect needs nothing.
+    await this.#redis.quit().catch(() => this.#redis.disconnect());
+  }
+
+  async #run(mode: Mode, caller: string, policy?: Policy, unbanSeq = 0): Promise<unknown[]> {
+    const { rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs } = this.#rules;
+    const keys = limiterKeys(this.#prefix, caller);
+    const args = [mode, this.#clock?.() ?? '', policy?.perMinute ?? 0, policy?.perDay ?? 0, unbanSeq];
+    const ruleArgs = [rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs];
+    try {
+      return (await this.#redis.evalsha(SCRIPT_SHA, keys.length, ...keys, ...args, ...ruleArgs)) as unknown[];
+    } catch (error) {
+      // A restarted or flushed server has forgotten the script: send it whole, once.
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+      return (await this.#redis.eval(LIMITER_SCRIPT, keys.length, ...keys, ...args, ...ruleArgs)) as unknown[];
+    }
+  }
+}
+
+/** The verdict shapes of ./decision.ts, from the numbers the script decided. */
+function verdictOf(reply: Reply, policy: Policy): Verdict {
+  const [kind, at, minuteRemaining, minuteResetAt, minuteNext, dayRemaining, dayResetAt, dayNext, bannedUntil, banStartedUntil] = reply;
+  const assessment: Assessment = {
+    plan: policy.name,
+    at,
+    minute: { limit: policy.perMinute, remaining: minuteRemaining, resetAt: minuteResetAt, nextAdmitInMs: minuteNext },
+    day: { limit: policy.perDay, remaining: dayRemaining, resetAt: dayResetAt, nextAdmitInMs: dayNext },
+  };
+  switch (kind) {
+    case 'admitted':
+      return { kind, ...assessment };
+    case 'banned':
+      return { kind, ...assessment, bannedUntil, retryAfterSeconds: ceilSeconds(bannedUntil - at) };
+    case 'peek':
+      return bannedUntil > 0 ? { kind, ...assessment, bannedUntil } : { kind, ...assessment };
+    case 'rate-limited': {
+      // As decision.ts `refuse`: both windows must have room, so the longer wait is reported.
+      const window = minuteNext > dayNext ? 'minute' : 'day';
+      const refusal = {
+        kind,
+        ...assessment,
+        window,
+        limit: assessment[window].limit,
+        retryAfterSeconds: Math.max(1, ceilSeconds(assessment[window].nextAdmitInMs)),
+      } as const;
+      if (banStartedUntil === 0) return refusal;
+      return { ...refusal, banStarted: { until: banStartedUntil, durationMs: banStartedUntil - at } };
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_BAN_RULES } from '../../src/ratelimit/decision.js';
+import { RESET_HEADER, rateLimitHeaders } from '../../src/ratelimit/headers.js';
+import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
+import type { Policy } from '../../src/ratelimit/plans.js';
+import { RedisLimiterStore, limiterKeys } from '../../src/ratelimit/redis-store.js';
+import type { LimiterStore } from '../../src/ratelimit/store.js';
+import { redisForTests } from '../helpers/redis.js';
+import { runVectors } from './vectors.js';
+
+const redis = await redisForTests();
+const url = redis?.url ?? '';
+// Every key of this run starts with its own prefix, so runs never meet and the cleanup finds them all.
+const prefix = `test:${randomUUID()}:`;
+const oneAMinute: Policy = { name: 'enterprise', perMinute: 1, perDay: 1000 };
+const NOON = Date.parse('2024-03-01T12:00:00.000Z');
+
+describe.skipIf(!redis)('RedisLimiterStore', () => {
+  let admin: Redis;
+  beforeAll(() => {
+    admin = new Redis(url);
+  });
+  afterAll(async () => {
+    const keys = await scanAll(`${prefix}*`);
+    if (keys.length > 0) await admin.unlink(...keys);
+    await admin.quit();
+  });
+
+  const storeAt = (clock?: () => number, rules = DEFAULT_BAN_RULES) => new RedisLimiterStore(new Redis(url), { clock, rules, prefix });
+
+  describe('vectors', () => {
+    runVectors((clock, rules) => storeAt(clock, rules));
+  });
+
+  it('gives exactly the memory store’s verdicts for random sequences of calls', async () => {
+    const rules = { rejections: 3, withinMs: 10_000, firstBanMs: 5_000, maxBanMs: 20_000, escalationWindowMs: 60_000 };
+    const op = fc.oneof(
+      { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 8 }) }), weight: 6 },
+      { arbitrary: fc.record({ advanceMs: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.constantFrom(9_999, 10_000, 60_000, 86_400_000)) }), weight: 4 },
+      fc.record({ peek: fc.constant(true) }),
+      fc.record({ unban: fc.constant(true) }),
+      fc.record({ banOf: fc.constant(true) }),
+      fc.record({ signal: fc.integer({ min: 0, max: 2 }) }),
+      fc.record({ policy: fc.record({ name: fc.constant('enterprise' as const), perMinute: fc.integer({ min: 0, max: 4 }), perDay: fc.integer({ min: 1, max: 9 }) }) }),
+    );
+    const start = fc.integer({ min: NOON, max: NOON + 86_400_000 });
+    await fc.assert(
+      fc.asyncProperty(start, fc.array(op, { maxLength: 40 }), async (startAt, ops) => {
+        let now = startAt;
+        let policy: Policy = { name: 'enterprise', perMinute: 2, perDay: 5 };
+        let unbanSeq = 0;
+        const caller = randomUUID();
+        const stores: LimiterStore[] = [new MemoryLimiterStore({ clock: () => now, rules }), storeAt(() => now, rules)];
+        const both = (call: (store: LimiterStore) => Promise<unknown>) => Promise.all(stores.map(call));
+        try {
+          for (const step of ops) {
+            if ('advanceMs' in step) now += step.advanceMs;
+            else if ('signal' in step) unbanSeq += step.signal;
+            else if ('policy' in step) policy = step.policy;
+            else if ('unban' in step) await both((s) => s.unban(caller));
+            else if ('banOf' in step) expectSame(await both((s) => s.banOf(caller)));
+            else if ('peek' in step) expectSame(await both((s) => s.peek(caller, policy, unbanSeq)));
+            else for (let i = 0; i < step.hit; i++) expectSame(await both((s) => s.hit(caller, policy, unbanSeq)));
+          }
+        } finally {
+          await both((s) => s.close());
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('keeps all of one caller’s keys under one hash tag, so the script is Cluster safe', async () => {
+    const store = storeAt(() => NOON);
+    const caller = 'key:{odd}caller';
+    await store.hit(caller, oneAMinute);
+    await store.hit(caller, oneAMinute);
+    const found = await scanAll(`${prefix}{key:*`);
+    expect(found.sort()).toEqual([...limiterKeys(prefix, caller)].sort());
+    // Redis hashes only what lies between the first `{` and the next `}`: the same for every key.
+    expect(new Set(found.map((key) => key.slice(key.indexOf('{') + 1, key.indexOf('}', key.indexOf('{')))))).toEqual(new Set(['key:{odd']));
+    await store.close();
+  });
+
+  it('reads the time from Redis when given no clock', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.parse('2001-01-01T00:00:00Z'));
+    const store = storeAt();
+    try {
+      const before = await redisNow();
+      const verdict = await store.hit(randomUUID(), oneAMinute);
+      const after = await redisNow();
+      expect(verdict.at).toBeGreaterThanOrEqual(before);
+      expect(verdict.at).toBeLessThanOrEqual(after);
+      const reset = Number(rateLimitHeaders(verdict)[RESET_HEADER]);
+      expect(reset).toBeGreaterThanOrEqual(Math.ceil((before + 60_000) / 1000));
+      expect(reset).toBeLessThanOrEqual(Math.ceil((after + 60_000) / 1000));
+    } finally {
+      vi.useRealTimers();
+      await store.close();
+    }
+  });
+
+  it('lets each key expire exactly when what it holds no longer counts', async () => {
+    let now = NOON;
+    const store = storeAt(() => now);
+    const caller = randomUUID();
+    const [minute, rejections, state] = limiterKeys(prefix, caller);
+    const ttls = async () => Promise.all([minute, rejections, state].map((key) => admin.pttl(key)));
+    await store.hit(caller, oneAMinute);
+    expectTtls(await ttls(), [60_000, -2, 12 * 3_600_000]); // today's count stands until midnight
+    now += 30_000;
+    await store.hit(caller, oneAMinute);
+    expectTtls(await ttls(), [30_000, 60_000, 12 * 3_600_000 - 30_000]);
+    for (let i = 0; i < 9; i++) await store.hit(caller, oneAMinute);
+    // The 10th rejection starts a ban ending in 60 s; its escalation history lasts 24 h beyond that.
+    expectTtls(await ttls(), [30_000, -2, 60_000 + 86_400_000]);
+    await store.unban(caller);
+    expectTtls(await ttls(), [30_000, -2, 60_000 + 86_400_000]);
+    await store.close();
+  });
+
+  it('forgets a caller when its state is as good as none, and never writes on a peek', async () => {
+    const store = storeAt(undefined, { ...DEFAULT_BAN_RULES, withinMs: 300 });
+    const caller = randomUUID();
+    await store.peek(caller, oneAMinute, 5);
+    expect(await admin.exists(...limiterKeys(prefix, caller))).toBe(0);
+    // Nothing fits, so only a rejection is kept: it and the state go 300 ms later.
+    await store.hit(caller, { ...oneAMinute, perMinute: 0 });
+    expect(await admin.exists(...limiterKeys(prefix, caller))).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await admin.exists(...limiterKeys(prefix, caller))).toBe(0);
+    await store.close();
+  });
+
+  it('admits exactly 60 of 500 concurrent requests of a free caller sent through several clients', async () => {
+    const stores = Array.from({ length: 5 }, () => storeAt());
+    const free: Policy = { name: 'free', perMinute: 60, perDay: 1000 };
+    const caller = randomUUID();
+    const verdicts = await Promise.all(Array.from({ length: 500 }, (_, i) => stores[i % stores.length]!.hit(caller, free)));
+    expect(verdicts.filter((v) => v.kind === 'admitted')).toHaveLength(60);
+    expect(await admin.llen(limiterKeys(prefix, caller)[0])).toBe(60);
+    expect(await admin.hget(limiterKeys(prefix, caller)[2], 'count')).toBe('60');
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  function expectSame([memory, redis]: unknown[]): void {
+    expect(redis).toEqual(memory);
+  }
+
+  /** PTTL counts down in real time while the test runs, so a second of slack; -2 is a missing key. */
+  function expectTtls(actual: number[], expected: number[]): void {
+    expected.forEach((want, i) => {
+      const ttl = actual[i]!;
+      if (want < 0) expect(ttl, `key ${i}`).toBe(want);
+      else expect(want - ttl, `key ${i}: ${ttl} ms left, ${want} expected`).toBeGreaterThanOrEqual(0);
+      if (want >= 0) expect(want - ttl, `key ${i}: ${ttl} ms left, ${want} expected`).toBeLessThan(1000);
+    });
+  }
+
+  async function scanAll(pattern: string): Promise<string[]> {
+    const found: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    return found;
+  }
+
+  async function redisNow(): Promise<number> {
+    const [seconds, micros] = await admin.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+});
