@@ -13,6 +13,8 @@ export interface Config {
   adminToken: string | null;
   database: DatabaseConfig;
   redisUrl: string | null;
+  /** Starts every limiter key in Redis, so that several services can share one Redis. */
+  redisKeyPrefix: string;
   publicUrl: string;
   production: boolean;
   demoKeys: boolean;
@@ -64,6 +66,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: adminTokenOf(env),
     database: databaseOf(env),
     redisUrl: redisUrlOf(env),
+    redisKeyPrefix: redisKeyPrefixOf(env),
     publicUrl: publicUrlOf(env, port),
     production,
     demoKeys: !production && booleanOf(env, 'DEMO_KEYS', true),
@@ -139,6 +142,13 @@ function redisUrlOf(env: Env): string | null {
   const raw = env.REDIS_URL;
   if (raw === undefined || raw === '') return null;
   if (!/^rediss?:\/\/./.test(raw)) throw new ConfigError('REDIS_URL', 'expected redis://host:port or rediss://…');
+  return raw;
+}
+
+function redisKeyPrefixOf(env: Env): string {
+  const raw = env.REDIS_KEY_PREFIX ?? 'petstore:';
+  // Braces would break the hash tag that keeps one caller's keys in one Cluster slot.
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw)) throw new ConfigError('REDIS_KEY_PREFIX', 'expected 1 to 64 of A-Z a-z 0-9 : _ . -');
   return raw;
 }
 

@@ -8,7 +8,7 @@ import { KeysRepository } from './keys/repository.js';
 import { buildAdminApp } from './ops/app.js';
 import { createLogger } from './ops/logger.js';
 import { createMetrics } from './ops/metrics.js';
-import { MemoryLimiterStore } from './ratelimit/memory-store.js';
+import { openLimiter } from './ratelimit/open.js';
 
 /** Reads the configuration, opens the stores, starts both listeners and stops cleanly on a signal. */
 async function main(config: Config): Promise<void> {
@@ -22,10 +22,12 @@ async function main(config: Config): Promise<void> {
     process.stdout.write(`${await createDemoKeys(keys, config.publicUrl)}\n`);
   }
 
-  const limiter = new MemoryLimiterStore({ clock, rules: config.ban });
   const metrics = createMetrics();
+  const { store: limiter, status: limiterStatus } = await openLimiter(config, logger, (status) => {
+    for (const store of ['redis', 'memory'] as const) metrics.limiterStore.set({ store }, status.deciding === store ? 1 : 0);
+  });
   const publicApp = await buildPublicApp({ config, db, limiter, metrics, clock, logger });
-  const adminApp = await buildAdminApp({ db, limiter, metrics, clock, publicUrl: config.publicUrl, adminToken: config.adminToken, logger });
+  const adminApp = await buildAdminApp({ db, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken: config.adminToken, logger });
   await publicApp.listen({ host: config.host, port: config.port });
   await adminApp.listen({ host: config.adminHost, port: config.adminPort });
   if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API (/admin/*) is off');

@@ -8,12 +8,14 @@ import type { App } from '../http/types.js';
 import { validatorCompiler } from '../http/validation.js';
 import { adminKeyRoutes } from '../keys/admin-routes.js';
 import { KeysRepository } from '../keys/repository.js';
+import type { LimiterStatus } from '../ratelimit/open.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Metrics } from './metrics.js';
 
 export interface AdminAppDeps {
   db: Db;
   limiter: LimiterStore;
+  limiterStatus: () => LimiterStatus;
   metrics: Metrics;
   clock: Clock;
   publicUrl: string;
@@ -23,7 +25,7 @@ export interface AdminAppDeps {
 }
 
 /** The admin listener: health, readiness, metrics and, with a token, the admin API. Never public. */
-export async function buildAdminApp({ db, limiter, metrics, clock, publicUrl, adminToken, logger }: AdminAppDeps): Promise<App> {
+export async function buildAdminApp({ db, limiter, limiterStatus, metrics, clock, publicUrl, adminToken, logger }: AdminAppDeps): Promise<App> {
   const app = Fastify({ loggerInstance: logger || undefined, logger: logger ? undefined : false, genReqId: requestIdOf }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler([]));
   app.setErrorHandler(errorHandler(publicUrl));
@@ -31,9 +33,12 @@ export async function buildAdminApp({ db, limiter, metrics, clock, publicUrl, ad
   app.addHook('onRequest', setRequestId);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+  // Ready while the database answers. A Redis outage does not make an instance unready: it limits
+  // in memory meanwhile, and says so here.
   app.get('/readyz', async (_request, reply) => {
     const database = await ping(db);
-    return reply.code(database ? 200 : 503).send({ status: database ? 'ready' : 'unavailable', checks: { database } });
+    const limiter = limiterStatus();
+    return reply.code(database ? 200 : 503).send({ status: database ? 'ready' : 'unavailable', checks: { database }, limiter });
   });
   app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
 

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The service's Prometheus metrics, on a registry of its own (several apps can live in one test). */
 export function createMetrics() {
@@ -23,6 +23,12 @@ export function createMetrics() {
       name: 'petstore_ratelimit_refusals_total',
       help: 'Requests refused with 429, by kind (rate-limited or banned) and plan.',
       labelNames: ['kind', 'plan'] as const,
+      registers: [registry],
+    }),
+    limiterStore: new Gauge({
+      name: 'petstore_ratelimit_deciding_store',
+      help: 'Where rate limits are decided now (1) and not (0): redis, or memory (alone, or as the fallback while Redis is down).',
+      labelNames: ['store'] as const,
       registers: [registry],
     }),
     bans: new Counter({

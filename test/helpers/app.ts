@@ -56,7 +56,8 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const metrics = createMetrics();
   const logger = options.logLines ? capturingLogger(options.logLines) : false;
   const app = await buildPublicApp({ config, db, limiter, metrics, clock, logger });
-  const admin = await buildAdminApp({ db, limiter, metrics, clock, publicUrl: config.publicUrl, adminToken, logger: false });
+  const limiterStatus = () => ({ configured: 'memory', deciding: 'memory' }) as const;
+  const admin = await buildAdminApp({ db, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken, logger: false });
   const keys = new KeysRepository(db, clock);
   return {
     app,

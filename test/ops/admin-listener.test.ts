@@ -11,7 +11,7 @@ describe('admin listener: health, readiness, metrics', () => {
     expect(json(await t.admin.inject({ url: '/healthz' }))).toEqual({ status: 'ok' });
     const ready = await t.admin.inject({ url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(json(ready)).toEqual({ status: 'ready', checks: { database: true } });
+    expect(json(ready)).toEqual({ status: 'ready', checks: { database: true }, limiter: { configured: 'memory', deciding: 'memory' } });
   });
 
   it('/readyz fails with 503 when the store does not answer', async () => {

@@ -1,0 +1,39 @@
+import { once } from 'node:events';
+import type { Config } from '../config.js';
+import { createLimiterRedis, FailoverLimiterStore, type FailoverLog } from './failover-store.js';
+import { MemoryLimiterStore } from './memory-store.js';
+import type { LimiterStore } from './store.js';
+
+/** Where rate-limit decisions are made right now: shared Redis, or this process's memory. */
+export type LimiterStatus = { configured: 'memory'; deciding: 'memory' } | { configured: 'redis'; deciding: 'redis' | 'memory' };
+
+export interface Limiter {
+  store: LimiterStore;
+  status(): LimiterStatus;
+}
+
+/** How long start-up waits for Redis before it starts limiting in memory (and switches when Redis comes). */
+const REDIS_START_WAIT_MS = 3_000;
+
+/**
+ * The limiter the configuration asks for: in memory without REDIS_URL; with it, Redis with a memory
+ * fallback for outages. `onChange` hears every switch, for metrics.
+ */
+export async function openLimiter(
+  config: Pick<Config, 'redisUrl' | 'redisKeyPrefix' | 'ban'>,
+  log: FailoverLog,
+  onChange: (status: LimiterStatus) => void,
+): Promise<Limiter> {
+  if (!config.redisUrl) {
+    const status: LimiterStatus = { configured: 'memory', deciding: 'memory' };
+    onChange(status);
+    return { store: new MemoryLimiterStore({ rules: config.ban }), status: () => status };
+  }
+  const redis = createLimiterRedis(config.redisUrl);
+  await Promise.race([once(redis, 'ready'), new Promise((resolve) => setTimeout(resolve, REDIS_START_WAIT_MS).unref())]);
+  const status = (): LimiterStatus => ({ configured: 'redis', deciding: store.mode });
+  const store = new FailoverLimiterStore(redis, { log, rules: config.ban, prefix: config.redisKeyPrefix, onModeChange: () => onChange(status()) });
+  if (store.mode === 'memory') log.warn({ limiter: 'memory' }, 'Redis does not answer yet: rate limits are decided in memory until it does');
+  onChange(status());
+  return { store, status };
+}
