@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { request, Agent } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeysRepository } from '../../src/keys/repository.js';
+import { postgresAvailable, testDatabase, type TestDatabase } from '../helpers/database.js';
+import { cli, startServer, type Server } from '../helpers/process.js';
+import { nginxInstalled, startNginx, type Nginx } from '../helpers/nginx.js';
+import { redisForTests } from '../helpers/redis.js';
+
+// Two real server processes sharing one PostgreSQL schema and one Redis: they must behave as one.
+const redis = await redisForTests();
+const available = (await postgresAvailable()) && redis !== null;
+const TOKEN = 'admin-token-for-tests-0123456789';
+
+describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', () => {
+  let store: TestDatabase;
+  let keys: KeysRepository;
+  let a: Server;
+  let b: Server;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    store = await testDatabase({ kind: 'postgres' });
+    keys = new KeysRepository(store.db);
+    env = {
+      DATABASE_URL: store.url,
+      REDIS_URL: redis!.url,
+      // A prefix of this run's own: the anonymous callers (127.0.0.1) of other runs stay apart.
+      REDIS_KEY_PREFIX: `petstore-test-${randomBytes(4).toString('hex')}:`,
+      ADMIN_TOKEN: TOKEN,
+      TRUST_PROXY: '127.0.0.1',
+    };
+    [a, b] = await Promise.all([startServer(env), startServer(env)]);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await store?.db.destroy();
+    await store?.drop();
+  });
+
+  it('start in Redis mode and say so on /readyz', async () => {
+    for (const server of [a, b]) {
+      const ready = await (await fetch(`${server.adminUrl}/readyz`)).json();
+      expect(ready).toMatchObject({ status: 'ready', limiter: { configured: 'redis', deciding: 'redis' } });
+    }
+  });
+
+  it.each([1, 2, 3])('1,000 concurrent requests at both with one free key admit exactly 60 (repetition %i)', async () => {
+    const { key } = await keys.create({ plan: 'free' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 250 });
+    const statuses = await Promise.all(Array.from({ length: 1000 }, (_, i) => get(i % 2 ? a.url : b.url, '/pets?limit=1', key, agent)));
+    agent.destroy();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(940);
+  });
+
+  it('a revocation through one instance applies on the other at its next request', async () => {
+    const { record, key } = await keys.create({ plan: 'pro' });
+    expect(await get(b.url, '/pets', key)).toBe(200);
+    const revoked = await fetch(`${a.adminUrl}/admin/keys/${record.id}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(revoked.status).toBe(200);
+    expect(await get(b.url, '/pets', key)).toBe(401);
+  });
+
+  it('a plan change by the CLI applies on both instances at their next request', async () => {
+    const { record, key } = await keys.create({ plan: 'free' });
+    expect((await fetch(`${a.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit')).toBe('60');
+    const run = await cli(['keys', 'set-plan', record.id, 'business'], { DATABASE_URL: store.url });
+    expect(run.code).toBe(0);
+    for (const server of [a, b]) {
+      const response = await fetch(`${server.url}/pets`, { headers: { 'x-api-key': key } });
+      expect(response.headers.get('x-ratelimit-limit')).toBe('1000');
+    }
+  });
+
+  it('a ban earned on one instance holds on the other, and an unban through one lifts it on both', async () => {
+    const { record, key } = await keys.create({ plan: 'free' });
+    const statuses = await Promise.all(Array.from({ length: 70 }, (_, i) => get(i % 2 ? a.url : b.url, '/pets?limit=1', key)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+    const banned = await fetch(`${b.url}/pets`, { headers: { 'x-api-key': key } });
+    expect(((await banned.json()) as { type: string }).type).toMatch(/key-banned$/);
+    const run = await cli(['keys', 'unban', record.id], { DATABASE_URL: store.url });
+    expect(run.code).toBe(0);
+    for (const server of [a, b]) {
+      const response = await fetch(`${server.url}/pets`, { headers: { 'x-api-key': key } });
+      expect(((await response.json()) as { type: string }).type).toMatch(/rate-limited$/);
+    }
+  });
+
+  describe.skipIf(!nginxInstalled())('behind nginx with deploy/nginx.conf', () => {
+    let nginx: Nginx;
+    beforeAll(async () => {
+      nginx = await startNginx([a.url, b.url]);
+    });
+    afterAll(async () => nginx?.stop());
+
+    it('spreads requests over both instances and keeps the limit exact', async () => {
+      const { key } = await keys.create({ plan: 'free' });
+      const agent = new Agent({ keepAlive: true, maxSockets: 100 });
+      const statuses = await Promise.all(Array.from({ length: 300 }, () => get(nginx.url, '/pets?limit=1', key, agent)));
+      agent.destroy();
+      expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(240);
+      const served = (await Promise.all([a, b].map(async (s) => (await fetch(`${s.adminUrl}/metrics`)).text())))
+        .map((text) => Number(/petstore_http_requests_total\{method="GET",route="\/pets",status="429"\} (\d+)/.exec(text)?.[1] ?? 0));
+      expect(served.every((n) => n > 0)).toBe(true);
+    });
+
+    it('counts anonymous callers by the address nginx reports; a forged X-Forwarded-For changes nothing', async () => {
+      // nginx reports 127.0.0.1 for this client, whose earlier 401s (straight to an instance) count too.
+      const forged: number[] = [];
+      for (let i = 0; i < 61; i++) forged.push(await get(nginx.url, '/pets', '', undefined, { 'x-forwarded-for': `198.51.100.${i}` }));
+      const firstRefusal = forged.indexOf(429);
+      expect(firstRefusal).toBeGreaterThan(0);
+      expect(forged.slice(0, firstRefusal).every((s) => s === 401)).toBe(true);
+      expect(forged.slice(firstRefusal).every((s) => s === 429)).toBe(true);
+    });
+  });
+});
+
+function get(base: string, path: string, key: string, agent?: Agent, headers: Record<string, string> = {}): Promise<number> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, path, headers: { 'x-api-key': key, ...headers }, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
