@@ -5,6 +5,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import { docsRoutes } from './docs/routes.js';
+import { answerPreflight, cors } from './http/cors.js';
 import { errorHandler, frameworkErrorHandler, notFoundHandler, rejectUnknownPath } from './http/errors.js';
 import { identifyHook, requireKey } from './http/identity.js';
 import { collectRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
@@ -48,7 +49,7 @@ export interface PublicAppDeps {
 export async function buildPublicApp({ config, db, limiter, metrics, clock, logger }: PublicAppDeps): Promise<App> {
   const { publicUrl } = config;
   // The first steps of every request, in order.
-  const steps = [setRequestId, identifyHook(new KeysRepository(db, clock)), rateLimitHook(limiter, metrics)];
+  const steps = [setRequestId, cors, identifyHook(new KeysRepository(db, clock)), rateLimitHook(limiter, metrics)];
   const app = Fastify({
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
@@ -69,6 +70,7 @@ export async function buildPublicApp({ config, db, limiter, metrics, clock, logg
   app.removeContentTypeParser('text/plain');
 
   for (const step of steps) app.addHook('onRequest', step);
+  app.addHook('onRequest', answerPreflight);
   app.addHook('onRequest', rejectUnknownPath);
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unknown';

@@ -1,4 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
+import { PLAN_NAMES } from '../ratelimit/plans.js';
 
 /**
  * Schemas shared by every operation. A schema with an `$id` is registered once on the app and
@@ -16,16 +17,19 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
+/** Whole seconds to wait: at most a day (the day window's reset). */
+export const RetryAfterSeconds = (description: string) => Type.Integer({ format: 'int32', minimum: 1, maximum: 86_400, description });
+
 /** A positive int64 in decimal: the form of every record id. */
 export const Int64Id = (description: string) => Type.Integer({ format: 'int64', minimum: 1, description });
 
 export const Problem = Type.Object(
   {
-    type: Type.String({ format: 'uri', description: 'An absolute URL ending in `/problems/<slug>`; that page explains the problem.' }),
-    title: Type.String(),
-    status: Type.Integer({ minimum: 400, maximum: 599 }),
-    detail: Type.String(),
-    instance: Type.String({ description: 'The path of the request that failed.' }),
+    type: Type.String({ format: 'uri', maxLength: 2048, description: 'An absolute URL ending in `/problems/<slug>`; that page explains the problem.' }),
+    title: Type.String({ maxLength: 200 }),
+    status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599 }),
+    detail: Type.String({ maxLength: 20_000 }),
+    instance: Type.String({ maxLength: 16_384, description: 'The path of the request that failed.' }),
   },
   { $id: 'Problem', description: 'An RFC 9457 problem.', additionalProperties: true },
 );
@@ -33,13 +37,13 @@ export const Problem = Type.Object(
 export const InputErrorSchema = Type.Object(
   {
     in: StringEnum(['path', 'query', 'header', 'body']),
-    name: Type.String({ description: 'The parameter, header or body member (a JSON pointer) at fault.' }),
-    message: Type.String(),
+    name: Type.String({ maxLength: 1_000, description: 'The parameter, header or body member (a JSON pointer) at fault.' }),
+    message: Type.String({ maxLength: 1_000 }),
   },
   { additionalProperties: false },
 );
 
-export const ValidationProblem = Type.Intersect([ref(Problem), Type.Object({ errors: Type.Array(InputErrorSchema) })], {
+export const ValidationProblem = Type.Intersect([ref(Problem), Type.Object({ errors: Type.Array(InputErrorSchema, { maxItems: 1_000 }) })], {
   $id: 'ValidationProblem',
   description: 'A `400` problem listing every invalid input.',
 });
@@ -49,16 +53,16 @@ export const RateLimitedProblem = Type.Intersect(
     ref(Problem),
     Type.Object({
       window: StringEnum(['minute', 'day'], { description: 'The window that refused the request.' }),
-      limit: Type.Integer({ minimum: 1 }),
-      plan: Type.String(),
-      retryAfter: Type.Integer({ minimum: 1, description: 'Seconds, the same as the `Retry-After` header.' }),
+      limit: Type.Integer({ format: 'int32', minimum: 1, maximum: 2_147_483_647 }),
+      plan: StringEnum([...PLAN_NAMES, 'anonymous']),
+      retryAfter: RetryAfterSeconds('Seconds, the same as the `Retry-After` header.'),
     }),
   ],
   { $id: 'RateLimitedProblem', description: 'A `429` of type `rate-limited`.' },
 );
 
 export const BannedProblem = Type.Intersect(
-  [ref(Problem), Type.Object({ retryAfter: Type.Integer({ minimum: 1 }), bannedUntil: Type.String({ format: 'date-time' }) })],
+  [ref(Problem), Type.Object({ retryAfter: RetryAfterSeconds('Seconds until the ban ends, the same as `Retry-After`.'), bannedUntil: Type.String({ format: 'date-time', maxLength: 30 }) })],
   { $id: 'BannedProblem', description: 'A `429` of type `key-banned`.' },
 );
 
@@ -68,8 +72,8 @@ export const SHARED_SCHEMAS = [Problem, ValidationProblem, RateLimitedProblem, B
 export function ListQuery<const T extends readonly string[]>(statuses: T, what: string) {
   return Type.Object({
     status: Type.Optional(StringEnum(statuses, { description: `Only ${what} with this status.` })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'How many items to return, 1 to 100.' })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The `nextCursor` of the previous page.' })),
+    limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'How many items to return, 1 to 100.' })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: 'The `nextCursor` of the previous page.' })),
   });
 }
 
@@ -77,8 +81,8 @@ export function ListQuery<const T extends readonly string[]>(statuses: T, what: 
 export function Page<T extends TSchema>(item: T, description: string) {
   return Type.Object(
     {
-      data: Type.Array(item),
-      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; `null` on the last page.' }),
+      data: Type.Array(item, { maxItems: 100 }),
+      nextCursor: Type.Union([Type.String({ maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' }), Type.Null()], { description: 'Pass as `cursor` for the next page; `null` on the last page.' }),
     },
     { description },
   );

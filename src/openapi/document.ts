@@ -1,4 +1,5 @@
 import type { SwaggerOptions } from '@fastify/swagger';
+import { ALLOW_ORIGIN_HEADER } from '../http/cors.js';
 import { API_KEY_HEADER } from '../http/identity.js';
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
@@ -9,19 +10,20 @@ export const SECURITY_SCHEME = 'ApiKey';
 
 /** Headers declared once under `components.headers` and referenced from every response. */
 const HEADERS: Record<string, { description: string; schema: object }> = {
-  [LIMIT_HEADER]: { description: 'The limit of the binding window (the one with the least left; on a tie, the day).', schema: { type: 'integer' } },
-  [REMAINING_HEADER]: { description: 'Requests left in the binding window; 0 while banned.', schema: { type: 'integer', minimum: 0 } },
-  [RESET_HEADER]: { description: 'Unix time (seconds, rounded up) at which the binding window is full again, or the ban ends.', schema: { type: 'integer' } },
-  [POLICY_HEADER]: { description: 'Both windows of your plan, IETF draft form: `"minute";q=60;w=60, "day";q=1000;w=86400`.', schema: { type: 'string' } },
-  [RATE_LIMIT_HEADER]: { description: 'What is left in each window and `t`, the seconds until one more request is admitted: `"minute";r=59;t=0, "day";r=999;t=0`.', schema: { type: 'string' } },
-  [REQUEST_ID_HEADER]: { description: 'Your `X-Request-Id` if you sent a sane one, else a new id. Quote it when you report a problem.', schema: { type: 'string' } },
-  [RETRY_AFTER_HEADER]: { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
-  Deprecation: { description: 'RFC 9745: `@<unix seconds>` of the deprecation.', schema: { type: 'string' } },
-  Sunset: { description: 'RFC 8594: the HTTP date from which the operation answers `410`.', schema: { type: 'string' } },
-  Link: { description: 'Links with `rel="deprecation"` and `rel="sunset"` to the page that explains them.', schema: { type: 'string' } },
+  [LIMIT_HEADER]: { description: 'The limit of the binding window (the one with the least left; on a tie, the day).', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 2_147_483_647 } },
+  [REMAINING_HEADER]: { description: 'Requests left in the binding window; 0 while banned.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 } },
+  [RESET_HEADER]: { description: 'Unix time (seconds, rounded up) at which the binding window is full again, or the ban ends.', schema: { type: 'integer', format: 'int64', minimum: 0 } },
+  [POLICY_HEADER]: { description: 'Both windows of your plan, IETF draft form: `"minute";q=60;w=60, "day";q=1000;w=86400`.', schema: { type: 'string', maxLength: 100, pattern: '^"minute";q=\\d+;w=60, "day";q=\\d+;w=86400$' } },
+  [RATE_LIMIT_HEADER]: { description: 'What is left in each window and `t`, the seconds until one more request is admitted: `"minute";r=59;t=0, "day";r=999;t=0`.', schema: { type: 'string', maxLength: 100, pattern: '^"minute";r=\\d+;t=\\d+, "day";r=\\d+;t=\\d+$' } },
+  [REQUEST_ID_HEADER]: { description: 'Your `X-Request-Id` if you sent a sane one, else a new id. Quote it when you report a problem.', schema: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' } },
+  [RETRY_AFTER_HEADER]: { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86_400 } },
+  [ALLOW_ORIGIN_HEADER]: { description: 'Any origin may call the API from a browser (keys travel in a header, not in cookies).', schema: { type: 'string', const: '*' } },
+  Deprecation: { description: 'RFC 9745: `@<unix seconds>` of the deprecation.', schema: { type: 'string', maxLength: 21, pattern: '^@-?\\d+$' } },
+  Sunset: { description: 'RFC 8594: the HTTP date from which the operation answers `410`.', schema: { type: 'string', maxLength: 29, pattern: '^[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$' } },
+  Link: { description: 'Links with `rel="deprecation"` and `rel="sunset"` to the page that explains them.', schema: { type: 'string', maxLength: 4096 } },
 };
 
-const ON_EVERY_RESPONSE = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REQUEST_ID_HEADER];
+const ON_EVERY_RESPONSE = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REQUEST_ID_HEADER, ALLOW_ORIGIN_HEADER];
 const ON_RETRYABLE = [RETRY_AFTER_HEADER];
 const ON_DEPRECATED = ['Deprecation', 'Sunset', 'Link'];
 
@@ -49,20 +51,27 @@ export function swaggerOptions(publicUrl: string): SwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Petstore', version: '1.0.0', description: description() },
-      servers: [{ url: publicUrl }],
+      info: {
+        title: 'Petstore',
+        version: '1.0.0',
+        description: description(),
+        contact: { name: 'Petstore maintainers', url: `${publicUrl}/docs` },
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      // A public API: `x-internal: false` says so to inventory tooling.
+      servers: [{ url: publicUrl, description: 'This deployment, at PUBLIC_URL: local by default, production when deployed.', 'x-internal': false }],
       tags: openapiTags(),
       'x-tagGroups': tagGroups(),
       components: {
         securitySchemes: { [SECURITY_SCHEME]: { type: 'apiKey', in: 'header', name: API_KEY_HEADER, description: 'Your API key, `pet_…`.' } },
       },
     },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    transformObject: (documentObject) => {
+    refResolver: { buildLocalReference: (json: { $id?: unknown }, _baseUri: unknown, _fragment: unknown, i: number) => String(json.$id ?? `def-${i}`) },
+    transformObject: (documentObject: unknown) => {
       const document = (documentObject as { openapiObject: OpenApiDocument }).openapiObject;
       return withResponseHeaders(document);
     },
-  } as SwaggerOptions;
+  } as unknown as SwaggerOptions;
 }
 
 interface OpenApiDocument {

@@ -53,7 +53,7 @@ export function ordersRoutes(app: App, { db, clock, publicUrl }: OrdersRouteDeps
           201: {
             ...ref(Order),
             description: 'The order placed (or, on a replay, the order the key placed).',
-            headers: { location: { type: 'string', format: 'uri', description: 'The URL of the order.' } },
+            headers: { location: { type: 'string', format: 'uri', maxLength: 2048, description: 'The URL of the order.' } },
           },
           ...problemResponses(400, 404, 409, 413, 415, 422),
         },
@@ -73,6 +73,7 @@ export function ordersRoutes(app: App, { db, clock, publicUrl }: OrdersRouteDeps
       schema: {
         operationId: 'getOrder',
         summary: 'Get one of your orders',
+        description: 'One order placed with your API key. Another key\'s order is not found (`404`), never forbidden.',
         tags: [TAG.orders],
         'x-stability': 'experimental',
         params: OrderParams,

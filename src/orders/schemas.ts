@@ -7,8 +7,8 @@ export const Order = Type.Object(
   {
     id: Int64Id('The order id.'),
     petId: Int64Id('The pet ordered.'),
-    quantity: Type.Integer({ format: 'int32', minimum: 1 }),
-    shipDate: Type.String({ format: 'date-time' }),
+    quantity: Type.Integer({ format: 'int32', minimum: 1, maximum: 1000 }),
+    shipDate: Type.String({ format: 'date-time', maxLength: 30 }),
     status: StringEnum(ORDER_STATUSES),
     complete: Type.Boolean({ description: 'True once the order is delivered.' }),
   },
@@ -20,7 +20,7 @@ export const NewOrder = Type.Object(
   {
     petId: Int64Id('The pet to order; it must be `available`.'),
     quantity: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 1000, default: 1 })),
-    shipDate: Type.Optional(Type.String({ format: 'date-time', description: 'Defaults to two days after the order is placed.' })),
+    shipDate: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: 'Defaults to two days after the order is placed.' })),
   },
   { $id: 'NewOrder', additionalProperties: false, description: 'An order to place.' },
 );

@@ -4,15 +4,15 @@ import { Int64Id, ListQuery, StringEnum } from '../http/schemas.js';
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 
 const Named = (what: string) =>
-  Type.Object({ id: Type.Integer({ format: 'int64', minimum: 1 }), name: Type.String() }, { additionalProperties: false, description: what });
+  Type.Object({ id: Type.Integer({ format: 'int64', minimum: 1 }), name: Type.String({ maxLength: 100 }) }, { additionalProperties: false, description: what });
 
 export const Pet = Type.Object(
   {
     id: Int64Id('The pet id.'),
-    name: Type.String({ examples: ['Rex'] }),
+    name: Type.String({ maxLength: 100, examples: ['Rex'] }),
     category: Named('The kind of pet.'),
-    photoUrls: Type.Array(Type.String({ format: 'uri' })),
-    tags: Type.Array(Named('A tag.')),
+    photoUrls: Type.Array(Type.String({ format: 'uri', maxLength: 2048 }), { maxItems: 20 }),
+    tags: Type.Array(Named('A tag.'), { maxItems: 20 }),
     status: StringEnum(PET_STATUSES, { description: 'Whether the pet can be ordered: only `available` pets can.' }),
   },
   { $id: 'Pet', additionalProperties: false, description: 'A pet of the catalogue.' },
