@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(async () => t.close());
+
+describe('CORS', () => {
+  it('every response allows any origin and exposes the rate-limit headers', async () => {
+    const key = await t.newKey('free');
+    for (const response of [await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } }), await t.app.inject({ url: '/nowhere' })]) {
+      expect(response.headers['access-control-allow-origin']).toBe('*');
+      expect(String(response.headers['access-control-expose-headers'])).toMatch(/X-RateLimit-Remaining.*Retry-After.*Deprecation/);
+    }
+  });
+
+  it('a preflight gets 204 with the methods and headers a client may send, and the rate-limit headers', async () => {
+    const response = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/store/orders',
+      headers: { origin: 'https://notebook.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key, content-type, idempotency-key' },
+    });
+    expect(response.statusCode).toBe(204);
+    expect(response.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, DELETE');
+    expect(response.headers['access-control-allow-headers']).toBe('X-API-Key, Content-Type, Idempotency-Key, X-Request-Id');
+    expect(response.headers['x-ratelimit-limit']).toBe('60');
+  });
+
+  it('a plain OPTIONS (not a preflight) is still a 405 with Allow', async () => {
+    const response = await t.app.inject({ method: 'OPTIONS', url: '/store/orders' });
+    expect(response.statusCode).toBe(405);
+    expect(response.headers.allow).toBe('GET, HEAD, POST');
+  });
+});
