@@ -1,8 +1,10 @@
 import type { App } from '../http/types.js';
 import { DEPRECATIONS_PAGE_PATH, deprecationsPage, type Deprecation } from '../pets/deprecation.js';
+import { interactiveDocs } from './interactive.js';
 import { htmlPage } from './page.js';
 
 export function docsRoutes(app: App, deprecation: Deprecation): void {
+  interactiveDocs(app);
   const page = deprecationsPage(deprecation);
   const html = htmlPage(page.title, page.body);
   app.get(DEPRECATIONS_PAGE_PATH, { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(html));

@@ -1,0 +1,20 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+/** Whether Debian's Chromium is here; in CI it must be (.ci/run installs it), elsewhere the suite skips. */
+export function chromiumInstalled(): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.CI === 'true') throw new Error(`Chromium is not at ${CHROMIUM}; .ci/run installs it (apt-get install chromium)`);
+  console.warn(`Browser suites skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+  return false;
+}
+
+/** Headless Chromium with the flags this closed network needs (without them it stalls on Google's hosts). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
+  });
+}
