@@ -1,0 +1,45 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEM_SLUGS, PROBLEM_TYPES } from '../../src/http/problems.js';
+import { testApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(async () => t.close());
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+describe('/problems/<slug>', () => {
+  it.each(PROBLEM_SLUGS)('%s has a page that explains it', async (slug) => {
+    const response = await t.app.inject({ url: `/problems/${slug}` });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/html/);
+    expect(response.body).toContain(PROBLEM_TYPES[slug].title);
+    expect(response.body).toContain(`HTTP status <strong>${PROBLEM_TYPES[slug].status}</strong>`);
+  });
+
+  it('every problem type the code can emit is one of them', () => {
+    const root = new URL('../../src/', import.meta.url).pathname;
+    // `new ProblemError('<slug>'`, and Fastify's own errors mapped to slugs in http/errors.ts.
+    const emitting = /new ProblemError\(\s*'([a-z-]+)'|FST_ERR_\w+: \['([a-z-]+)'/g;
+    const emitted = new Set(sources(root).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(emitting)].map((m) => (m[1] ?? m[2])!)));
+    expect(emitted.size).toBeGreaterThan(10);
+    for (const slug of emitted) expect(PROBLEM_SLUGS, slug).toContain(slug);
+    // And no page describes a problem nothing emits.
+    expect([...emitted].sort()).toEqual([...PROBLEM_SLUGS].sort());
+  });
+
+  it('an unknown slug is a 404 problem', async () => {
+    const response = await t.app.inject({ url: '/problems/no-such-thing' });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+});

@@ -1,0 +1,127 @@
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { OpenAPIBackend, SetMatchType } from 'openapi-backend';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * Real traffic against the served document, checked by an independent validator (openapi-backend,
+ * its own Ajv): every response's status must be documented for its operation, its media type must
+ * be the documented one, its body must match that schema, its headers must match the declared ones,
+ * and every header the document declares for that response must be present.
+ */
+interface Doc {
+  paths: Record<string, Record<string, { operationId: string; responses: Record<string, Resp> }>>;
+  components: { headers: Record<string, { schema: object }> };
+}
+interface Resp {
+  content?: Record<string, { schema: object }>;
+  headers?: Record<string, { $ref: string }>;
+}
+
+let t: TestApp;
+let doc: Doc;
+let api: OpenAPIBackend;
+const seen: string[] = [];
+const mismatches: string[] = [];
+
+beforeAll(async () => {
+  t = await testApp({ env: { ADMIN_TOKEN: 'admin-token-for-tests-0123456789' } });
+  doc = JSON.parse((await t.app.inject({ url: '/openapi.json' })).body) as Doc;
+  // openapi-backend validates `application/json` bodies only; problems are `application/problem+json`.
+  // Its copy of the document lists each body under `application/json` (same schema), and this test
+  // checks the real media type itself.
+  const asJson = JSON.parse(JSON.stringify(doc).replaceAll('"application/problem+json"', '"application/json"'));
+  // `quick` skips its check of the document itself, which knows only OpenAPI 3.0 (it refuses 3.1's
+  // license `identifier`); the schemas it validates responses with are plain JSON Schema either way.
+  api = new OpenAPIBackend({ definition: asJson, quick: true, validate: true, ajvOpts: { strict: false } });
+  await api.init();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+function operationOf(operationId: string): { path: string; method: string; responses: Record<string, Resp> } {
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) if (op.operationId === operationId) return { path, method, responses: op.responses };
+  }
+  throw new Error(`no operation ${operationId}`);
+}
+
+/** Records every way the response departs from the document. */
+function check(operationId: string, response: LightMyRequestResponse): LightMyRequestResponse {
+  const status = response.statusCode;
+  seen.push(`${operationId} ${status}`);
+  const where = `${operationId} → ${status}`;
+  const documented = operationOf(operationId).responses[String(status)];
+  if (!documented) {
+    mismatches.push(`${where}: status not documented`);
+    return response;
+  }
+  const [mediaType] = Object.keys(documented.content ?? {});
+  const sentType = String(response.headers['content-type'] ?? '').split(';')[0];
+  if (mediaType && sentType !== mediaType) mismatches.push(`${where}: content-type ${sentType}, documented ${mediaType}`);
+  if (mediaType) {
+    const body = api.validator.validateResponse(JSON.parse(response.body), operationId, status);
+    if (!body.valid) mismatches.push(`${where}: body ${JSON.stringify(body.errors)}`);
+  }
+  const headers = api.validator.validateResponseHeaders(response.headers, operationId, { statusCode: status, setMatchType: SetMatchType.Superset });
+  if (!headers.valid) mismatches.push(`${where}: headers ${JSON.stringify(headers.errors)}`);
+  for (const name of Object.keys(documented.headers ?? {})) {
+    if (response.headers[name.toLowerCase()] === undefined) mismatches.push(`${where}: declared header ${name} missing`);
+  }
+  return response;
+}
+
+describe('every response of real traffic conforms to the served document', () => {
+  it('through every operation, its successes and its errors, a ban included', async () => {
+    const key = await t.newKey('free');
+    const other = await t.newKey('pro');
+    const as = (k: string, extra: Record<string, string> = {}) => ({ 'x-api-key': k, ...extra });
+    const send = async (operationId: string, options: InjectOptions) => check(operationId, await t.app.inject(options));
+
+    await send('listPets', { url: '/pets?limit=2', headers: as(key) });
+    await send('listPets', { url: '/pets?limit=0', headers: as(key) });
+    await send('listPets', { url: '/pets' });
+    await send('getPet', { url: '/pets/1', headers: as(key) });
+    await send('getPet', { url: '/pets/999', headers: as(key) });
+    await send('getPet', { url: '/pets/abc', headers: as(key) });
+    await send('getPet', { url: '/pets/1', headers: as('pet_unknownunknownunknownunknownunkn') });
+    const pending = JSON.parse((await t.app.inject({ url: '/pets?status=pending', headers: as(other) })).body).data[0].id as number;
+    const placed = await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 1, quantity: 2 } });
+    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 1, quantity: 2 } });
+    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 2 } });
+    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: 999 } });
+    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: pending } });
+    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { quantity: 0 } });
+    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'content-type': 'text/plain' }), payload: 'x' });
+    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: 1, note: 'x'.repeat(20_000) } });
+    const orderId = JSON.parse(placed.body).id as number;
+    await send('listOrders', { url: '/store/orders', headers: as(key) });
+    await send('listOrders', { url: '/store/orders?status=lost', headers: as(key) });
+    await send('getOrder', { url: `/store/orders/${orderId}`, headers: as(key) });
+    await send('getOrder', { url: `/store/orders/${orderId}`, headers: as(other) });
+    await send('getOrder', { url: '/store/orders/0', headers: as(key) });
+    await send('cancelOrder', { method: 'DELETE', url: `/store/orders/${orderId}`, headers: as(key) });
+    await send('cancelOrder', { method: 'DELETE', url: '/store/orders/424242', headers: as(key) });
+    const delivered = JSON.parse((await t.app.inject({ method: 'POST', url: '/store/orders', headers: as(other), payload: { petId: 1 } })).body).id as number;
+    await t.db.updateTable('orders').set({ status: 'delivered', complete: 1 }).where('id', '=', delivered).execute();
+    await send('cancelOrder', { method: 'DELETE', url: `/store/orders/${delivered}`, headers: as(other) });
+    // Rate limited, then banned.
+    let response: LightMyRequestResponse;
+    do response = await send('listPets', { url: '/pets', headers: as(key) });
+    while (response.statusCode !== 429);
+    for (let i = 0; i < 10; i++) await send('getPet', { url: '/pets/1', headers: as(key) });
+    expect(JSON.parse((await send('listOrders', { url: '/store/orders', headers: as(key) })).body).type).toMatch(/key-banned$/);
+    // Past the sunset.
+    t.clock.set('2099-01-01T00:00:00Z');
+    await send('getPet', { url: '/pets/1', headers: as(other) });
+    // The store failing.
+    await t.db.schema.alterTable('pets').renameTo('pets_gone').execute();
+    await send('listPets', { url: '/pets', headers: as(other) });
+
+    for (const status of [200, 201, 400, 401, 404, 409, 410, 413, 415, 422, 429, 500]) {
+      expect(seen.some((s) => s.endsWith(` ${status}`)), `a ${status} was exercised`).toBe(true);
+    }
+    expect(mismatches).toEqual([]);
+  });
+});
