@@ -1,0 +1,158 @@
+/**
+ * One error class per problem type the service sends (`type` ends in `/problems/<slug>`), so callers
+ * can `catch` by `instanceof` and read the members each problem carries.
+ */
+import type { components } from './generated/schema.js';
+import type { RateLimitState } from './rate-limit.js';
+
+export type Problem = components['schemas']['Problem'];
+export type ValidationProblem = components['schemas']['ValidationProblem'];
+export type RateLimitedProblem = components['schemas']['RateLimitedProblem'];
+export type BannedProblem = components['schemas']['BannedProblem'];
+export type InputError = ValidationProblem['errors'][number];
+
+export interface ErrorInit {
+  status: number;
+  /** The problem body; undefined when the client refused without sending (see `RateLimitedError`). */
+  problem?: Problem;
+  requestId?: string;
+  rateLimit?: RateLimitState;
+  retryAfter?: number;
+}
+
+/** Any error answer of the service. */
+export class PetstoreError extends Error {
+  readonly status: number;
+  readonly problem: Problem | undefined;
+  /** Quote it when you report a problem. */
+  readonly requestId: string | undefined;
+  readonly rateLimit: RateLimitState | undefined;
+
+  constructor(message: string, init: ErrorInit) {
+    super(message);
+    this.name = new.target.name;
+    this.status = init.status;
+    this.problem = init.problem;
+    this.requestId = init.requestId;
+    this.rateLimit = init.rateLimit;
+  }
+}
+
+/** The request could not reach the service, or its answer never arrived. */
+export class NetworkError extends Error {
+  override readonly name = 'NetworkError';
+}
+
+export class ValidationError extends PetstoreError {
+  /** Every invalid input: `{in, name, message}`. */
+  get errors(): InputError[] {
+    return (this.problem as ValidationProblem | undefined)?.errors ?? [];
+  }
+}
+export class UnauthorizedError extends PetstoreError {}
+export class NotFoundError extends PetstoreError {}
+export class MethodNotAllowedError extends PetstoreError {}
+export class ConflictError extends PetstoreError {}
+export class PetNotAvailableError extends ConflictError {}
+export class OrderNotCancellableError extends ConflictError {}
+/** The operation reached its sunset date and answers no more. */
+export class SunsetError extends PetstoreError {}
+export class PayloadTooLargeError extends PetstoreError {}
+export class UnsupportedMediaTypeError extends PetstoreError {}
+export class IdempotencyKeyReusedError extends PetstoreError {}
+export class InternalServerError extends PetstoreError {}
+
+/** A 429 of either kind; `retryAfter` is the seconds to wait before sending again. */
+export class TooManyRequestsError extends PetstoreError {
+  readonly retryAfter: number;
+
+  constructor(message: string, init: ErrorInit) {
+    super(message, init);
+    // A 429 without any hint still means "not now": wait a second rather than not at all.
+    this.retryAfter = init.retryAfter ?? numberMember(init.problem, 'retryAfter') ?? 1;
+  }
+}
+
+/**
+ * The request exceeds a limit of the plan. Without a `problem`, the client refused it itself because the
+ * wait the server asked for is longer than `maxWaitMs`: nothing was sent.
+ */
+export class RateLimitedError extends TooManyRequestsError {
+  get window(): RateLimitedProblem['window'] | undefined {
+    return (this.problem as RateLimitedProblem | undefined)?.window;
+  }
+  get limit(): number | undefined {
+    return numberMember(this.problem, 'limit');
+  }
+  get plan(): RateLimitedProblem['plan'] | undefined {
+    return (this.problem as RateLimitedProblem | undefined)?.plan;
+  }
+}
+
+/** The key is banned for a while for sending after 429s. Without a `problem`, the client did not send. */
+export class BannedError extends TooManyRequestsError {
+  get bannedUntil(): Date | undefined {
+    const until = (this.problem as BannedProblem | undefined)?.bannedUntil;
+    return until === undefined ? undefined : new Date(until);
+  }
+}
+
+export class ServiceUnavailableError extends PetstoreError {
+  get retryAfter(): number | undefined {
+    return this.rateLimit?.retryAfterSeconds;
+  }
+}
+
+type ErrorClass = new (message: string, init: ErrorInit) => PetstoreError;
+
+/** Every problem slug of the service and its class; a test checks it against the server's list. */
+export const PROBLEM_ERRORS = {
+  'invalid-request': ValidationError,
+  unauthorized: UnauthorizedError,
+  'not-found': NotFoundError,
+  'method-not-allowed': MethodNotAllowedError,
+  'pet-not-available': PetNotAvailableError,
+  'order-not-cancellable': OrderNotCancellableError,
+  sunset: SunsetError,
+  'payload-too-large': PayloadTooLargeError,
+  'unsupported-media-type': UnsupportedMediaTypeError,
+  'idempotency-key-reused': IdempotencyKeyReusedError,
+  'rate-limited': RateLimitedError,
+  'key-banned': BannedError,
+  'internal-error': InternalServerError,
+  'service-unavailable': ServiceUnavailableError,
+} as const satisfies Record<string, ErrorClass>;
+
+/** For answers without a known problem type (a proxy's error page, say). */
+const BY_STATUS: Record<number, ErrorClass> = {
+  400: ValidationError,
+  401: UnauthorizedError,
+  404: NotFoundError,
+  409: ConflictError,
+  410: SunsetError,
+  429: RateLimitedError,
+  500: InternalServerError,
+  503: ServiceUnavailableError,
+};
+
+/** The typed error of an error response; reads the body. */
+export async function errorFrom(response: Response, rateLimit: RateLimitState): Promise<PetstoreError> {
+  const problem = await problemOf(response);
+  const slug = problem?.type.match(/\/problems\/([^/?#]+)$/)?.[1];
+  const ErrorOf: ErrorClass = (slug && (PROBLEM_ERRORS as Record<string, ErrorClass>)[slug]) || BY_STATUS[response.status] || PetstoreError;
+  const message = problem ? `${problem.title}: ${problem.detail}` : `HTTP ${response.status}`;
+  const requestId = response.headers.get('x-request-id') ?? undefined;
+  return new ErrorOf(message, { status: response.status, problem, requestId, rateLimit, retryAfter: rateLimit.retryAfterSeconds });
+}
+
+async function problemOf(response: Response): Promise<Problem | undefined> {
+  if (!/json/.test(response.headers.get('content-type') ?? '')) return undefined;
+  const body: unknown = await response.json().catch(() => undefined);
+  const isProblem = typeof body === 'object' && body !== null && typeof (body as Problem).type === 'string';
+  return isProblem ? (body as Problem) : undefined;
+}
+
+function numberMember(problem: Problem | undefined, name: string): number | undefined {
+  const value = problem?.[name];
+  return typeof value === 'number' ? value : undefined;
+}
