@@ -5,6 +5,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import { docsRoutes } from './docs/routes.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import { answerPreflight, cors } from './http/cors.js';
 import { errorHandler, frameworkErrorHandler, notFoundHandler, rejectUnknownPath } from './http/errors.js';
 import { identifyHook, requireKey } from './http/identity.js';
@@ -30,7 +31,18 @@ import type { LimiterStore } from './ratelimit/store.js';
 /** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
 const NAMED_SCHEMAS = [...SHARED_SCHEMAS, Pet, Order, NewOrder];
 
-export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet'>;
+export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts'>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Set on SIGTERM (main.ts): from then on every response closes its connection once sent, so a
+     * kept-alive client leaves with its answer instead of holding the drain open until the keep-alive
+     * timeout, or having the connection cut while its next request is on the way.
+     */
+    draining: boolean;
+  }
+}
 
 export interface PublicAppDeps {
   config: PublicConfig;
@@ -57,9 +69,18 @@ export async function buildPublicApp({ config, db, limiter, metrics, clock, logg
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
-    // A request that takes longer than this has gone wrong somewhere; the client gets an answer anyway.
-    requestTimeout: 30_000,
+    // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
+    requestTimeout: config.timeouts.requestMs,
+    keepAliveTimeout: config.timeouts.keepAliveMs,
+    http: {
+      headersTimeout: config.timeouts.headersMs,
+      requestTimeout: config.timeouts.requestMs,
+      // Node enforces both timeouts by a sweep over open connections, every 30 s by default: once a second
+      // makes them hold to the second.
+      connectionsCheckingInterval: 1_000,
+    },
     frameworkErrors: frameworkErrorHandler(publicUrl, steps),
+    clientErrorHandler: clientErrorHandler(publicUrl, limiter),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler(NAMED_SCHEMAS));
@@ -72,6 +93,10 @@ export async function buildPublicApp({ config, db, limiter, metrics, clock, logg
   for (const step of steps) app.addHook('onRequest', step);
   app.addHook('onRequest', answerPreflight);
   app.addHook('onRequest', rejectUnknownPath);
+  app.decorate('draining', false);
+  app.addHook('onSend', async (_request, reply) => {
+    if (app.draining) reply.header('connection', 'close');
+  });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unknown';
     metrics.requests.inc({ method: request.method, route, status: reply.statusCode });

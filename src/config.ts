@@ -25,6 +25,17 @@ export interface Config {
   petsGet: { deprecatedAt: Date; sunsetAt: Date };
   ban: BanRules;
   shutdownTimeoutMs: number;
+  timeouts: Timeouts;
+}
+
+/** How long the public listener waits on a client, so that slow or idle ones cannot hold it. */
+export interface Timeouts {
+  /** From connecting (or a further request's first byte) to the end of its headers: slowloris. */
+  headersMs: number;
+  /** From the same start to the end of the request's body: slow bodies. */
+  requestMs: number;
+  /** An idle kept-alive connection is closed after this. */
+  keepAliveMs: number;
 }
 
 export type DatabaseConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
@@ -48,6 +59,10 @@ export const DEFAULTS = {
   petsGetSunsetAt: '2027-07-01T00:00:00Z',
   bodyLimit: 16 * 1024,
   shutdownTimeoutMs: 10_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  // Longer than the 60 s idle timeout of common load balancers, so that they close first, never the service mid-reuse.
+  keepAliveTimeoutMs: 72_000,
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -82,7 +97,17 @@ export function loadConfig(env: Env = process.env): Config {
       escalationWindowMs: DEFAULT_BAN_RULES.escalationWindowMs,
     },
     shutdownTimeoutMs: 1000 * positiveIntOf(env, 'SHUTDOWN_TIMEOUT_SECONDS', DEFAULTS.shutdownTimeoutMs / 1000),
+    timeouts: timeoutsOf(env),
   };
+}
+
+function timeoutsOf(env: Env): Timeouts {
+  const headersMs = 1000 * positiveIntOf(env, 'HEADERS_TIMEOUT_SECONDS', DEFAULTS.headersTimeoutMs / 1000);
+  const requestMs = 1000 * positiveIntOf(env, 'REQUEST_TIMEOUT_SECONDS', DEFAULTS.requestTimeoutMs / 1000);
+  // The headers are part of the request: Node refuses a headers timeout longer than the request's.
+  if (headersMs > requestMs) throw new ConfigError('HEADERS_TIMEOUT_SECONDS', 'may not exceed REQUEST_TIMEOUT_SECONDS');
+  const keepAliveMs = 1000 * positiveIntOf(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', DEFAULTS.keepAliveTimeoutMs / 1000);
+  return { headersMs, requestMs, keepAliveMs };
 }
 
 function positiveIntOf(env: Env, name: string, fallback: number): number {

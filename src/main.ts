@@ -10,6 +10,9 @@ import { createLogger } from './ops/logger.js';
 import { createMetrics } from './ops/metrics.js';
 import { openLimiter } from './ratelimit/open.js';
 
+/** How long a drain keeps listening before closing idle connections (see `stop`). */
+const DRAIN_GRACE_MS = 250;
+
 /** Reads the configuration, opens the stores, starts both listeners and stops cleanly on a signal. */
 async function main(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
@@ -42,6 +45,10 @@ async function main(config: Config): Promise<void> {
       logger.error('drain timeout passed; exiting');
       process.exit(1);
     }, config.shutdownTimeoutMs).unref();
+    publicApp.draining = true;
+    // close() cuts the connections that look idle; a request may be on its way on one of them. A
+    // moment to read it lets it be answered (with Connection: close) instead of reset.
+    await new Promise((resolve) => setTimeout(resolve, DRAIN_GRACE_MS));
     await Promise.all([publicApp.close(), adminApp.close()]);
     await limiter.close();
     await db.destroy();
