@@ -57,7 +57,9 @@ export class PetNotAvailableError extends ConflictError {}
 export class OrderNotCancellableError extends ConflictError {}
 /** The operation reached its sunset date and answers no more. */
 export class SunsetError extends PetstoreError {}
+export class RequestTimeoutError extends PetstoreError {}
 export class PayloadTooLargeError extends PetstoreError {}
+export class HeadersTooLargeError extends PetstoreError {}
 export class UnsupportedMediaTypeError extends PetstoreError {}
 export class IdempotencyKeyReusedError extends PetstoreError {}
 export class InternalServerError extends PetstoreError {}
@@ -114,7 +116,9 @@ export const PROBLEM_ERRORS = {
   'pet-not-available': PetNotAvailableError,
   'order-not-cancellable': OrderNotCancellableError,
   sunset: SunsetError,
+  'request-timeout': RequestTimeoutError,
   'payload-too-large': PayloadTooLargeError,
+  'headers-too-large': HeadersTooLargeError,
   'unsupported-media-type': UnsupportedMediaTypeError,
   'idempotency-key-reused': IdempotencyKeyReusedError,
   'rate-limited': RateLimitedError,

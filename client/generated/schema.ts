@@ -108,7 +108,7 @@ export interface components {
             /** Format: int32 */
             status: number;
             detail: string;
-            /** @description The path of the request that failed. */
+            /** @description The path of the request that failed; empty when not even its request line could be read. */
             instance: string;
         } & {
             [key: string]: unknown;

@@ -41,10 +41,21 @@ export const PROBLEM_TYPES = {
     description:
       'This operation was deprecated and has reached its sunset date: it no longer answers. Its `Deprecation`, `Sunset` and `Link` headers told clients in advance. See /docs/deprecations.',
   },
+  'request-timeout': {
+    status: 408,
+    title: 'Request timeout',
+    description:
+      'The request (its headers, or its body) did not arrive within the time the service allows, and the connection was closed. Send the whole request promptly.',
+  },
   'payload-too-large': {
     status: 413,
     title: 'Payload too large',
     description: 'The request body is larger than the service accepts.',
+  },
+  'headers-too-large': {
+    status: 431,
+    title: 'Request headers too large',
+    description: 'The request headers are larger than the service accepts (16 KiB in all); the connection was closed.',
   },
   'unsupported-media-type': {
     status: 415,

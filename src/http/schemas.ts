@@ -29,7 +29,7 @@ export const Problem = Type.Object(
     title: Type.String({ maxLength: 200 }),
     status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599 }),
     detail: Type.String({ maxLength: 20_000 }),
-    instance: Type.String({ maxLength: 16_384, description: 'The path of the request that failed.' }),
+    instance: Type.String({ maxLength: 16_384, description: 'The path of the request that failed; empty when not even its request line could be read.' }),
   },
   { $id: 'Problem', description: 'An RFC 9457 problem.', additionalProperties: true },
 );

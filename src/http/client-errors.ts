@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
+import { rateLimitHeaders } from '../ratelimit/headers.js';
+import type { LimiterStore } from '../ratelimit/store.js';
+import { ALLOW_ORIGIN_HEADER } from './cors.js';
+import { PROBLEM_CONTENT_TYPE, problemBody, ProblemError } from './problems.js';
+import { REQUEST_ID_HEADER } from './request-id.js';
+
+/** What Node's HTTP parser refuses, by its error code; anything else it refuses is a plain `400`. */
+function problemOf(code: string | undefined): ProblemError {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ProblemError('request-timeout', 'The request did not arrive in time; the connection is closed.');
+  if (code === 'HPE_HEADER_OVERFLOW') return new ProblemError('headers-too-large', 'The request headers are larger than the service accepts.');
+  return new ProblemError('invalid-request', 'The request is not valid HTTP.', { errors: [] });
+}
+
+/**
+ * Requests Node's parser refuses (malformed, headers too large, too slow) never reach the app. They
+ * are answered in the same form as everything else: a problem, with the rate-limit headers of the
+ * client's address (a peek: what could not be read is not counted), then the connection is closed.
+ */
+export function clientErrorHandler(publicUrl: string, limiter: LimiterStore) {
+  return (error: Error & { code?: string }, socket: Socket): void => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const problem = problemOf(error.code);
+    limiter.peek(`ip:${socket.remoteAddress ?? 'unknown'}`, ANONYMOUS_POLICY).then(
+      (verdict) => answer(socket, publicUrl, problem, rateLimitHeaders(verdict)),
+      () => answer(socket, publicUrl, problem, {}),
+    );
+  };
+}
+
+function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits: Record<string, string>): void {
+  if (!socket.writable) return void socket.destroy();
+  // No request line could be read, so there is no path to name.
+  const body = JSON.stringify(problemBody(publicUrl, problem.slug, problem.detail, '', problem.extras));
+  const headers = {
+    ...limits,
+    [REQUEST_ID_HEADER]: randomUUID(),
+    [ALLOW_ORIGIN_HEADER]: '*',
+    'Content-Type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+    'Content-Length': String(Buffer.byteLength(body)),
+    Connection: 'close',
+  };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_TEXT[problem.status]}\r\n${head}\r\n${body}`);
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
