@@ -2,10 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
+// Node itself with tsx's loader, not tsx's CLI: the CLI relays signals through a process of its own,
+// which may SIGKILL the service under load and leaves it orphaned when it is killed itself.
+// The loader by absolute URL: a server may run in a folder of its own, where 'tsx' would not resolve.
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const NODE_TS = [process.execPath, ['--import', TSX_LOADER]] as const;
 
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'petstore-test-'));
@@ -30,7 +36,7 @@ export interface Run {
 /** Runs `src/<script>` in its own Node process (through tsx) and waits for it to exit. */
 export function runScript(script: string, args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(TSX, [join(ROOT, 'src', script), ...args], { env: { ...process.env, ...env }, cwd: ROOT });
+    const child = spawn(NODE_TS[0], [...NODE_TS[1], join(ROOT, 'src', script), ...args], { env: { ...process.env, ...env }, cwd: ROOT });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -49,21 +55,23 @@ export interface Server {
   output: () => string;
   url: string;
   adminUrl: string;
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Resolves when the process exits: its exit code, or the signal that ended it. */
+  exited: Promise<number | NodeJS.Signals | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | NodeJS.Signals | null>;
 }
 
 /** Starts the real service (`src/main.ts`) on free ports and waits until both listeners answer. */
 export async function startServer(env: Record<string, string>, cwd = ROOT): Promise<Server> {
   const port = await freePort();
   const adminPort = await freePort();
-  const child = spawn(TSX, [join(ROOT, 'src/main.ts')], {
+  const child = spawn(NODE_TS[0], [...NODE_TS[1], join(ROOT, 'src/main.ts')], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', ...env },
     cwd,
   });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
   const url = `http://127.0.0.1:${port}`;
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   const deadline = Date.now() + 20_000;
@@ -82,6 +90,7 @@ export async function startServer(env: Record<string, string>, cwd = ROOT): Prom
     output: () => output,
     url,
     adminUrl,
+    exited,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal);
       return exited;

@@ -1,0 +1,15 @@
+/**
+ * The baseline: bare `node:http` answering every request with the bytes of `GET /pets/1` (BODY),
+ * as JSON. What the service does beyond this is the price of its contract.
+ */
+import { createServer } from 'node:http';
+
+const body = Buffer.from(process.env.BODY ?? '{}');
+const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length };
+
+createServer((request, response) => {
+  request.resume();
+  response.writeHead(200, headers).end(body);
+}).listen(Number(process.env.PORT), '127.0.0.1');
+
+process.on('SIGTERM', () => process.exit(0));

@@ -1,0 +1,92 @@
+/**
+ * `npm run bench`: the pure limiter core, the memory limiter's footprint, then the HTTP benchmark
+ * of the built service against a bare node:http baseline, in each mode the environment allows:
+ *
+ *   embedded     a fresh SQLite file, limits in memory (always)
+ *   scaled-out   a fresh schema on DATABASE_URL (postgres://…) and REDIS_URL (when both are set)
+ *
+ * BENCH_DURATION (seconds per path, default 10) shortens a run; BENCH_CONNECTIONS (default 100);
+ * BENCH_PROFILE=dir writes the service's CPU profiles there; BENCH_SKIP_BUILD=1 runs the dist/ already
+ * built. Results: bench/results/.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chart } from './chart.js';
+import { benchMode, type ModeResult } from './http.js';
+import type { LoadSettings } from './load.js';
+import { memoryTable, type MemoryFigures } from './memory.js';
+import { ROOT } from './service.js';
+import { postgresSchema, sqliteFile } from './setup.js';
+import { targets } from './targets.js';
+
+const seconds = Number(process.env.BENCH_DURATION || 10);
+const settings: LoadSettings = { connections: Number(process.env.BENCH_CONNECTIONS || 100), seconds, warmupSeconds: Math.min(1, seconds) };
+const RESULTS = join(ROOT, 'bench/results');
+
+function node(args: string[], capture = false): string {
+  const run = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'], encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`node ${args.join(' ')} failed (${run.status})`);
+  return run.stdout ?? '';
+}
+
+// The numbers are the production build's: what `npm start` runs.
+if (process.env.BENCH_SKIP_BUILD !== '1') node([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
+
+node(['--expose-gc', '--import', 'tsx', 'bench/limiter.ts']);
+const memory = JSON.parse(node(['--expose-gc', '--import', 'tsx', 'bench/memory.ts', '--json'], true)) as MemoryFigures;
+console.log('\nMemory limiter: active callers, and what the idle sweep gives back');
+console.table(memoryTable(memory));
+
+// Others' processes on the machine skew req/s: the load average goes into the results.
+const loadBefore = loadavg();
+const modes: ModeResult[] = [];
+console.error(`\nHTTP: ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s per path`);
+modes.push(await benchMode('embedded', 'SQLite file, limits in memory', { DATABASE_URL: sqliteFile(), REDIS_URL: '' }, settings));
+const { DATABASE_URL, REDIS_URL } = process.env;
+if (DATABASE_URL?.startsWith('postgres') && REDIS_URL) {
+  const schema = await postgresSchema(DATABASE_URL);
+  try {
+    const prefix = `bench-${randomBytes(4).toString('hex')}:`;
+    modes.push(await benchMode('scaled-out', 'PostgreSQL, limits in Redis', { DATABASE_URL: schema.url, REDIS_URL, REDIS_KEY_PREFIX: prefix }, settings));
+  } finally {
+    await schema.drop();
+  }
+} else {
+  console.error('scaled-out mode skipped: set DATABASE_URL=postgres://… and REDIS_URL=redis://…');
+}
+
+for (const mode of modes) {
+  const b = mode.baseline;
+  console.log(`\n${mode.mode} (${mode.stores}): node:http baseline ${b.rps.toLocaleString('en')} req/s, p50 ${b.p50} ms, p99 ${b.p99} ms, ${b.cpuUsPerRequest} CPU µs/req`);
+  console.table(
+    mode.rows.map((r) => ({
+      path: r.path,
+      'req/s': r.rps.toLocaleString('en'),
+      'last 1 s': r.rpsLastSecond.toLocaleString('en'),
+      'p50 ms': r.p50,
+      'p99 ms': r.p99,
+      'CPU µs/req': r.cpuUsPerRequest,
+      '× baseline': (r.rps / mode.baseline.rps).toFixed(2),
+      ...(r.redisPerRequest === undefined ? {} : { 'Redis scripts/req': r.redisPerRequest.toFixed(3) }),
+      [`all ${r.expected}`]: r.allExpected ? 'yes' : JSON.stringify(r.statuses),
+      'errors/timeouts/resets': `${r.errors}/${r.timeouts}/${r.resets}`,
+    })),
+  );
+}
+const verdicts = targets(modes);
+console.log('\nTargets');
+console.table(verdicts);
+
+const date = new Date().toISOString().slice(0, 10);
+const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', loadAverage: { before: loadBefore, after: loadavg() } };
+mkdirSync(RESULTS, { recursive: true });
+for (const mode of modes) {
+  const targetsOfMode = verdicts.filter((t) => t.mode === mode.mode);
+  writeFileSync(join(RESULTS, `${date}-${mode.mode}.json`), `${JSON.stringify({ date, machine, settings, ...mode, targets: targetsOfMode }, null, 2)}\n`);
+}
+writeFileSync(join(RESULTS, `${date}-memory.json`), `${JSON.stringify({ date, machine, ...memory }, null, 2)}\n`);
+writeFileSync(join(RESULTS, 'latest.svg'), chart(modes, `Petstore ${date}: req/s at ${settings.connections} connections (${machine.cpus} cores, Node ${process.version})`));
+console.log(`\nWrote bench/results/${date}-*.json and bench/results/latest.svg`);
