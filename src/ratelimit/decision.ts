@@ -3,6 +3,7 @@
  * a store loads the caller's state, calls one of these and saves what it returns, atomically.
  * The Redis store's Lua script must reproduce them exactly; test/ratelimit/vectors.json proves it.
  */
+import { logAfter, logAppend } from './minute-log.js';
 import type { Policy } from './plans.js';
 import { type CallerState, FRESH_STATE, MINUTE_MS, dayOf } from './state.js';
 import { type Assessment, type Verdict, assess, ceilSeconds } from './verdict.js';
@@ -49,8 +50,7 @@ export function decide(state: CallerState | undefined, now: number, policy: Poli
     return { verdict: { kind: 'banned', ...assessment, bannedUntil: current.bannedUntil, retryAfterSeconds }, state: current };
   }
   if (assessment.minute.remaining > 0 && assessment.day.remaining > 0) {
-    // concat, not a spread: it allocates exactly, and the store keeps this array for a minute.
-    const admitted = { ...current, minuteLog: current.minuteLog.concat(now), dayCount: current.dayCount + 1 };
+    const admitted = { ...current, minuteLog: logAppend(current.minuteLog, now), dayCount: current.dayCount + 1 };
     return { verdict: { kind: 'admitted', ...assess(admitted, now, policy) }, state: admitted };
   }
   return refuse(current, assessment, rules);
@@ -81,7 +81,7 @@ export function pruneState(state: CallerState, now: number, rules: BanRules): Ca
   const today = dayOf(now);
   const historyLapsed = now - state.lastBanEnd >= rules.escalationWindowMs;
   return {
-    minuteLog: newerThan(state.minuteLog, now - MINUTE_MS),
+    minuteLog: logAfter(state.minuteLog, now - MINUTE_MS),
     day: today,
     dayCount: state.day === today ? state.dayCount : 0,
     rejections: newest(newerThan(state.rejections, now - rules.withinMs), rules.rejections),

@@ -1,3 +1,5 @@
+import { EMPTY_LOG, logSize, type MinuteLog } from './minute-log.js';
+
 /**
  * What the limiter remembers about one caller. Plain numbers and arrays of numbers, so that the
  * Redis store's Lua script can hold exactly the same data. Nothing here depends on the caller's
@@ -6,7 +8,7 @@
  */
 export interface CallerState {
   /** Instants (ms) of admitted requests that may still be inside the sliding minute, oldest first. */
-  readonly minuteLog: readonly number[];
+  readonly minuteLog: MinuteLog;
   /** The UTC day (see `dayOf`) that `dayCount` belongs to. */
   readonly day: number;
   /** Requests admitted during `day`. */
@@ -33,7 +35,7 @@ export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
 
 export const FRESH_STATE: CallerState = {
-  minuteLog: [],
+  minuteLog: EMPTY_LOG,
   day: 0,
   dayCount: 0,
   rejections: [],
@@ -54,7 +56,7 @@ export function dayOf(now: number): number {
  */
 export function isFresh(state: CallerState): boolean {
   return (
-    state.minuteLog.length === 0 &&
+    logSize(state.minuteLog) === 0 &&
     state.dayCount === 0 &&
     state.rejections.length === 0 &&
     state.bannedUntil === 0 &&

@@ -1,4 +1,5 @@
 import type { Policy } from './plans.js';
+import { logAt, logSize, type MinuteLog } from './minute-log.js';
 import { type CallerState, DAY_MS, MINUTE_MS, dayOf } from './state.js';
 
 export type WindowName = 'minute' | 'day';
@@ -59,13 +60,14 @@ export function ceilSeconds(ms: number): number {
   return Math.ceil(ms / 1000);
 }
 
-function minuteStatus(log: readonly number[], now: number, limit: number): WindowStatus {
+function minuteStatus(log: MinuteLog, now: number, limit: number): WindowStatus {
+  const size = logSize(log);
   let expired = 0;
-  while (expired < log.length && now - log[expired]! >= MINUTE_MS) expired++;
-  const counted = log.length - expired;
-  const newest = log[log.length - 1];
+  while (expired < size && now - logAt(log, expired)! >= MINUTE_MS) expired++;
+  const counted = size - expired;
+  const newest = logAt(log, size - 1);
   // Requests leave oldest first, so one more fits once the limit-th newest has left (or if there is none).
-  const blocking = log[log.length - limit];
+  const blocking = logAt(log, size - limit);
   return {
     limit,
     remaining: Math.max(0, limit - counted),
