@@ -19,7 +19,8 @@ import { benchMode, type ModeResult } from './http.js';
 import type { LoadSettings } from './load.js';
 import { memoryTable, type MemoryFigures } from './memory.js';
 import { ROOT } from './service.js';
-import { postgresSchema, sqliteFile } from './setup.js';
+import { postgresSchema } from '../test/helpers/database.js';
+import { sqliteFile } from './setup.js';
 import { targets } from './targets.js';
 
 const seconds = Number(process.env.BENCH_DURATION || 10);
@@ -47,7 +48,7 @@ console.error(`\nHTTP: ${settings.connections} connections, ${settings.warmupSec
 modes.push(await benchMode('embedded', 'SQLite file, limits in memory', { DATABASE_URL: sqliteFile(), REDIS_URL: '' }, settings));
 const { DATABASE_URL, REDIS_URL } = process.env;
 if (DATABASE_URL?.startsWith('postgres') && REDIS_URL) {
-  const schema = await postgresSchema(DATABASE_URL);
+  const schema = await postgresSchema(DATABASE_URL, 'bench');
   try {
     const prefix = `bench-${randomBytes(4).toString('hex')}:`;
     modes.push(await benchMode('scaled-out', 'PostgreSQL, limits in Redis', { DATABASE_URL: schema.url, REDIS_URL, REDIS_KEY_PREFIX: prefix }, settings));

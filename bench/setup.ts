@@ -2,11 +2,9 @@
  * The keys and records a run needs, written straight into the service's store (the service looks
  * keys up on every request, so it sees them at once), and the throwaway stores of a run.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import { KeysRepository } from '../src/keys/repository.js';
@@ -74,22 +72,4 @@ async function seedOrders(db: Db, owners: string[]): Promise<void> {
 
 export function sqliteFile(): string {
   return join(mkdtempSync(join(tmpdir(), 'petstore-bench-')), 'petstore.db');
-}
-
-/** A schema of its own on the given PostgreSQL, reached through `search_path`; `drop` removes it. */
-export async function postgresSchema(url: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const schema = `bench_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create schema ${schema}`);
-  const scoped = new URL(url);
-  scoped.searchParams.set('options', `-c search_path=${schema}`);
-  return { url: scoped.toString(), drop: () => admin(`drop schema if exists ${schema} cascade`) };
 }

@@ -30,13 +30,18 @@ export async function testDatabase({ kind = TEST_STORE, sqliteFile = ':memory:',
     await migrate(db, kind);
     return { db, url: sqliteFile, config, drop: async () => {} };
   }
-  const schema = `test_${randomBytes(6).toString('hex')}`;
-  await admin(`create schema ${schema}`);
-  const url = withSearchPath(connectVia, schema);
+  const { url, drop } = await postgresSchema(connectVia);
   const config: DatabaseConfig = { kind, url };
   const db = openDatabase(config);
   await migrate(db, kind);
-  return { db, url, config, drop: () => admin(`drop schema if exists ${schema} cascade`) };
+  return { db, url, config, drop };
+}
+
+/** A schema of its own on the PostgreSQL at `base`, reached through `search_path`; `drop` removes it. */
+export async function postgresSchema(base: string, label = 'test'): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = `${label}_${randomBytes(6).toString('hex')}`;
+  await admin(`create schema ${schema}`, base);
+  return { url: withSearchPath(base, schema), drop: () => admin(`drop schema if exists ${schema} cascade`, base) };
 }
 
 export function withSearchPath(url: string, schema: string): string {
@@ -45,8 +50,8 @@ export function withSearchPath(url: string, schema: string): string {
   return parsed.toString();
 }
 
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+async function admin(statement: string, url = TEST_DATABASE_URL): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query(statement);
