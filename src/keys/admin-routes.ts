@@ -31,7 +31,7 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
 
   const view = async (record: KeyRecord | undefined, id: string) => {
     if (!record) throw new ProblemError('not-found', `There is no key ${id}.`);
-    return keyView(record, await limiter.banOf(`key:${record.id}`));
+    return keyView(record, await limiter.banOf(`key:${record.id}`, record.unbanSeq));
   };
   const input = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
@@ -54,7 +54,7 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
     },
   );
   app.get('/admin/keys', async () => ({
-    data: await Promise.all((await keys.list()).map(async (k) => keyView(k, await limiter.banOf(`key:${k.id}`)))),
+    data: await Promise.all((await keys.list()).map(async (k) => keyView(k, await limiter.banOf(`key:${k.id}`, k.unbanSeq)))),
   }));
   app.get('/admin/keys/:id', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
     view(await keys.get(request.params.id), request.params.id),

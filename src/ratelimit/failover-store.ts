@@ -81,8 +81,8 @@ export class FailoverLimiterStore implements LimiterStore {
     if (this.#mode === 'redis') await this.#call((store) => store.unban(caller));
   }
 
-  banOf(caller: string): Promise<{ until: number; level: number } | null> {
-    return this.#call((store) => store.banOf(caller));
+  banOf(caller: string, unbanSeq?: number): Promise<{ until: number; level: number } | null> {
+    return this.#call((store) => store.banOf(caller, unbanSeq));
   }
 
   async close(): Promise<void> {

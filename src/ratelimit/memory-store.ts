@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { type BanRules, DEFAULT_BAN_RULES, decide, peek, pruneState, unban } from './decision.js';
+import { type BanRules, DEFAULT_BAN_RULES, decide, peek, pruneState, unban, withUnbanSignal } from './decision.js';
 import type { Policy } from './plans.js';
 import { type CallerState, isFresh } from './state.js';
 import type { LimiterStore } from './store.js';
@@ -46,8 +46,9 @@ export class MemoryLimiterStore implements LimiterStore {
     if (state) this.#callers.set(caller, unban(state));
   }
 
-  async banOf(caller: string): Promise<{ until: number; level: number } | null> {
-    const state = this.#callers.get(caller);
+  async banOf(caller: string, unbanSeq = 0): Promise<{ until: number; level: number } | null> {
+    const found = this.#callers.get(caller);
+    const state = found && withUnbanSignal(found, unbanSeq);
     return state && state.bannedUntil > this.#clock() ? { until: state.bannedUntil, level: state.banLevel } : null;
   }
 

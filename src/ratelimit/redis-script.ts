@@ -124,6 +124,8 @@ elseif mode == 'peek' then
   if signal > seq then banned = 0 end
   return reply('peek', assess(), banned > now and banned or 0, 0)
 elseif mode == 'ban' then
+  -- A pending unban signal shows as applied, as in peek.
+  if signal > seq then banned = 0 end
   return { banned > now and banned or 0, level }
 elseif mode == 'unban' then
   -- unban: like the memory store, a caller without state stays without.

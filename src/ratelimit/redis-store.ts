@@ -68,8 +68,8 @@ export class RedisLimiterStore implements LimiterStore {
     await this.#run('unban', caller);
   }
 
-  async banOf(caller: string): Promise<{ until: number; level: number } | null> {
-    const [until, level] = (await this.#run('ban', caller)) as [number, number];
+  async banOf(caller: string, unbanSeq = 0): Promise<{ until: number; level: number } | null> {
+    const [until, level] = (await this.#run('ban', caller, undefined, unbanSeq)) as [number, number];
     return until > 0 ? { until, level } : null;
   }
 

@@ -15,7 +15,10 @@ export interface LimiterStore {
   peek(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict>;
   /** Lifts the caller's ban and forgives its 429s; the escalation history is kept. */
   unban(caller: string): Promise<void>;
-  /** The ban in force, if any; `level` 1 is a first ban, 2 a doubled one, and so on. */
-  banOf(caller: string): Promise<{ until: number; level: number } | null>;
+  /**
+   * The ban in force, if any; `level` 1 is a first ban, 2 a doubled one, and so on. An `unbanSeq`
+   * not yet applied counts as applied (without writing it), so a pending unban shows as lifted.
+   */
+  banOf(caller: string, unbanSeq?: number): Promise<{ until: number; level: number } | null>;
   close(): Promise<void>;
 }

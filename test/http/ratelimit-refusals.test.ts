@@ -134,6 +134,9 @@ describe('temporary bans', () => {
     const { get, record } = await banned();
     expect(json(await get()).type).toMatch(/key-banned$/);
     await t.keys.requestUnban(record.id);
+    // The admin view already shows it lifted, before any request has applied it.
+    const view = await t.admin.inject({ url: `/admin/keys/${record.id}`, headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(json(view).ban).toBeNull();
     expect(json(await get()).type).toMatch(/rate-limited$/);
   });
 

@@ -21,9 +21,9 @@ class SweepingStore extends MemoryLimiterStore {
     this.sweep();
     return super.unban(caller);
   }
-  override async banOf(caller: string) {
+  override async banOf(caller: string, unbanSeq?: number) {
     this.sweep();
-    return super.banOf(caller);
+    return super.banOf(caller, unbanSeq);
   }
 }
 

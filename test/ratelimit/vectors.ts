@@ -92,7 +92,7 @@ export function runVectors(makeStore: StoreFactory): void {
             policy = step.setPolicy;
           } else if ('banOf' in step) {
             const expected = step.banOf && { until: now + step.banOf.endsInMs, level: step.banOf.level };
-            expect(await store.banOf(callerOf(step)), where()).toEqual(expected);
+            expect(await store.banOf(callerOf(step), unbanSeq), where()).toEqual(expected);
           } else {
             throw new Error(`${where()}: unknown step ${JSON.stringify(step)}`);
           }
