@@ -74,7 +74,6 @@ export async function buildPublicApp({ config, db, limiter, metrics, clock, logg
     keepAliveTimeout: config.timeouts.keepAliveMs,
     http: {
       headersTimeout: config.timeouts.headersMs,
-      requestTimeout: config.timeouts.requestMs,
       // Node enforces both timeouts by a sweep over open connections, every 30 s by default: once a second
       // makes them hold to the second.
       connectionsCheckingInterval: 1_000,

@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../orders/schemas.js';
+import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
 /**
@@ -11,7 +13,7 @@ export const ALLOW_ORIGIN_HEADER = 'Access-Control-Allow-Origin';
 
 const EXPOSED = [
   LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, RETRY_AFTER_HEADER,
-  REQUEST_ID_HEADER, 'Location', 'Deprecation', 'Sunset', 'Link', 'Idempotent-Replayed',
+  REQUEST_ID_HEADER, 'Location', DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER, IDEMPOTENT_REPLAYED_HEADER,
 ].join(', ');
 
 export async function cors(request: FastifyRequest, reply: FastifyReply): Promise<void> {

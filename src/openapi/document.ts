@@ -1,6 +1,7 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import { ALLOW_ORIGIN_HEADER } from '../http/cors.js';
 import { API_KEY_HEADER } from '../http/identity.js';
+import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
 import { PLAN_LIMITS } from '../ratelimit/plans.js';
@@ -18,14 +19,14 @@ const HEADERS: Record<string, { description: string; schema: object }> = {
   [REQUEST_ID_HEADER]: { description: 'Your `X-Request-Id` if you sent a sane one, else a new id. Quote it when you report a problem.', schema: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' } },
   [RETRY_AFTER_HEADER]: { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86_400 } },
   [ALLOW_ORIGIN_HEADER]: { description: 'Any origin may call the API from a browser (keys travel in a header, not in cookies).', schema: { type: 'string', const: '*' } },
-  Deprecation: { description: 'RFC 9745: `@<unix seconds>` of the deprecation.', schema: { type: 'string', maxLength: 21, pattern: '^@-?\\d+$' } },
-  Sunset: { description: 'RFC 8594: the HTTP date from which the operation answers `410`.', schema: { type: 'string', maxLength: 29, pattern: '^[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$' } },
-  Link: { description: 'Links with `rel="deprecation"` and `rel="sunset"` to the page that explains them.', schema: { type: 'string', maxLength: 4096 } },
+  [DEPRECATION_HEADER]: { description: 'RFC 9745: `@<unix seconds>` of the deprecation.', schema: { type: 'string', maxLength: 21, pattern: '^@-?\\d+$' } },
+  [SUNSET_HEADER]: { description: 'RFC 8594: the HTTP date from which the operation answers `410`.', schema: { type: 'string', maxLength: 29, pattern: '^[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$' } },
+  [LINK_HEADER]: { description: 'Links with `rel="deprecation"` and `rel="sunset"` to the page that explains them.', schema: { type: 'string', maxLength: 4096 } },
 };
 
 const ON_EVERY_RESPONSE = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REQUEST_ID_HEADER, ALLOW_ORIGIN_HEADER];
 const ON_RETRYABLE = [RETRY_AFTER_HEADER];
-const ON_DEPRECATED = ['Deprecation', 'Sunset', 'Link'];
+const ON_DEPRECATED = [DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER];
 
 /** The plans as a Markdown table: in the document's description and, checked by a test, in the README. */
 export function plansTable(): string {

@@ -9,7 +9,7 @@ import type { App } from '../http/types.js';
 import { TAG } from '../openapi/tags.js';
 import { OrderPlacement } from './placement.js';
 import { OrdersRepository } from './repository.js';
-import { IDEMPOTENCY_KEY_HEADER, NewOrder, Order, OrderListQuery, OrderParams, PlaceOrderHeaders } from './schemas.js';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, NewOrder, Order, OrderListQuery, OrderParams, PlaceOrderHeaders } from './schemas.js';
 
 export interface OrdersRouteDeps {
   db: Db;
@@ -62,7 +62,7 @@ export function ordersRoutes(app: App, { db, clock, publicUrl }: OrdersRouteDeps
     async (request, reply) => {
       const idempotencyKey = request.headers[IDEMPOTENCY_KEY_HEADER];
       const { order, replayed } = await placement.place(keyOf(request).id, request.body, idempotencyKey);
-      if (replayed) reply.header('idempotent-replayed', 'true');
+      if (replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
       return reply.code(201).header('location', `${publicUrl}/store/orders/${order.id}`).send(order);
     },
   );

@@ -31,6 +31,8 @@ export const OrderParams = Type.Object({ orderId: Int64Id('The id of one of your
 export const OrderListQuery = ListQuery(ORDER_STATUSES, 'orders');
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+/** Set on the answer to a replayed request. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
 export const PlaceOrderHeaders = Type.Object({
   [IDEMPOTENCY_KEY_HEADER]: Type.Optional(

@@ -10,12 +10,16 @@ export interface Deprecation {
 
 export const DEPRECATIONS_PAGE_PATH = '/docs/deprecations';
 
+export const DEPRECATION_HEADER = 'Deprecation';
+export const SUNSET_HEADER = 'Sunset';
+export const LINK_HEADER = 'Link';
+
 export function deprecationHeaders(d: Deprecation, publicUrl: string): Record<string, string> {
   const page = `${publicUrl}${DEPRECATIONS_PAGE_PATH}`;
   return {
-    deprecation: `@${Math.floor(d.deprecatedAt.getTime() / 1000)}`,
-    sunset: d.sunsetAt.toUTCString(),
-    link: `<${page}>; rel="deprecation"; type="text/html", <${page}>; rel="sunset"; type="text/html"`,
+    [DEPRECATION_HEADER]: `@${Math.floor(d.deprecatedAt.getTime() / 1000)}`,
+    [SUNSET_HEADER]: d.sunsetAt.toUTCString(),
+    [LINK_HEADER]: `<${page}>; rel="deprecation"; type="text/html", <${page}>; rel="sunset"; type="text/html"`,
   };
 }
 
