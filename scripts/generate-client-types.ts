@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { buildPublicApp } from '../src/app.js';
+import { openChangeFeed } from '../src/db/change-feed.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { createMetrics } from '../src/ops/metrics.js';
@@ -30,7 +31,8 @@ export async function servedDocument(): Promise<OpenAPI3> {
   const db = openDatabase({ kind: 'sqlite', file: ':memory:' });
   const clock = () => Date.now();
   const limiter = new MemoryLimiterStore({ clock, rules: config.ban });
-  const app = await buildPublicApp({ config, db, limiter, metrics: createMetrics(), clock, logger: false });
+  const changes = openChangeFeed(db, { kind: 'sqlite', file: ':memory:' }, { clock });
+  const app = await buildPublicApp({ config, db, changes, limiter, metrics: createMetrics(), clock, logger: false });
   try {
     return app.swagger() as unknown as OpenAPI3;
   } finally {

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type RouteOptions } from 'fastify';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
+import type { ChangeFeed } from './db/change-feed.js';
 import type { Db } from './db/database.js';
 import { docsRoutes } from './docs/routes.js';
 import { clientErrorHandler } from './http/client-errors.js';
@@ -17,12 +18,14 @@ import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
 import { SHARED_SCHEMAS } from './http/schemas.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
+import { KeyCache } from './keys/key-cache.js';
 import { KeysRepository } from './keys/repository.js';
 import { swaggerOptions, SECURITY_SCHEME } from './openapi/document.js';
 import { openapiRoutes } from './openapi/routes.js';
 import type { Metrics } from './ops/metrics.js';
 import { ordersRoutes } from './orders/routes.js';
 import { NewOrder, Order } from './orders/schemas.js';
+import { PetCache } from './pets/pet-cache.js';
 import { PetsRepository } from './pets/repository.js';
 import { petsRoutes } from './pets/routes.js';
 import { Pet } from './pets/schemas.js';
@@ -31,7 +34,7 @@ import type { LimiterStore } from './ratelimit/store.js';
 /** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
 const NAMED_SCHEMAS = [...SHARED_SCHEMAS, Pet, Order, NewOrder];
 
-export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts'>;
+export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache'>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -47,6 +50,8 @@ declare module 'fastify' {
 export interface PublicAppDeps {
   config: PublicConfig;
   db: Db;
+  /** What tells the caches of keys and pets that a row changed (db/change-feed.ts). */
+  changes: ChangeFeed;
   limiter: LimiterStore;
   metrics: Metrics;
   clock: Clock;
@@ -58,10 +63,13 @@ export interface PublicAppDeps {
  * identify the caller, apply the rate limit (headers on every response, 429 here), then, for API
  * operations, require a valid key, then the route's own validation and handler.
  */
-export async function buildPublicApp({ config, db, limiter, metrics, clock, logger }: PublicAppDeps): Promise<App> {
+export async function buildPublicApp({ config, db, changes, limiter, metrics, clock, logger }: PublicAppDeps): Promise<App> {
   const { publicUrl } = config;
+  const keys = new KeyCache(new KeysRepository(db, clock, changes), { feed: changes, clock, max: config.cache.keys });
+  const pets = new PetsRepository(db);
+  const catalogue = new PetCache(pets, { feed: changes, clock, max: config.cache.pets });
   // The first steps of every request, in order.
-  const steps = [setRequestId, cors, identifyHook(new KeysRepository(db, clock)), rateLimitHook(limiter, metrics)];
+  const steps = [setRequestId, cors, identifyHook((key) => keys.find(key)), rateLimitHook(limiter, metrics, publicUrl)];
   const app = Fastify({
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
@@ -107,7 +115,7 @@ export async function buildPublicApp({ config, db, limiter, metrics, clock, logg
   await app.register(async (api: App) => {
     api.addHook('onRoute', declareCommonContract);
     api.addHook('onRequest', requireKey);
-    petsRoutes(api, { pets: new PetsRepository(db), clock, publicUrl, deprecation: config.petsGet });
+    petsRoutes(api, { pets, catalogue, clock, publicUrl, deprecation: config.petsGet });
     ordersRoutes(api, { db, clock, publicUrl });
   });
   openapiRoutes(app);

@@ -26,6 +26,8 @@ export interface Config {
   ban: BanRules;
   shutdownTimeoutMs: number;
   timeouts: Timeouts;
+  /** How many keys and pets each instance holds in memory at most (the least recently used leave first). */
+  cache: { keys: number; pets: number };
 }
 
 /** How long the public listener waits on a client, so that slow or idle ones cannot hold it. */
@@ -63,6 +65,8 @@ export const DEFAULTS = {
   requestTimeoutMs: 30_000,
   // Longer than the 60 s idle timeout of common load balancers, so that they close first, never the service mid-reuse.
   keepAliveTimeoutMs: 72_000,
+  keyCacheSize: 100_000,
+  petCacheSize: 10_000,
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -98,6 +102,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     shutdownTimeoutMs: 1000 * positiveIntOf(env, 'SHUTDOWN_TIMEOUT_SECONDS', DEFAULTS.shutdownTimeoutMs / 1000),
     timeouts: timeoutsOf(env),
+    cache: {
+      keys: positiveIntOf(env, 'KEY_CACHE_SIZE', DEFAULTS.keyCacheSize),
+      pets: positiveIntOf(env, 'PET_CACHE_SIZE', DEFAULTS.petCacheSize),
+    },
   };
 }
 

@@ -1,7 +1,8 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildPublicApp } from './app.js';
 import { systemClock } from './clock.js';
-import { openDatabase } from './db/database.js';
+import { openChangeFeed } from './db/change-feed.js';
+import { openDatabase, warmUp } from './db/database.js';
 import { migrate } from './db/migrations.js';
 import { createDemoKeys } from './keys/demo.js';
 import { KeysRepository } from './keys/repository.js';
@@ -19,8 +20,10 @@ async function main(config: Config): Promise<void> {
   const clock = systemClock;
   const db = openDatabase(config.database);
   await migrate(db, config.database.kind);
+  if (config.database.kind === 'postgres') await warmUp(db);
+  const changes = openChangeFeed(db, config.database, { clock, log: logger });
 
-  const keys = new KeysRepository(db, clock);
+  const keys = new KeysRepository(db, clock, changes);
   if (config.demoKeys && config.database.kind === 'sqlite' && (await keys.count()) === 0) {
     process.stdout.write(`${await createDemoKeys(keys, config.publicUrl)}\n`);
   }
@@ -29,8 +32,8 @@ async function main(config: Config): Promise<void> {
   const { store: limiter, status: limiterStatus } = await openLimiter(config, logger, (status) => {
     for (const store of ['redis', 'memory'] as const) metrics.limiterStore.set({ store }, status.deciding === store ? 1 : 0);
   });
-  const publicApp = await buildPublicApp({ config, db, limiter, metrics, clock, logger });
-  const adminApp = await buildAdminApp({ db, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken: config.adminToken, logger });
+  const publicApp = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger });
+  const adminApp = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken: config.adminToken, logger });
   await publicApp.listen({ host: config.host, port: config.port });
   await adminApp.listen({ host: config.adminHost, port: config.adminPort });
   if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API (/admin/*) is off');
@@ -51,6 +54,7 @@ async function main(config: Config): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, DRAIN_GRACE_MS));
     await Promise.all([publicApp.close(), adminApp.close()]);
     await limiter.close();
+    await changes.close();
     await db.destroy();
     logger.info('stopped');
     process.exit(0);

@@ -8,6 +8,15 @@ import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
 
+/** The SQLite connection under each embedded store, for what Kysely does not expose (see ./change-feed.ts). */
+const sqliteHandles = new WeakMap<Db, SQLite.Database>();
+
+export function sqliteHandleOf(db: Db): SQLite.Database {
+  const handle = sqliteHandles.get(db);
+  if (!handle) throw new Error('not a SQLite store opened by openDatabase');
+  return handle;
+}
+
 /** Opens the store named by the configuration. Everything above this line is dialect-free. */
 export function openDatabase(config: DatabaseConfig): Db {
   return config.kind === 'sqlite' ? openSqlite(config.file) : openPostgres(config.url);
@@ -21,7 +30,9 @@ function openSqlite(file: string): Db {
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   reusePreparedStatements(database);
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  sqliteHandles.set(db, database);
+  return db;
 }
 
 /**
@@ -54,6 +65,22 @@ function openPostgres(url: string): Db {
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** PostgreSQL's schema in use: the first of `search_path` that exists. */
+export async function currentSchema(db: Db): Promise<string> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new Error('the PostgreSQL search_path names no schema that exists');
+  return schema;
+}
+
+/**
+ * Opens `connections` pool connections before the first request: a burst at start-up must not
+ * queue behind connection set-up until it times out (a 503).
+ */
+export async function warmUp(db: Db, connections = 4): Promise<void> {
+  await Promise.all(Array.from({ length: connections }, () => sql`select 1`.execute(db)));
 }
 
 /** True when the store answers a trivial query: what `/readyz` asks. */

@@ -1,7 +1,8 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
 import { PET_CATALOGUE } from '../pets/catalogue.js';
-import type { Db } from './database.js';
+import { CHANGES_CHANNEL } from './change-feed.js';
+import { currentSchema, type Db } from './database.js';
 
 type Kind = DatabaseConfig['kind'];
 
@@ -77,6 +78,27 @@ function migrations(kind: Kind): Record<string, Migration> {
         await (db as Db).insertInto('pets').values(rows).execute();
       },
     },
+    '003_change_notifications': {
+      // PostgreSQL tells every listening instance which cached row changed, whoever changed it (an
+      // instance, the CLI, an operator's SQL): see change-feed.ts. New rows need no notice: nothing
+      // caches their absence. SQLite needs nothing here: `PRAGMA data_version` covers it.
+      async up(db: Kysely<unknown>) {
+        if (kind !== 'postgres') return;
+        await sql`
+          create function notify_change() returns trigger language plpgsql as $$
+          declare
+            changed text;
+          begin
+            if tg_op = 'DELETE' then changed := old.id::text; else changed := new.id::text; end if;
+            perform pg_notify(${sql.lit(CHANGES_CHANNEL)}, tg_table_schema || ' ' || tg_table_name || ' ' || changed);
+            return null;
+          end $$`.execute(db);
+        for (const table of ['api_keys', 'pets']) {
+          await sql`create trigger ${sql.id(`${table}_changed`)} after update or delete on ${sql.table(table)}
+            for each row execute function notify_change()`.execute(db);
+        }
+      },
+    },
   };
 }
 
@@ -94,9 +116,3 @@ export async function migrate(db: Db, kind: Kind): Promise<void> {
   }
 }
 
-async function currentSchema(db: Db): Promise<string> {
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-  const schema = rows[0]?.schema;
-  if (!schema) throw new Error('the PostgreSQL search_path names no schema that exists');
-  return schema;
-}

@@ -69,7 +69,7 @@ export function notFoundHandler(publicUrl: string) {
   return (request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, publicUrl, notFound(request));
 }
 
-type Step = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+type Step = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 /**
  * A URL Fastify cannot even route (bad percent-encoding) skips the hooks; it still goes through the
@@ -78,7 +78,11 @@ type Step = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 export function frameworkErrorHandler(publicUrl: string, steps: Step[]) {
   return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     try {
-      for (const step of steps) await step(request, reply);
+      for (const step of steps) {
+        await step(request, reply);
+        // A step may answer by itself (the limit step's 429).
+        if (reply.sent) return reply;
+      }
     } catch (refusal) {
       return sendProblem(reply, publicUrl, refusal instanceof ProblemError ? refusal : toProblem(refusal as FastifyError, request));
     }

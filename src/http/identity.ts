@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isWellFormedKey } from '../keys/key-format.js';
-import { policyOfKey, type KeyRecord, type KeysRepository } from '../keys/repository.js';
+import { policyOfKey, type KeyRecord } from '../keys/repository.js';
 import { ANONYMOUS_POLICY, type Policy } from '../ratelimit/plans.js';
 import { ProblemError } from './problems.js';
 
@@ -20,29 +20,37 @@ declare module 'fastify' {
   }
 }
 
-/** The first step of every request: look the key up (no cache, so revocations apply at once). */
-export function identifyHook(keys: KeysRepository) {
+/** Finds a well-formed key's record, from memory when it can (keys/key-cache.ts). */
+export type FindKey = (key: string) => KeyRecord | undefined | Promise<KeyRecord | undefined>;
+
+const NO_KEY = 'Send your API key in the X-API-Key header.';
+const MALFORMED = 'The X-API-Key header does not hold a key of the form pet_….';
+
+/** The first step of every request: who is calling. */
+export function identifyHook(findKey: FindKey) {
   return async function identify(request: FastifyRequest): Promise<void> {
-    request.identity = await identityOf(request, keys);
+    const sent = request.headers['x-api-key'];
+    if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY));
+    if (typeof sent !== 'string' || !isWellFormedKey(sent)) return void (request.identity = anonymous(request, MALFORMED));
+    try {
+      const found = findKey(sent);
+      request.identity = identityOf(request, found instanceof Promise ? await found : found);
+    } catch (failure) {
+      // The store is down (or failing): the request is still limited, per address, and carries the
+      // headers; `requireKey` then answers with the failure (a 503 when the store cannot be reached).
+      request.identity = anonymous(request, 'The API key could not be checked.', failure);
+    }
   };
 }
 
-async function identityOf(request: FastifyRequest, keys: KeysRepository): Promise<Identity> {
-  const sent = request.headers['x-api-key'];
-  const anonymous = (reason: string, failure?: unknown): Identity => ({ kind: 'anonymous', caller: `ip:${request.ip}`, policy: ANONYMOUS_POLICY, reason, failure });
-  if (sent === undefined || sent === '') return anonymous(`Send your API key in the X-API-Key header.`);
-  if (typeof sent !== 'string' || !isWellFormedKey(sent)) return anonymous('The X-API-Key header does not hold a key of the form pet_….');
-  let key: KeyRecord | undefined;
-  try {
-    key = await keys.findByKey(sent);
-  } catch (failure) {
-    // The store is down (or failing): the request is still limited, per address, and carries the
-    // headers; `requireKey` then answers with the failure (a 503 when the store cannot be reached).
-    return anonymous('The API key could not be checked.', failure);
-  }
-  if (!key) return anonymous('The API key is not known.');
-  if (key.revokedAt) return anonymous('The API key was revoked.');
+function identityOf(request: FastifyRequest, key: KeyRecord | undefined): Identity {
+  if (!key) return anonymous(request, 'The API key is not known.');
+  if (key.revokedAt) return anonymous(request, 'The API key was revoked.');
   return { kind: 'key', caller: `key:${key.id}`, policy: policyOfKey(key), key };
+}
+
+function anonymous(request: FastifyRequest, reason: string, failure?: unknown): Identity {
+  return { kind: 'anonymous', caller: `ip:${request.ip}`, policy: ANONYMOUS_POLICY, reason, failure };
 }
 
 /** Runs after the limit step on every API operation: the limiter has counted the request by then. */

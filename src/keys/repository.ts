@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
 import type { ApiKeysTable } from '../db/schema.js';
 import { policyFor, type PlanName, type Policy } from '../ratelimit/plans.js';
@@ -29,10 +30,16 @@ export function policyOfKey(key: KeyRecord): Policy {
   return policyFor(key.plan, { perMinute: key.perMinute, perDay: key.perDay });
 }
 
+/**
+ * Keys in the store. Every change is told to `changes` before the call returns, so that the keys
+ * cached by this process (./key-cache.ts) apply it at the key's next request; other processes hear
+ * it through the store (see db/change-feed.ts).
+ */
 export class KeysRepository {
   constructor(
     private readonly db: Db,
     private readonly now: () => number = Date.now,
+    private readonly changes?: Pick<ChangeFeed, 'changed'>,
   ) {}
 
   /** Returns the record and, this once, the full key. */
@@ -55,7 +62,11 @@ export class KeysRepository {
   }
 
   async findByKey(key: string): Promise<KeyRecord | undefined> {
-    const row = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', hashKey(key)).executeTakeFirst();
+    return this.findByHash(hashKey(key));
+  }
+
+  async findByHash(hash: string): Promise<KeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst();
     return row && toRecord(row);
   }
 
@@ -81,7 +92,7 @@ export class KeysRepository {
       .set({ plan: choice.plan, per_minute: limits.perMinute, per_day: limits.perDay })
       .where('id', '=', id)
       .execute();
-    return this.get(id);
+    return this.#changed(id);
   }
 
   /** Revoking twice keeps the first revocation time. */
@@ -92,7 +103,7 @@ export class KeysRepository {
       .where('id', '=', id)
       .where('revoked_at', 'is', null)
       .execute();
-    return this.get(id);
+    return this.#changed(id);
   }
 
   /** Signals every instance, through the store, to lift the key's ban on its next request. */
@@ -102,6 +113,11 @@ export class KeysRepository {
       .set((eb) => ({ unban_seq: eb('unban_seq', '+', 1) }))
       .where('id', '=', id)
       .execute();
+    return this.#changed(id);
+  }
+
+  #changed(id: string): Promise<KeyRecord | undefined> {
+    this.changes?.changed('api_keys', id);
     return this.get(id);
   }
 }

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
+import type { ChangeFeed } from '../db/change-feed.js';
 import { ping, type Db } from '../db/database.js';
 import { errorHandler, notFoundHandler } from '../http/errors.js';
 import { requestIdOf, setRequestId } from '../http/request-id.js';
@@ -14,6 +15,8 @@ import type { Metrics } from './metrics.js';
 
 export interface AdminAppDeps {
   db: Db;
+  /** Told of every key this listener changes, so that this instance's key cache applies it at once. */
+  changes: ChangeFeed;
   limiter: LimiterStore;
   limiterStatus: () => LimiterStatus;
   metrics: Metrics;
@@ -25,7 +28,7 @@ export interface AdminAppDeps {
 }
 
 /** The admin listener: health, readiness, metrics and, with a token, the admin API. Never public. */
-export async function buildAdminApp({ db, limiter, limiterStatus, metrics, clock, publicUrl, adminToken, logger }: AdminAppDeps): Promise<App> {
+export async function buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl, adminToken, logger }: AdminAppDeps): Promise<App> {
   const app = Fastify({ loggerInstance: logger || undefined, logger: logger ? undefined : false, genReqId: requestIdOf }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler([]));
   app.setErrorHandler(errorHandler(publicUrl));
@@ -43,7 +46,7 @@ export async function buildAdminApp({ db, limiter, limiterStatus, metrics, clock
   app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
 
   if (adminToken) {
-    await app.register(async (admin: App) => adminKeyRoutes(admin, { keys: new KeysRepository(db, clock), limiter, token: adminToken }));
+    await app.register(async (admin: App) => adminKeyRoutes(admin, { keys: new KeysRepository(db, clock, changes), limiter, token: adminToken }));
   }
   await app.ready();
   return app;

@@ -6,17 +6,19 @@ import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { TAG } from '../openapi/tags.js';
 import { deprecationHeaders, isSunset, sunsetDay, type Deprecation } from './deprecation.js';
+import type { PetCache } from './pet-cache.js';
 import type { PetsRepository } from './repository.js';
 import { Pet, PetListQuery, PetParams } from './schemas.js';
 
 export interface PetsRouteDeps {
   pets: PetsRepository;
+  catalogue: PetCache;
   clock: Clock;
   publicUrl: string;
   deprecation: Deprecation;
 }
 
-export function petsRoutes(app: App, { pets, clock, publicUrl, deprecation }: PetsRouteDeps): void {
+export function petsRoutes(app: App, { pets, catalogue, clock, publicUrl, deprecation }: PetsRouteDeps): void {
   app.get(
     '/pets',
     {
@@ -59,7 +61,7 @@ export function petsRoutes(app: App, { pets, clock, publicUrl, deprecation }: Pe
       },
     },
     async (request) => {
-      const pet = await pets.find(request.params.petId);
+      const pet = await catalogue.find(request.params.petId);
       if (!pet) throw new ProblemError('not-found', `There is no pet ${request.params.petId}.`);
       return pet;
     },

@@ -37,5 +37,10 @@ export function policyFor(plan: PlanName, custom?: { perMinute: number | null; p
     }
     return { name: plan, perMinute: custom.perMinute, perDay: custom.perDay };
   }
-  return { name: plan, ...PLAN_LIMITS[plan] };
+  return FIXED_POLICIES[plan];
 }
+
+/** Built once: a key of a fixed plan shares its plan's policy. */
+const FIXED_POLICIES = Object.fromEntries(
+  Object.entries(PLAN_LIMITS).map(([name, limits]) => [name, Object.freeze({ name, ...limits })]),
+) as Record<keyof typeof PLAN_LIMITS, Policy>;

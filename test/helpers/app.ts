@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
 import { buildPublicApp, type PublicConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { openChangeFeed, type ChangeFeed } from '../../src/db/change-feed.js';
 import type { Db } from '../../src/db/database.js';
 import type { App } from '../../src/http/types.js';
 import { KeysRepository, type PlanChoice } from '../../src/keys/repository.js';
@@ -17,6 +18,8 @@ export interface TestApp {
   /** The admin listener's app, sharing the store, limiter and metrics; `/admin/*` only with ADMIN_TOKEN in env. */
   admin: App;
   db: Db;
+  /** What tells the app's caches of keys and pets that a row changed. */
+  changes: ChangeFeed;
   /** DATABASE_URL for another process (the CLI) to share the store. */
   databaseUrl: string;
   keys: KeysRepository;
@@ -55,14 +58,16 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const limiter = options.limiter ?? new MemoryLimiterStore({ clock, rules: config.ban });
   const metrics = createMetrics();
   const logger = options.logLines ? capturingLogger(options.logLines) : false;
-  const app = await buildPublicApp({ config, db, limiter, metrics, clock, logger });
+  const changes = openChangeFeed(db, store.config, { clock });
+  const app = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger });
   const limiterStatus = () => ({ configured: 'memory', deciding: 'memory' }) as const;
-  const admin = await buildAdminApp({ db, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken, logger: false });
-  const keys = new KeysRepository(db, clock);
+  const admin = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken, logger: false });
+  const keys = new KeysRepository(db, clock, changes);
   return {
     app,
     admin,
     db,
+    changes,
     databaseUrl: store.url,
     keys,
     limiter,
@@ -74,6 +79,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
       await app.close();
       await admin.close();
       await limiter.close();
+      await changes.close();
       await db.destroy();
       await store.drop();
     },

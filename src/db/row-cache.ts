@@ -1,0 +1,108 @@
+import type { Clock } from '../clock.js';
+import type { CachedTable, ChangeFeed } from './change-feed.js';
+
+export interface RowCacheOptions<K, V> {
+  table: CachedTable;
+  /** The most rows held; the least recently used leaves first. */
+  max: number;
+  feed: ChangeFeed;
+  clock: Clock;
+  /** Reads a row from the store; `undefined` (no such row) is never cached. */
+  load: (key: K) => Promise<V | undefined>;
+  /** The id of the row behind a value: what change notifications name. */
+  idOf: (value: V) => string;
+}
+
+interface Entry<K, V> {
+  key: K;
+  value: V;
+  readAt: number;
+}
+
+/**
+ * Rows of one table held in memory, read through to the store, forgotten as soon as the change feed
+ * says they changed. Absent rows are not cached, so a new row is seen at once and a flood of lookups
+ * of rows that do not exist fills nothing. Concurrent reads of one missing key share one load.
+ */
+export class RowCache<K, V> {
+  readonly #entries = new Map<K, Entry<K, V>>();
+  readonly #keyOfId = new Map<string, K>();
+  readonly #loading = new Map<K, Promise<V | undefined>>();
+  readonly #options: RowCacheOptions<K, V>;
+  /** Raised by every change heard: a load that began before a change may not store what it read. */
+  #generation = 0;
+
+  constructor(options: RowCacheOptions<K, V>) {
+    this.#options = options;
+    options.feed.subscribe((change) => {
+      this.#generation++;
+      if (change.table === null) this.clear();
+      else if (change.table === options.table) this.#forget(change.id);
+    });
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The row, from memory when it may be trusted (synchronously), else from the store. */
+  get(key: K): V | undefined | Promise<V | undefined> {
+    const { feed, clock } = this.#options;
+    feed.check();
+    const entry = this.#entries.get(key);
+    if (entry) {
+      if (feed.trusts(entry.readAt, clock())) {
+        // Most recently used goes last: Map keeps insertion order.
+        this.#entries.delete(key);
+        this.#entries.set(key, entry);
+        return entry.value;
+      }
+      this.#remove(entry);
+    }
+    return this.#loading.get(key) ?? this.#load(key);
+  }
+
+  clear(): void {
+    this.#entries.clear();
+    this.#keyOfId.clear();
+  }
+
+  async #load(key: K): Promise<V | undefined> {
+    const { load, clock } = this.#options;
+    const generation = this.#generation;
+    const readAt = clock();
+    const loading = load(key);
+    this.#loading.set(key, loading);
+    try {
+      const value = await loading;
+      if (value !== undefined && generation === this.#generation) this.#store(key, value, readAt);
+      return value;
+    } finally {
+      this.#loading.delete(key);
+    }
+  }
+
+  #store(key: K, value: V, readAt: number): void {
+    const { max, idOf } = this.#options;
+    const stale = this.#entries.get(key);
+    if (stale) this.#remove(stale);
+    while (this.#entries.size >= max) {
+      const oldest = this.#entries.values().next().value;
+      if (!oldest) break;
+      this.#remove(oldest);
+    }
+    this.#entries.set(key, { key, value, readAt });
+    this.#keyOfId.set(idOf(value), key);
+  }
+
+  #forget(id: string): void {
+    const key = this.#keyOfId.get(id);
+    const entry = key === undefined ? undefined : this.#entries.get(key);
+    if (entry) this.#remove(entry);
+  }
+
+  #remove(entry: Entry<K, V>): void {
+    this.#entries.delete(entry.key);
+    if (this.#keyOfId.get(this.#options.idOf(entry.value)) === entry.key) this.#keyOfId.delete(this.#options.idOf(entry.value));
+  }
+}

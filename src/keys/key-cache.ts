@@ -1,0 +1,27 @@
+import type { Clock } from '../clock.js';
+import type { ChangeFeed } from '../db/change-feed.js';
+import { RowCache } from '../db/row-cache.js';
+import { hashKey } from './key-format.js';
+import type { KeyRecord, KeysRepository } from './repository.js';
+
+/**
+ * Keys seen before are answered from memory, by the SHA-256 of the key (the key itself is not kept).
+ * A revocation, plan change or unban applies at the key's next request on the instance that made it,
+ * on a server sharing the CLI's SQLite file, and on every other instance within a second (see
+ * db/change-feed.ts). Unknown keys are not remembered: a new key works at once, and guesses fill nothing.
+ */
+export class KeyCache {
+  readonly #rows: RowCache<string, KeyRecord>;
+
+  constructor(keys: KeysRepository, { feed, clock, max }: { feed: ChangeFeed; clock: Clock; max: number }) {
+    this.#rows = new RowCache({ table: 'api_keys', max, feed, clock, load: (hash) => keys.findByHash(hash), idOf: (record) => record.id });
+  }
+
+  get size(): number {
+    return this.#rows.size;
+  }
+
+  find(key: string): KeyRecord | undefined | Promise<KeyRecord | undefined> {
+    return this.#rows.get(hashKey(key));
+  }
+}
