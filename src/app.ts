@@ -8,7 +8,7 @@ import type { Db } from './db/database.js';
 import { docsRoutes } from './docs/routes.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { answerPreflight, cors } from './http/cors.js';
-import { errorHandler, frameworkErrorHandler, notFoundHandler, rejectUnknownPath } from './http/errors.js';
+import { errorHandler, frameworkErrorHandler, inOrder, notFoundHandler, rejectUnknownPath } from './http/errors.js';
 import { identifyHook, requireKey } from './http/identity.js';
 import { collectRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
 import { problemPages } from './http/problem-pages.js';
@@ -22,7 +22,7 @@ import { KeyCache } from './keys/key-cache.js';
 import { KeysRepository } from './keys/repository.js';
 import { swaggerOptions, SECURITY_SCHEME } from './openapi/document.js';
 import { openapiRoutes } from './openapi/routes.js';
-import type { Metrics } from './ops/metrics.js';
+import { requestRecorder, type Metrics } from './ops/metrics.js';
 import { ordersRoutes } from './orders/routes.js';
 import { NewOrder, Order } from './orders/schemas.js';
 import { PetCache } from './pets/pet-cache.js';
@@ -97,17 +97,16 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
 
-  for (const step of steps) app.addHook('onRequest', step);
-  app.addHook('onRequest', answerPreflight);
-  app.addHook('onRequest', rejectUnknownPath);
+  app.addHook('onRequest', inOrder([...steps, answerPreflight, rejectUnknownPath]));
   app.decorate('draining', false);
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (app.draining) reply.header('connection', 'close');
+    done(null, payload);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unknown';
-    metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
-    metrics.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  const record = requestRecorder(metrics);
+  app.addHook('onResponse', (request, reply, done) => {
+    record(request.method, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 
   await app.register(swagger, swaggerOptions(publicUrl));

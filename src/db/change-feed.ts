@@ -14,14 +14,17 @@ export type Change = { table: CachedTable; id: string } | { table: null; id: nul
  *
  * - in this process: `changed()` is called by the repository that wrote, before it answers, so the
  *   change applies at the key's next request here;
- * - by another process on the same SQLite file (the CLI): `PRAGMA data_version`, read before every
- *   cached read, says cheaply that another connection wrote, and everything is forgotten;
+ * - by another process on the same SQLite file (the CLI): `PRAGMA data_version`, read once per request,
+ *   says cheaply that another connection wrote, and everything is forgotten;
  * - on PostgreSQL, by anyone (another instance, the CLI, an operator's SQL): triggers notify
  *   (`LISTEN/NOTIFY`, migration 003), typically within milliseconds. While the notification channel
  *   is not known to be alive, a row read more than `RECHECK_MS` ago is read again.
  */
 export interface ChangeFeed {
-  /** Before every cached read: notices writes made by another process where that is cheap (SQLite). */
+  /**
+   * Notices writes made by another process where only asking tells (SQLite). It costs a read
+   * transaction, so it is asked once per request, by the first cached read (the key's).
+   */
   check(): void;
   /** Whether a row read at `readAt` may still be served at `now` without reading it again. */
   trusts(readAt: number, now: number): boolean;
@@ -81,6 +84,7 @@ class SqliteChangeFeed extends Listeners implements ChangeFeed {
     this.#seen = version;
     this.emit({ table: null, id: null });
   }
+
 
   trusts(): boolean {
     return true;

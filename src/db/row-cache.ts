@@ -45,10 +45,12 @@ export class RowCache<K, V> {
     return this.#entries.size;
   }
 
-  /** The row, from memory when it may be trusted (synchronously), else from the store. */
+  /**
+   * The row, from memory when it may be trusted (synchronously), else from the store. The caller has
+   * asked the feed to `check()` during this request.
+   */
   get(key: K): V | undefined | Promise<V | undefined> {
     const { feed, clock } = this.#options;
-    feed.check();
     const entry = this.#entries.get(key);
     if (entry) {
       if (feed.trusts(entry.readAt, clock())) {

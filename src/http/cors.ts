@@ -16,7 +16,7 @@ const EXPOSED = [
   REQUEST_ID_HEADER, 'Location', DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER, IDEMPOTENT_REPLAYED_HEADER,
 ].join(', ');
 
-export async function cors(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export function cors(_request: FastifyRequest, reply: FastifyReply): void {
   reply.header(ALLOW_ORIGIN_HEADER, '*').header('Access-Control-Expose-Headers', EXPOSED);
 }
 
@@ -24,9 +24,9 @@ export async function cors(request: FastifyRequest, reply: FastifyReply): Promis
  * A preflight (OPTIONS with Access-Control-Request-Method) is answered here, after the rate-limit
  * step like every request, before any route could answer 405.
  */
-export async function answerPreflight(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export function answerPreflight(request: FastifyRequest, reply: FastifyReply): void {
   if (request.method !== 'OPTIONS' || !request.headers['access-control-request-method']) return;
-  await reply
+  reply
     .code(204)
     .header('Access-Control-Allow-Methods', 'GET, HEAD, POST, DELETE')
     .header('Access-Control-Allow-Headers', 'X-API-Key, Content-Type, Idempotency-Key, X-Request-Id')

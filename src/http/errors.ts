@@ -61,7 +61,7 @@ function notFound(request: FastifyRequest): ProblemError {
 }
 
 /** An unknown path is answered before its body is read: no body can turn a 404 into a 400 or 415. */
-export async function rejectUnknownPath(request: FastifyRequest): Promise<void> {
+export function rejectUnknownPath(request: FastifyRequest): void {
   if (request.is404) throw notFound(request);
 }
 
@@ -69,7 +69,23 @@ export function notFoundHandler(publicUrl: string) {
   return (request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, publicUrl, notFound(request));
 }
 
-type Step = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+/** One of the first steps of every request: it may answer by itself (a 429, a preflight) or throw a problem. */
+export type Step = (request: FastifyRequest, reply: FastifyReply) => unknown;
+
+/**
+ * The first steps of every request as one hook: each hook Fastify runs costs a promise and a turn of
+ * its hook runner, and these run on every request, refusals first of all.
+ */
+export function inOrder(steps: Step[]) {
+  return async function firstSteps(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    for (const step of steps) {
+      const pending = step(request, reply);
+      if (pending instanceof Promise) await pending;
+      if (reply.sent) return reply;
+    }
+    return undefined;
+  };
+}
 
 /**
  * A URL Fastify cannot even route (bad percent-encoding) skips the hooks; it still goes through the

@@ -26,20 +26,20 @@ export type FindKey = (key: string) => KeyRecord | undefined | Promise<KeyRecord
 const NO_KEY = 'Send your API key in the X-API-Key header.';
 const MALFORMED = 'The X-API-Key header does not hold a key of the form pet_….';
 
-/** The first step of every request: who is calling. */
+/** The first step of every request: who is calling. Synchronous when the key is known in memory. */
 export function identifyHook(findKey: FindKey) {
-  return async function identify(request: FastifyRequest): Promise<void> {
+  return function identify(request: FastifyRequest): Promise<void> | undefined {
     const sent = request.headers['x-api-key'];
     if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY));
     if (typeof sent !== 'string' || !isWellFormedKey(sent)) return void (request.identity = anonymous(request, MALFORMED));
-    try {
-      const found = findKey(sent);
-      request.identity = identityOf(request, found instanceof Promise ? await found : found);
-    } catch (failure) {
+    const found = findKey(sent);
+    if (!(found instanceof Promise)) return void (request.identity = identityOf(request, found));
+    return found.then(
+      (key) => void (request.identity = identityOf(request, key)),
       // The store is down (or failing): the request is still limited, per address, and carries the
       // headers; `requireKey` then answers with the failure (a 503 when the store cannot be reached).
-      request.identity = anonymous(request, 'The API key could not be checked.', failure);
-    }
+      (failure: unknown) => void (request.identity = anonymous(request, 'The API key could not be checked.', failure)),
+    );
   };
 }
 

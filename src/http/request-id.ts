@@ -13,6 +13,6 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof sent === 'string' && SANE.test(sent) ? sent : randomUUID();
 }
 
-export async function setRequestId(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export function setRequestId(request: FastifyRequest, reply: FastifyReply): void {
   reply.header(REQUEST_ID_HEADER, request.id);
 }

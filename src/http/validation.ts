@@ -57,7 +57,8 @@ function decimalError(data: unknown, name: string, int64: boolean): ErrorObject[
   const raw = (data as Record<string, unknown> | null)?.[name];
   if (typeof raw !== 'string') return [];
   const decimal = /^-?(0|[1-9][0-9]*)$/.test(raw);
-  const inRange = decimal && (!int64 || (BigInt(raw) >= INT64_MIN && BigInt(raw) <= INT64_MAX));
+  // 18 digits or fewer always fit in int64: only longer ones need BigInt's exact comparison.
+  const inRange = decimal && (!int64 || raw.length <= 18 || (BigInt(raw) >= INT64_MIN && BigInt(raw) <= INT64_MAX));
   if (inRange) return [];
   const message = decimal ? 'must be within the int64 range' : 'must be a whole number written in decimal digits';
   return [{ instancePath: `/${name}`, schemaPath: '#/format', keyword: 'format', params: {}, message }];

@@ -12,8 +12,10 @@ import type { KeyRecord, KeysRepository } from './repository.js';
  */
 export class KeyCache {
   readonly #rows: RowCache<string, KeyRecord>;
+  readonly #feed: ChangeFeed;
 
   constructor(keys: KeysRepository, { feed, clock, max }: { feed: ChangeFeed; clock: Clock; max: number }) {
+    this.#feed = feed;
     this.#rows = new RowCache({ table: 'api_keys', max, feed, clock, load: (hash) => keys.findByHash(hash), idOf: (record) => record.id });
   }
 
@@ -21,7 +23,9 @@ export class KeyCache {
     return this.#rows.size;
   }
 
+  /** The key's record. Every API request starts here, so this is where the feed is asked for news. */
   find(key: string): KeyRecord | undefined | Promise<KeyRecord | undefined> {
+    this.#feed.check();
     return this.#rows.get(hashKey(key));
   }
 }

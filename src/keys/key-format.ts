@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /**
  * An API key is `pet_` followed by 32 base64url characters: 192 bits of randomness. The store keeps
@@ -15,7 +15,7 @@ export function isWellFormedKey(value: string): boolean {
 }
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** Enough to tell keys apart in a listing, far too little to guess the rest. */

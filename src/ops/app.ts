@@ -33,7 +33,7 @@ export async function buildAdminApp({ db, changes, limiter, limiterStatus, metri
   app.setValidatorCompiler(validatorCompiler([]));
   app.setErrorHandler(errorHandler(publicUrl));
   app.setNotFoundHandler(notFoundHandler(publicUrl));
-  app.addHook('onRequest', setRequestId);
+  app.addHook('onRequest', async (request, reply) => setRequestId(request, reply));
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   // Ready while the database answers. A Redis outage does not make an instance unready: it limits

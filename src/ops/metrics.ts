@@ -41,3 +41,22 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * Records one answered request. prom-client hashes the labels on every call; a route's few method and
+ * status combinations are looked up once and their counters kept.
+ */
+export function requestRecorder(metrics: Metrics) {
+  const counters = new Map<string, { inc(): void }>();
+  const timers = new Map<string, { observe(value: number): void }>();
+  return (method: string, route: string, status: number, seconds: number): void => {
+    const timerKey = `${method} ${route}`;
+    const counterKey = `${timerKey} ${status}`;
+    let counter = counters.get(counterKey);
+    if (!counter) counters.set(counterKey, (counter = metrics.requests.labels({ method, route, status })));
+    let timer = timers.get(timerKey);
+    if (!timer) timers.set(timerKey, (timer = metrics.latency.labels({ method, route })));
+    counter.inc();
+    timer.observe(seconds);
+  };
+}

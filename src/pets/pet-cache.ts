@@ -15,6 +15,7 @@ export class PetCache {
     this.#rows = new RowCache({ table: 'pets', max, feed, clock, load: (id) => pets.find(id), idOf: (pet) => String(pet.id) });
   }
 
+  /** A pet is only read after the request's key was found, which asked the feed for news already. */
   find(id: number): Pet | undefined | Promise<Pet | undefined> {
     return this.#rows.get(id);
   }
