@@ -6,7 +6,7 @@
 import { logAfter, logAppend } from './minute-log.js';
 import type { Policy } from './plans.js';
 import { type CallerState, FRESH_STATE, MINUTE_MS, dayOf } from './state.js';
-import { type Assessment, type Verdict, assess, ceilSeconds } from './verdict.js';
+import { type Assessment, type Verdict, assess, bindingUntil, ceilSeconds } from './verdict.js';
 
 /** Shared by every empty log, which is safe because states are never mutated. */
 const NONE: readonly number[] = [];
@@ -47,7 +47,8 @@ export function decide(state: CallerState | undefined, now: number, policy: Poli
   // Verdict literals start with `kind`: V8 builds a literal that starts with a spread several times slower.
   if (current.bannedUntil > now) {
     const retryAfterSeconds = ceilSeconds(current.bannedUntil - now);
-    return { verdict: { kind: 'banned', ...assessment, bannedUntil: current.bannedUntil, retryAfterSeconds }, state: current };
+    const verdict = { kind: 'banned', ...assessment, bannedUntil: current.bannedUntil, retryAfterSeconds, bindingUntil: bindingUntil(current.minuteLog, assessment) } as const;
+    return { verdict, state: current };
   }
   if (assessment.minute.remaining > 0 && assessment.day.remaining > 0) {
     const admitted = { ...current, minuteLog: logAppend(current.minuteLog, now), dayCount: current.dayCount + 1 };

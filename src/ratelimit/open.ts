@@ -1,5 +1,7 @@
 import { once } from 'node:events';
 import type { Config } from '../config.js';
+import { systemClock } from '../clock.js';
+import { BanShortcut } from './ban-shortcut.js';
 import { createLimiterRedis, FailoverLimiterStore, type FailoverLog } from './failover-store.js';
 import { MemoryLimiterStore } from './memory-store.js';
 import type { LimiterStore } from './store.js';
@@ -31,9 +33,11 @@ export async function openLimiter(
   }
   const redis = createLimiterRedis(config.redisUrl);
   await Promise.race([once(redis, 'ready'), new Promise((resolve) => setTimeout(resolve, REDIS_START_WAIT_MS).unref())]);
-  const status = (): LimiterStatus => ({ configured: 'redis', deciding: store.mode });
-  const store = new FailoverLimiterStore(redis, { log, rules: config.ban, prefix: config.redisKeyPrefix, onModeChange: () => onChange(status()) });
-  if (store.mode === 'memory') log.warn({ limiter: 'memory' }, 'Redis does not answer yet: rate limits are decided in memory until it does');
+  const status = (): LimiterStatus => ({ configured: 'redis', deciding: failover.mode });
+  const failover = new FailoverLimiterStore(redis, { log, rules: config.ban, prefix: config.redisKeyPrefix, onModeChange: () => onChange(status()) });
+  // A banned caller costs no round trip until its ban ends.
+  const store = new BanShortcut(failover, { clock: systemClock });
+  if (failover.mode === 'memory') log.warn({ limiter: 'memory' }, 'Redis does not answer yet: rate limits are decided in memory until it does');
   onChange(status());
   return { store, status };
 }

@@ -9,7 +9,8 @@
  * ARGV: mode (hit | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq,
  *       and the ban rules: rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs.
  * hit and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
- * nextAdmitInMs, bannedUntil or 0, end of the ban this request started or 0}; ban replies
+ * nextAdmitInMs, bannedUntil or 0, end of the ban this request started or 0, bindingUntil when
+ * banned, else 0}; ban replies
  * {bannedUntil or 0, level}. Lua numbers are doubles, exact for ms instants.
  */
 export const LIMITER_SCRIPT = `
@@ -54,8 +55,17 @@ local function assess()
     dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now }
 end
 
-local function reply(kind, a, bannedUntil, banStarted)
-  return { kind, now, a[1], a[2], a[3], a[4], a[5], a[6], bannedUntil, banStarted }
+local function reply(kind, a, bannedUntil, banStarted, binding)
+  return { kind, now, a[1], a[2], a[3], a[4], a[5], a[6], bannedUntil, banStarted, binding or 0 }
+end
+
+-- bindingUntil (verdict.ts), on the pruned log.
+local function bindingUntil(a)
+  if a[1] >= a[4] then return a[5] end
+  local k = perMinute - a[4]
+  if k < 0 then return a[5] end
+  local len = redis.call('LLEN', LOG)
+  return math.min(a[5], tonumber(redis.call('LINDEX', LOG, len - 1 - k)) + MINUTE)
 end
 
 local function endOf(key, span)
@@ -101,7 +111,7 @@ if mode == 'hit' then
   local a = assess()
   if banned > now then
     save()
-    return reply('banned', a, banned, 0)
+    return reply('banned', a, banned, 0, bindingUntil(a))
   end
   if a[1] > 0 and a[4] > 0 then
     redis.call('RPUSH', LOG, now)

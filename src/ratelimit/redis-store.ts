@@ -29,6 +29,7 @@ type Reply = [
   dayNextAdmitInMs: number,
   bannedUntil: number,
   banStartedUntil: number,
+  bindingUntil: number,
 ];
 
 const SCRIPT_SHA = createHash('sha1').update(LIMITER_SCRIPT).digest('hex');
@@ -95,7 +96,7 @@ export class RedisLimiterStore implements LimiterStore {
 
 /** The verdict shapes of ./decision.ts, from the numbers the script decided. */
 function verdictOf(reply: Reply, policy: Policy): Verdict {
-  const [kind, at, minuteRemaining, minuteResetAt, minuteNext, dayRemaining, dayResetAt, dayNext, bannedUntil, banStartedUntil] = reply;
+  const [kind, at, minuteRemaining, minuteResetAt, minuteNext, dayRemaining, dayResetAt, dayNext, bannedUntil, banStartedUntil, bindingUntil] = reply;
   const assessment: Assessment = {
     plan: policy.name,
     at,
@@ -106,7 +107,7 @@ function verdictOf(reply: Reply, policy: Policy): Verdict {
     case 'admitted':
       return { kind, ...assessment };
     case 'banned':
-      return { kind, ...assessment, bannedUntil, retryAfterSeconds: ceilSeconds(bannedUntil - at) };
+      return { kind, ...assessment, bannedUntil, retryAfterSeconds: ceilSeconds(bannedUntil - at), bindingUntil };
     case 'peek':
       return bannedUntil > 0 ? { kind, ...assessment, bannedUntil } : { kind, ...assessment };
     case 'rate-limited': {

@@ -38,7 +38,13 @@ export type Verdict =
       /** Set when this very rejection started a ban (the rejection itself is still an ordinary 429). */
       readonly banStarted?: { readonly until: number; readonly durationMs: number };
     })
-  | (Assessment & { readonly kind: 'banned'; readonly bannedUntil: number; readonly retryAfterSeconds: number })
+  | (Assessment & {
+      readonly kind: 'banned';
+      readonly bannedUntil: number;
+      readonly retryAfterSeconds: number;
+      /** See `bindingUntil`. */
+      readonly bindingUntil: number;
+    })
   | (Assessment & {
       /** The headers of a response that counts nothing: not a refusal, even for a banned caller. */
       readonly kind: 'peek';
@@ -54,6 +60,21 @@ export function assess(state: CallerState, now: number, policy: Policy): Assessm
 /** The window with the least left; on a tie, the day. */
 export function bindingWindow(verdict: Assessment): WindowName {
   return verdict.minute.remaining < verdict.day.remaining ? 'minute' : 'day';
+}
+
+/**
+ * Until when the window that binds now keeps binding while nothing is admitted, as during a ban: the
+ * minute's count only falls as requests leave it, the day's stays until midnight. With it, a ban can
+ * be answered again from the verdict alone, without the caller's state (see ./ban-shortcut.ts).
+ * `log` is the minute log pruned at `a.at`.
+ */
+export function bindingUntil(log: MinuteLog, a: Assessment): number {
+  if (bindingWindow(a) === 'day') return a.day.resetAt;
+  // The minute binds while it holds more than k requests: k = its limit less what the day has left.
+  const k = a.minute.limit - a.day.remaining;
+  if (k < 0) return a.day.resetAt;
+  // The (k+1)-th newest leaves last of those that keep it binding.
+  return Math.min(a.day.resetAt, logAt(log, logSize(log) - 1 - k)! + MINUTE_MS);
 }
 
 export function ceilSeconds(ms: number): number {
