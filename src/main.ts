@@ -57,7 +57,7 @@ async function main(config: Config): Promise<void> {
     await changes.close();
     await db.destroy();
     logger.info('stopped');
-    process.exit(0);
+    logger.flush(() => process.exit(0));
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -1,5 +1,4 @@
 import type { LightMyRequestResponse } from 'fastify';
-import pino from 'pino';
 import { buildPublicApp, type PublicConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openChangeFeed, type ChangeFeed } from '../../src/db/change-feed.js';
@@ -7,6 +6,7 @@ import type { Db } from '../../src/db/database.js';
 import type { App } from '../../src/http/types.js';
 import { KeysRepository, type PlanChoice } from '../../src/keys/repository.js';
 import { buildAdminApp } from '../../src/ops/app.js';
+import { createLogger } from '../../src/ops/logger.js';
 import { createMetrics, type Metrics } from '../../src/ops/metrics.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
@@ -90,6 +90,7 @@ export function json<T = any>(response: LightMyRequestResponse): T {
   return JSON.parse(response.body) as T;
 }
 
+/** The service's own logger (its serializers and redaction), writing into `lines`. */
 function capturingLogger(lines: string[]) {
-  return pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+  return createLogger('info', { write: (line: string) => void lines.push(line) });
 }
