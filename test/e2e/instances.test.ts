@@ -62,6 +62,30 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
     expect(await get(b.url, '/pets', key)).toBe(401);
   });
 
+  it('a change made anywhere reaches the other instance\'s key cache within a second, typically milliseconds', async () => {
+    const { record, key } = await keys.create({ plan: 'free' });
+    // B holds the key in memory from here on.
+    for (let i = 0; i < 3; i++) expect(await get(b.url, '/pets?limit=1', key)).toBe(200);
+    const took: Record<string, number> = {};
+    const until = async (what: string, seen: () => Promise<boolean>) => {
+      const started = performance.now();
+      while (!(await seen())) {
+        expect(performance.now() - started, what).toBeLessThan(1_000);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      took[what] = Math.round((performance.now() - started) * 10) / 10;
+    };
+    const limitOn = async (server: Server) => (await fetch(`${server.url}/pets?limit=1`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit');
+    const admin = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+    expect((await fetch(`${a.adminUrl}/admin/keys/${record.id}`, { method: 'PATCH', headers: admin, body: '{"plan":"pro"}' })).status).toBe(200);
+    await until('plan change through A, seen by B (ms)', async () => (await limitOn(b)) === '300');
+    await keys.setPlan(record.id, { plan: 'business' });
+    await until('plan change by another process, seen by A and B (ms)', async () => (await limitOn(a)) === '1000' && (await limitOn(b)) === '1000');
+    expect((await fetch(`${a.adminUrl}/admin/keys/${record.id}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    await until('revocation through A, seen by B (ms)', async () => (await get(b.url, '/pets?limit=1', key)) === 401);
+    console.info('propagation between two processes:', took);
+  });
+
   it('a plan change by the CLI applies on both instances at their next request', async () => {
     const { record, key } = await keys.create({ plan: 'free' });
     expect((await fetch(`${a.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit')).toBe('60');
