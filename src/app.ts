@@ -22,6 +22,7 @@ import { KeyCache } from './keys/key-cache.js';
 import { KeysRepository } from './keys/repository.js';
 import { swaggerOptions, SECURITY_SCHEME } from './openapi/document.js';
 import { openapiRoutes } from './openapi/routes.js';
+import { lazyChildLogger } from './ops/logger.js';
 import { requestRecorder, type Metrics } from './ops/metrics.js';
 import { ordersRoutes } from './orders/routes.js';
 import { NewOrder, Order } from './orders/schemas.js';
@@ -76,6 +77,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     genReqId: requestIdOf,
     // One access-log line per request, written when it is answered (below), instead of Fastify's two.
     disableRequestLogging: true,
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
@@ -109,7 +111,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   app.addHook('onResponse', (request, reply, done) => {
     const { statusCode, elapsedTime } = reply;
     record(request.method, request.routeOptions.url ?? 'unknown', statusCode, elapsedTime / 1000);
-    request.log.info({ req: request, statusCode, responseTime: elapsedTime }, 'request completed');
+    if (logger) logger.info({ reqId: request.id, req: request, statusCode, responseTime: elapsedTime }, 'request completed');
     done();
   });
 

@@ -54,10 +54,10 @@ function anonymous(request: FastifyRequest, reason: string, failure?: unknown): 
 }
 
 /** Runs after the limit step on every API operation: the limiter has counted the request by then. */
-export async function requireKey(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+export function requireKey(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
   const identity = request.identity;
-  if (identity.kind === 'key') return;
-  throw identity.failure ?? new ProblemError('unauthorized', identity.reason);
+  if (identity.kind === 'key') return done();
+  done((identity.failure as Error | undefined) ?? new ProblemError('unauthorized', identity.reason));
 }
 
 /** The key of a request that passed `requireKey`. */

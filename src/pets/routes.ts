@@ -50,20 +50,24 @@ export function petsRoutes(app: App, { pets, catalogue, clock, publicUrl, deprec
         response: { 200: ref(Pet), ...problemResponses(400, 404, 410) },
       },
       // Every response of the operation carries the headers, errors included.
-      onSend: async (_request, reply, payload) => {
+      onSend: (_request, reply, payload, done) => {
         reply.headers(headers);
-        return payload;
+        done(null, payload);
       },
-      preValidation: async () => {
-        if (isSunset(deprecation, clock())) {
-          throw new ProblemError('sunset', `GET /pets/{petId} reached its sunset on ${deprecation.sunsetAt.toISOString()} and no longer answers.`);
-        }
+      preValidation: (_request, _reply, done) => {
+        if (!isSunset(deprecation, clock())) return done();
+        done(new ProblemError('sunset', `GET /pets/{petId} reached its sunset on ${deprecation.sunsetAt.toISOString()} and no longer answers.`));
       },
     },
-    async (request) => {
-      const pet = await catalogue.find(request.params.petId);
-      if (!pet) throw new ProblemError('not-found', `There is no pet ${request.params.petId}.`);
-      return pet;
+    // Synchronous while the pet is in memory, as it nearly always is.
+    (request) => {
+      const { petId } = request.params;
+      const found = (pet: Pet | undefined): Pet => {
+        if (!pet) throw new ProblemError('not-found', `There is no pet ${petId}.`);
+        return pet;
+      };
+      const pet = catalogue.find(petId);
+      return pet instanceof Promise ? pet.then(found) : found(pet);
     },
   );
 }
