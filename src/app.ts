@@ -121,7 +121,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     api.addHook('onRoute', declareCommonContract);
     api.addHook('onRequest', requireKey);
     petsRoutes(api, { pets, catalogue, clock, publicUrl, deprecation: config.petsGet });
-    ordersRoutes(api, { db, clock, publicUrl });
+    ordersRoutes(api, { db, catalogue, clock, publicUrl });
   });
   openapiRoutes(app);
   problemPages(app);

@@ -27,6 +27,10 @@ function openSqlite(file: string): Db {
   const database = new SQLite(file);
   // WAL lets the CLI write while the server reads; busy_timeout makes writers queue instead of failing.
   database.pragma('journal_mode = WAL');
+  // In WAL mode NORMAL syncs at checkpoints, not at every commit: a committed transaction survives the
+  // process being killed (it is in the WAL, with the OS), and a power loss can cost the last ones
+  // committed before it, never the store's consistency. FULL would make every order wait for a disk sync.
+  database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   reusePreparedStatements(database);

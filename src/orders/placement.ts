@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
 import { ProblemError } from '../http/problems.js';
-import { PetsRepository } from '../pets/repository.js';
+import type { PetCache } from '../pets/pet-cache.js';
+import type { Pet } from '../pets/schemas.js';
 import { OrdersRepository } from './repository.js';
 import type { NewOrder, Order } from './schemas.js';
 
@@ -25,19 +26,23 @@ export class OrderPlacement {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    /** The catalogue, from memory (pets/pet-cache.ts): an order does not reserve its pet. */
+    private readonly catalogue: Pick<PetCache, 'find'>,
   ) {}
 
   async place(owner: string, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
+    // Read before the transaction: on SQLite it holds the only connection, which a catalogue miss needs.
+    const pet = await this.catalogue.find(input.petId);
     try {
-      return await this.db.transaction().execute((trx) => this.placeIn(trx, owner, input, idempotencyKey));
+      return await this.db.transaction().execute((trx) => this.placeIn(trx, owner, input, pet, idempotencyKey));
     } catch (error) {
       // Two requests with the same new key raced; the loser replays the winner's response.
-      if (idempotencyKey && isUniqueViolation(error)) return this.db.transaction().execute((trx) => this.placeIn(trx, owner, input, idempotencyKey));
+      if (idempotencyKey && isUniqueViolation(error)) return this.db.transaction().execute((trx) => this.placeIn(trx, owner, input, pet, idempotencyKey));
       throw error;
     }
   }
 
-  private async placeIn(trx: Db, owner: string, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
+  private async placeIn(trx: Db, owner: string, input: NewOrder, pet: Pet | undefined, idempotencyKey?: string): Promise<Placed> {
     const now = this.clock();
     const hash = requestHash(input);
     if (idempotencyKey) {
@@ -57,7 +62,6 @@ export class OrderPlacement {
         await trx.deleteFrom('idempotency_records').where('api_key_id', '=', owner).where('idempotency_key', '=', idempotencyKey).execute();
       }
     }
-    const pet = await new PetsRepository(trx).find(input.petId);
     if (!pet) throw new ProblemError('not-found', `There is no pet ${input.petId}.`);
     if (pet.status !== 'available') throw new ProblemError('pet-not-available', `Pet ${input.petId} is ${pet.status}, not available.`);
 

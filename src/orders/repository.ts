@@ -31,12 +31,12 @@ export class OrdersRepository {
 
   async find(owner: string, id: number): Promise<Order | undefined> {
     if (!canExist(id)) return undefined;
-    const row = await this.db.selectFrom('orders').selectAll().where('api_key_id', '=', owner).where('id', '=', id).executeTakeFirst();
+    const row = await this.db.selectFrom('orders').select(ORDER_COLUMNS).where('api_key_id', '=', owner).where('id', '=', id).executeTakeFirst();
     return row && toOrder(row);
   }
 
   async list(owner: string, filter: { status?: Order['status'] }, page: PageRequest) {
-    let query = this.db.selectFrom('orders').selectAll().where('api_key_id', '=', owner).where('id', '>', page.afterId);
+    let query = this.db.selectFrom('orders').select(ORDER_COLUMNS).where('api_key_id', '=', owner).where('id', '>', page.afterId);
     if (filter.status) query = query.where('status', '=', filter.status);
     const rows = await query.orderBy('id').limit(page.limit + 1).execute();
     return toPage(rows.map(toOrder), page.limit);
@@ -47,7 +47,10 @@ export class OrdersRepository {
   }
 }
 
-function toOrder(row: Selectable<OrdersTable>): Order {
+/** What an order shows: turning a column into a JavaScript value is most of a listing's cost. */
+const ORDER_COLUMNS = ['id', 'pet_id', 'quantity', 'ship_date', 'status', 'complete'] as const;
+
+function toOrder(row: Pick<Selectable<OrdersTable>, (typeof ORDER_COLUMNS)[number]>): Order {
   return {
     id: row.id,
     petId: Number(row.pet_id),

@@ -7,19 +7,21 @@ import { problemResponses } from '../http/responses.js';
 import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { TAG } from '../openapi/tags.js';
+import type { PetCache } from '../pets/pet-cache.js';
 import { OrderPlacement } from './placement.js';
 import { OrdersRepository } from './repository.js';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, NewOrder, Order, OrderListQuery, OrderParams, PlaceOrderHeaders } from './schemas.js';
 
 export interface OrdersRouteDeps {
   db: Db;
+  catalogue: PetCache;
   clock: Clock;
   publicUrl: string;
 }
 
-export function ordersRoutes(app: App, { db, clock, publicUrl }: OrdersRouteDeps): void {
+export function ordersRoutes(app: App, { db, catalogue, clock, publicUrl }: OrdersRouteDeps): void {
   const orders = new OrdersRepository(db);
-  const placement = new OrderPlacement(db, clock);
+  const placement = new OrderPlacement(db, clock, catalogue);
 
   app.get(
     '/store/orders',
