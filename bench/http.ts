@@ -1,26 +1,76 @@
 /**
- * The HTTP benchmark of one mode: the baseline, then each path against the real service, all with
- * the same autocannon settings. Load on the throughput paths is spread over many enterprise keys
- * (as many customers would send it); one row puts a whole run on a single key, on purpose.
+ * The HTTP benchmark of one mode: the baseline, then each path against the real service, the same
+ * path at the default log level, the peers (plain Fastify with @fastify/rate-limit) and, embedded,
+ * growth (a store of a million keys and a million orders), all with the same autocannon settings.
+ * Load on the throughput paths is spread over many enterprise keys (as many customers would send
+ * it); one row puts a whole run on a single key, on purpose.
  */
-import { measure, type LoadSettings, type Measured, type Requests } from './load.js';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { GROWTH, growthStore } from './growth.js';
+import { measure, oneAtATime, sendAll, spread, type LoadSettings, type Measured, type Requests } from './load.js';
+import { pgQueriesPerRequest } from './pg-count.js';
 import { redisCounter, type RedisCounter } from './redis-count.js';
-import { startBaseline, startService, type Proc } from './service.js';
+import { startBaseline, startPeer, startService, type Proc } from './service.js';
 import { createKeys, type BenchKeys } from './setup.js';
 
 /** Enough keys that no one key's limiter state grows large within a run. */
 const KEYS_PER_PATH = 500;
+/** Requests sent one at a time to count what each costs in Redis and in PostgreSQL. */
 const ROUND_TRIP_PROBES = 200;
 /** The 429 run needs keys that stay over their limit without being banned; see `measureRefusals`. */
 const LIMITED_KEYS = 100;
 
+/** The rows, by name: targets.ts finds them by these. */
+export const PATHS = {
+  pets: 'GET /pets/{petId}',
+  defaultConfig: 'GET /pets/{petId}, default config (LOG_LEVEL=info)',
+  peerMemory: 'Fastify + @fastify/rate-limit (memory store)',
+  peerRedis: 'Fastify + @fastify/rate-limit (Redis store)',
+  listOrders: 'GET /store/orders',
+  placeOrder: 'POST /store/orders',
+  banned: '429, banned key',
+  hotKey: 'GET /pets/{petId}, one hot key',
+  overLimit: '429, key over its limit',
+  ordersFirstPage: 'GET /store/orders, 1M orders, first page',
+  ordersDeepCursor: 'GET /store/orders, 1M orders, deep cursor',
+  manyKeys: 'GET /pets/{petId}, 100k of 1M keys',
+} as const;
+
+/**
+ * The parts of a mode's run (BENCH_ONLY in run.ts): the service's paths, the same path at the default
+ * log level, the peers, and growth (embedded mode only). The baseline runs whenever one of them does.
+ */
+export const HTTP_PHASES = ['paths', 'config', 'peers', 'growth'] as const;
+export type HttpPhase = (typeof HTTP_PHASES)[number];
+
 export interface Row extends Measured {
   path: string;
+  /** A peer (plain Fastify with @fastify/rate-limit), not the service. */
+  peer?: boolean;
   /** What every response of the row should be, and whether all were. */
   expected: number;
   allExpected: boolean;
   /** Redis round trips (script runs) per request, in a mode with Redis. */
   redisPerRequest?: number;
+  /** PostgreSQL queries per request in steady state, in a mode with PostgreSQL (see pg-count.ts). */
+  pgPerRequest?: number;
+}
+
+export interface GrowthFigures {
+  keys: number;
+  usedKeys: number;
+  orders: number;
+  /** Writing the store, before the service starts: out of every timed part. */
+  setupSeconds: number;
+  /** The untimed pass that sends every one of the used keys once: the service meets each for the first time. */
+  firstSightSeconds: number;
+  /** The service's RSS before that pass and after the timed run over the same keys. */
+  rssBeforeBytes: number;
+  rssAfterBytes: number;
+  /** (after − before) ÷ used keys: with a key cache, the memory per cached key. */
+  rssBytesPerKey: number;
 }
 
 export interface ModeResult {
@@ -30,41 +80,81 @@ export interface ModeResult {
   env: Record<string, string>;
   baseline: Measured;
   rows: Row[];
+  growth?: GrowthFigures;
 }
 
-type RowRunner = (target: Proc, path: string, expected: number, requests: Requests) => Promise<void>;
+type RowRunner = (target: Proc, path: string, expected: number, requests: Requests, peer?: boolean) => Promise<void>;
 
 const json = { 'content-type': 'application/json' };
 const get = (path: string, keys: string[]): Requests => keys.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 
-export async function benchMode(mode: string, stores: string, env: Record<string, string>, settings: LoadSettings): Promise<ModeResult> {
+/** One mode's rows, in the phases asked for; null when none of them applies to the mode. */
+export async function benchMode(
+  mode: string,
+  stores: string,
+  env: Record<string, string>,
+  settings: LoadSettings,
+  phases: ReadonlySet<HttpPhase>,
+): Promise<ModeResult | null> {
+  const postgres = env.DATABASE_URL!.startsWith('postgres');
+  const has = (phase: HttpPhase) => phases.has(phase) && !(phase === 'growth' && postgres);
+  if (!HTTP_PHASES.some(has)) return null;
   const redis = env.REDIS_URL ? await redisCounter(env.REDIS_URL) : null;
   let service = await startService(env);
   const keys = await createKeys(env.DATABASE_URL!, { perPath: KEYS_PER_PATH, limited: LIMITED_KEYS });
   const body = await (await fetch(`${service.url}/pets/1`, { headers: { 'x-api-key': keys.hot } })).text();
   const baselineProc = await startBaseline(body);
   const rows: Row[] = [];
+  const others: Proc[] = [];
   try {
     const baseline = await measure(baselineProc, get('/pets/1', keys.pets), settings);
     await baselineProc.stop();
-    const row: RowRunner = async (target, path, expected, requests) => {
+    const row: RowRunner = async (target, path, expected, requests, peer = false) => {
       const measured = await measure(target, requests, settings);
       const redisPerRequest = redis ? await roundTrips(target, requests, redis) : undefined;
-      rows.push({ path, expected, allExpected: measured.statuses[expected] === measured.requests, ...measured, redisPerRequest });
+      // Peers have no PostgreSQL; a service is counted on a twin of itself (pg-count.ts).
+      const pgPerRequest = postgres && target.env ? await pgQueriesPerRequest(target.env, requests, ROUND_TRIP_PROBES) : undefined;
+      rows.push({ path, ...(peer ? { peer } : {}), expected, allExpected: measured.statuses[expected] === measured.requests, ...measured, redisPerRequest, pgPerRequest });
       log(mode, rows.at(-1)!);
     };
-    await row(service, 'GET /pets/{petId}', 200, get('/pets/1', keys.pets));
-    await row(service, 'GET /store/orders', 200, get('/store/orders', keys.listOrders));
-    const order = JSON.stringify({ petId: 1, quantity: 1 });
-    await row(service, 'POST /store/orders', 201, keys.placeOrders.map((key) => ({ method: 'POST', path: '/store/orders', headers: { ...json, 'x-api-key': key }, body: order })));
-    await ban(service.url, keys.banned);
-    await row(service, '429, banned key', 429, get('/pets/1', [keys.banned]));
-    await row(service, 'GET /pets/{petId}, one hot key', 200, get('/pets/1', [keys.hot]));
+    // The rows compared by a target run side by side, so that a change in the machine's load between
+    // them weighs as little as it can.
+    const pets = get('/pets/1', keys.pets);
+    if (has('paths')) await row(service, PATHS.pets, 200, pets);
+    if (has('config')) {
+      // The service as started by default: an access-log line per request on stdout (see spawnProc).
+      const chatty = await startService({ ...env, LOG_LEVEL: 'info' });
+      others.push(chatty);
+      await row(chatty, PATHS.defaultConfig, 200, pets);
+      await chatty.stop();
+    }
+    if (has('peers')) {
+      const memoryPeer = await startPeer(body, null);
+      others.push(memoryPeer);
+      await row(memoryPeer, PATHS.peerMemory, 200, pets, true);
+      await memoryPeer.stop();
+      if (env.REDIS_URL) {
+        const redisPeer = await startPeer(body, { redisUrl: env.REDIS_URL, nameSpace: `bench-peer-${randomBytes(4).toString('hex')}:` });
+        others.push(redisPeer);
+        await row(redisPeer, PATHS.peerRedis, 200, pets, true);
+        await redisPeer.stop();
+      }
+    }
+    if (has('paths')) {
+      await row(service, PATHS.listOrders, 200, get('/store/orders', keys.listOrders));
+      const order = JSON.stringify({ petId: 1, quantity: 1 });
+      await row(service, PATHS.placeOrder, 201, keys.placeOrders.map((key) => ({ method: 'POST', path: '/store/orders', headers: { ...json, 'x-api-key': key }, body: order })));
+      await ban(service.url, keys.banned);
+      await row(service, PATHS.banned, 429, get('/pets/1', [keys.banned]));
+      await row(service, PATHS.hotKey, 200, get('/pets/1', [keys.hot]));
+      await service.stop();
+      service = await measureRefusals(env, keys, row);
+    }
     await service.stop();
-    service = await measureRefusals(env, keys, row);
-    return { mode, stores, env: redacted(env), baseline, rows };
+    const growth = has('growth') ? await measureGrowth(mode, env, settings, row) : undefined;
+    return { mode, stores, env: redacted(env), baseline, rows, ...(growth ? { growth } : {}) };
   } finally {
-    await Promise.all([service.stop(), baselineProc.stop()]);
+    await Promise.all([service.stop(), baselineProc.stop(), ...others.map((p) => p.stop())]);
     await redis?.close();
   }
 }
@@ -76,13 +166,65 @@ export async function benchMode(mode: string, stores: string, env: Record<string
 async function roundTrips(target: Proc, requests: Requests, redis: RedisCounter): Promise<number> {
   // Let what autocannon left in flight finish first.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  const before = await redis.sample(target.adminUrl!);
-  for (let i = 0; i < ROUND_TRIP_PROBES; i++) {
-    const { method, path, headers, body } = requests[i % requests.length]!;
-    const response = await fetch(`${target.url}${path}`, { method, headers: headers as Record<string, string>, body: body as string | undefined });
-    await response.arrayBuffer();
+  const before = await redis.sample(target.adminUrl);
+  await oneAtATime(target.url, requests, ROUND_TRIP_PROBES);
+  // A peer has no metrics: its requests are the ones just sent, each answered.
+  return redis.perRequest(before, await redis.sample(target.adminUrl), target.adminUrl ? undefined : ROUND_TRIP_PROBES);
+}
+
+/**
+ * Growth, on a store of its own (growth.ts) and a service of its own: one key's million orders, a
+ * page at the start and one near the end; then `GET /pets/{petId}` spread evenly over 100,000 of the
+ * million keys, after an untimed pass that shows the service each of them once, with the service's
+ * RSS before that pass and after the run.
+ */
+async function measureGrowth(mode: string, env: Record<string, string>, settings: LoadSettings, row: RowRunner): Promise<GrowthFigures> {
+  const store = await growthStore();
+  process.stderr.write(`  ${mode}: growth set-up: ${GROWTH.keys.toLocaleString('en')} keys and ${GROWTH.orders.toLocaleString('en')} orders written in ${store.setupSeconds.toFixed(1)} s\n`);
+  const service = await startService({ ...env, DATABASE_URL: store.file });
+  try {
+    const owner = [store.ordersKey];
+    for (const path of ['/store/orders', `/store/orders?cursor=${store.deepCursor}`]) {
+      const page = (await (await fetch(`${service.url}${path}`, { headers: { 'x-api-key': store.ordersKey } })).json()) as { data?: unknown[] };
+      if (page.data?.length !== 20) throw new Error(`${path} did not answer a full page: ${JSON.stringify(page).slice(0, 300)}`);
+    }
+    await row(service, PATHS.ordersFirstPage, 200, get('/store/orders', owner));
+    await row(service, PATHS.ordersDeepCursor, 200, get(`/store/orders?cursor=${store.deepCursor}`, owner));
+
+    const requests = spread('/pets/1', store.keys);
+    const rssBeforeBytes = service.rssBytes();
+    const firstSight = await sendAll(service.url, requests, store.keys.length, settings.connections);
+    if (firstSight.statuses[200] !== store.keys.length || firstSight.errors > 0) {
+      throw new Error(`the first sight of ${store.keys.length} keys answered ${JSON.stringify(firstSight.statuses)}, ${firstSight.errors} errors`);
+    }
+    await row(service, PATHS.manyKeys, 200, requests);
+    const rssAfterBytes = service.rssBytes();
+    const growth: GrowthFigures = {
+      keys: GROWTH.keys,
+      usedKeys: store.keys.length,
+      orders: GROWTH.orders,
+      setupSeconds: Math.round(store.setupSeconds * 10) / 10,
+      firstSightSeconds: Math.round(firstSight.seconds * 10) / 10,
+      rssBeforeBytes,
+      rssAfterBytes,
+      rssBytesPerKey: Math.round((rssAfterBytes - rssBeforeBytes) / store.keys.length),
+    };
+    process.stderr.write(`  ${mode}: ${growthLine(growth)}\n`);
+    return growth;
+  } finally {
+    await service.stop();
+    rmSync(dirname(store.file), { recursive: true, force: true });
   }
-  return redis.perRequest(before, await redis.sample(target.adminUrl!));
+}
+
+/** The growth figures in a sentence, for the console. */
+export function growthLine(g: GrowthFigures): string {
+  const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+  return (
+    `growth: store of ${g.keys.toLocaleString('en')} keys and ${g.orders.toLocaleString('en')} orders written in ${g.setupSeconds} s; ` +
+    `first sight of ${g.usedKeys.toLocaleString('en')} keys ${g.firstSightSeconds} s; ` +
+    `RSS ${mb(g.rssBeforeBytes)} → ${mb(g.rssAfterBytes)}: ${g.rssBytesPerKey.toLocaleString('en')} bytes of RSS per key seen`
+  );
 }
 
 /**
@@ -98,7 +240,7 @@ async function measureRefusals(env: Record<string, string>, keys: BenchKeys, row
   await Promise.all(limited.map(async (key) => {
     for (let i = 0; i < 60; i++) await fetch(`${service.url}/pets/1`, { headers: { 'x-api-key': key } }).then((r) => r.arrayBuffer());
   }));
-  await row(service, '429, key over its limit', 429, get('/pets/1', limited));
+  await row(service, PATHS.overLimit, 429, get('/pets/1', limited));
   return service;
 }
 

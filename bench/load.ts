@@ -34,6 +34,55 @@ export interface Target {
   cpuMs(): number;
 }
 
+/**
+ * One request template whose `x-api-key` header takes the next of `keys` at every request sent, over
+ * all connections together: a run then spreads over every key evenly. (A list of requests would not:
+ * autocannon starts each connection at the head of the list, and copies the whole list per connection.)
+ */
+export function spread(path: string, keys: readonly string[]): Requests {
+  let next = 0;
+  return [
+    {
+      method: 'GET',
+      path,
+      setupRequest: (request) => {
+        request.headers = { ...request.headers, 'x-api-key': keys[next++ % keys.length]! };
+        return request;
+      },
+    },
+  ];
+}
+
+/** The request `i` of a run, as it would be sent (a `spread` template takes its next key). */
+export function nth(requests: Requests, i: number): { method: string; path: string; headers: Record<string, string>; body?: string } {
+  const template = requests[i % requests.length]!;
+  const request = typeof template.setupRequest === 'function' ? template.setupRequest({ ...template, headers: { ...template.headers } }, {}) : template;
+  return { method: request.method ?? 'GET', path: request.path ?? '/', headers: (request.headers ?? {}) as Record<string, string>, body: request.body as string | undefined };
+}
+
+/** `n` requests sent one at a time (nothing else in flight): for counting what each one costs elsewhere. */
+export async function oneAtATime(url: string, requests: Requests, n: number): Promise<Record<string, number>> {
+  const statuses: Record<string, number> = {};
+  for (let i = 0; i < n; i++) {
+    const { method, path, headers, body } = nth(requests, i);
+    const response = await fetch(`${url}${path}`, { method, headers, body });
+    await response.arrayBuffer();
+    statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+  }
+  return statuses;
+}
+
+/** Exactly `amount` requests over `connections`, as fast as they are answered; untimed set-up work. */
+export async function sendAll(url: string, requests: Requests, amount: number, connections: number): Promise<{ seconds: number; statuses: Record<string, number>; errors: number }> {
+  const statuses: Record<string, number> = {};
+  const started = performance.now();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({ url, connections, amount, requests, timeout: 10 }, (error, result) => (error ? reject(error) : resolve(result)));
+    instance.on('response', (_client, status) => (statuses[status] = (statuses[status] ?? 0) + 1));
+  });
+  return { seconds: (performance.now() - started) / 1000, statuses, errors: result.errors + result.timeouts };
+}
+
 export async function measure(target: Target, requests: Requests, settings: LoadSettings): Promise<Measured> {
   await run(target.url, requests, settings.connections, settings.warmupSeconds);
   const cpuBefore = target.cpuMs();

@@ -1,8 +1,9 @@
 /**
  * Redis round trips per request, without MONITOR: the calls of EVALSHA and EVAL (the only commands
  * the limiter sends; the commands its script runs inside Redis are no round trips) against the
- * requests the service answered, from its own `/metrics`. Other clients of the same Redis that
- * run scripts meanwhile would inflate the figure, never deflate it.
+ * requests the service answered, from its own `/metrics`; for a peer, which has no metrics, against
+ * the requests sent to it (one at a time, each answered). Other clients of the same Redis that run
+ * scripts meanwhile would inflate the figure, never deflate it.
  */
 import { Redis } from 'ioredis';
 
@@ -19,11 +20,12 @@ export async function redisCounter(url: string) {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await redis.connect();
   return {
-    async sample(adminUrl: string): Promise<RedisSample> {
+    /** Without `adminUrl` (a peer), `requests` is 0: count the requests sent instead. */
+    async sample(adminUrl: string | undefined): Promise<RedisSample> {
       const [stats, commandStats, metrics] = await Promise.all([
         redis.info('stats'),
         redis.info('commandstats'),
-        fetch(`${adminUrl}/metrics`).then((r) => r.text()),
+        adminUrl ? fetch(`${adminUrl}/metrics`).then((r) => r.text()) : '',
       ]);
       const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(commandStats)?.[1] ?? 0);
       return {
@@ -32,8 +34,8 @@ export async function redisCounter(url: string) {
         requests: requestsAnswered(metrics),
       };
     },
-    perRequest(before: RedisSample, after: RedisSample): number {
-      return (after.scripts - before.scripts) / Math.max(1, after.requests - before.requests);
+    perRequest(before: RedisSample, after: RedisSample, sent?: number): number {
+      return (after.scripts - before.scripts) / Math.max(1, sent ?? after.requests - before.requests);
     },
     close: () => redis.quit().then(() => undefined),
   };

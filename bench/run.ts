@@ -5,9 +5,22 @@
  *   embedded     a fresh SQLite file, limits in memory (always)
  *   scaled-out   a fresh schema on DATABASE_URL (postgres://…) and REDIS_URL (when both are set)
  *
- * BENCH_DURATION (seconds per path, default 10) shortens a run; BENCH_CONNECTIONS (default 100);
- * BENCH_PROFILE=dir writes the service's CPU profiles there; BENCH_SKIP_BUILD=1 runs the dist/ already
- * built. Results: bench/results/.
+ * The HTTP benchmark of a mode has these phases (bench/http.ts), each measured against the baseline
+ * of the same mode's run:
+ *
+ *   paths    the service's paths, at LOG_LEVEL=warn; scaled-out, Redis round trips and PostgreSQL
+ *            queries per request (bench/redis-count.ts, bench/pg-count.ts)
+ *   config   GET /pets/{petId} on a service at its default LOG_LEVEL=info
+ *   peers    plain Fastify 5 with @fastify/rate-limit (bench/peer.ts): its memory store, and
+ *            scaled-out its Redis store
+ *   growth   embedded only: a store of 1,000,000 keys, one with 1,000,000 orders (bench/growth.ts):
+ *            deep order pages, GET /pets/{petId} over 100,000 of the keys, RSS per key seen
+ *
+ * BENCH_ONLY=phase,… runs only those (limiter, memory, paths, config, peers, growth; default all), e.g.
+ * BENCH_ONLY=peers,growth while working on them. BENCH_DURATION (seconds per path, default 10) shortens
+ * a run; BENCH_CONNECTIONS (default 100); BENCH_PROFILE=dir writes the service's CPU profiles there;
+ * BENCH_SKIP_BUILD=1 runs the dist/ already built. Results: bench/results/, or BENCH_RESULTS=dir; a run
+ * with BENCH_ONLY writes none unless BENCH_RESULTS is set (a part of a run must not replace a whole one).
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,7 +28,7 @@ import { cpus, loadavg } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chart } from './chart.js';
-import { benchMode, type ModeResult } from './http.js';
+import { benchMode, growthLine, HTTP_PHASES, type HttpPhase, type ModeResult } from './http.js';
 import type { LoadSettings } from './load.js';
 import { memoryTable, type MemoryFigures } from './memory.js';
 import { ROOT } from './service.js';
@@ -25,7 +38,14 @@ import { targets } from './targets.js';
 
 const seconds = Number(process.env.BENCH_DURATION || 10);
 const settings: LoadSettings = { connections: Number(process.env.BENCH_CONNECTIONS || 100), seconds, warmupSeconds: Math.min(1, seconds) };
-const RESULTS = join(ROOT, 'bench/results');
+const PHASES = ['limiter', 'memory', ...HTTP_PHASES] as const;
+const only = process.env.BENCH_ONLY?.split(',').map((p) => p.trim()).filter(Boolean);
+for (const phase of only ?? []) {
+  if (!(PHASES as readonly string[]).includes(phase)) throw new Error(`BENCH_ONLY: unknown phase ${phase} (phases: ${PHASES.join(', ')})`);
+}
+const phases = new Set(only ?? PHASES);
+const httpPhases = new Set(HTTP_PHASES.filter((p) => phases.has(p))) as ReadonlySet<HttpPhase>;
+const RESULTS = process.env.BENCH_RESULTS || (only ? null : join(ROOT, 'bench/results'));
 
 function node(args: string[], capture = false): string {
   const run = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'], encoding: 'utf8' });
@@ -36,27 +56,34 @@ function node(args: string[], capture = false): string {
 // The numbers are the production build's: what `npm start` runs.
 if (process.env.BENCH_SKIP_BUILD !== '1') node([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
 
-node(['--expose-gc', '--import', 'tsx', 'bench/limiter.ts']);
-const memory = JSON.parse(node(['--expose-gc', '--import', 'tsx', 'bench/memory.ts', '--json'], true)) as MemoryFigures;
-console.log('\nMemory limiter: active callers, and what the idle sweep gives back');
-console.table(memoryTable(memory));
+if (phases.has('limiter')) node(['--expose-gc', '--import', 'tsx', 'bench/limiter.ts']);
+let memory: MemoryFigures | null = null;
+if (phases.has('memory')) {
+  memory = JSON.parse(node(['--expose-gc', '--import', 'tsx', 'bench/memory.ts', '--json'], true)) as MemoryFigures;
+  console.log('\nMemory limiter: active callers, and what the idle sweep gives back');
+  console.table(memoryTable(memory));
+}
 
 // Others' processes on the machine skew req/s: the load average goes into the results.
 const loadBefore = loadavg();
 const modes: ModeResult[] = [];
-console.error(`\nHTTP: ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s per path`);
-modes.push(await benchMode('embedded', 'SQLite file, limits in memory', { DATABASE_URL: sqliteFile(), REDIS_URL: '' }, settings));
-const { DATABASE_URL, REDIS_URL } = process.env;
-if (DATABASE_URL?.startsWith('postgres') && REDIS_URL) {
-  const schema = await postgresSchema(DATABASE_URL, 'bench');
-  try {
-    const prefix = `bench-${randomBytes(4).toString('hex')}:`;
-    modes.push(await benchMode('scaled-out', 'PostgreSQL, limits in Redis', { DATABASE_URL: schema.url, REDIS_URL, REDIS_KEY_PREFIX: prefix }, settings));
-  } finally {
-    await schema.drop();
+if (httpPhases.size > 0) {
+  console.error(`\nHTTP (${[...httpPhases].join(', ')}): ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s per path`);
+  const embedded = await benchMode('embedded', 'SQLite file, limits in memory', { DATABASE_URL: sqliteFile(), REDIS_URL: '' }, settings, httpPhases);
+  if (embedded) modes.push(embedded);
+  const { DATABASE_URL, REDIS_URL } = process.env;
+  if (DATABASE_URL?.startsWith('postgres') && REDIS_URL) {
+    const schema = await postgresSchema(DATABASE_URL, 'bench');
+    try {
+      const prefix = `bench-${randomBytes(4).toString('hex')}:`;
+      const scaledOut = await benchMode('scaled-out', 'PostgreSQL, limits in Redis', { DATABASE_URL: schema.url, REDIS_URL, REDIS_KEY_PREFIX: prefix }, settings, httpPhases);
+      if (scaledOut) modes.push(scaledOut);
+    } finally {
+      await schema.drop();
+    }
+  } else {
+    console.error('scaled-out mode skipped: set DATABASE_URL=postgres://… and REDIS_URL=redis://…');
   }
-} else {
-  console.error('scaled-out mode skipped: set DATABASE_URL=postgres://… and REDIS_URL=redis://…');
 }
 
 for (const mode of modes) {
@@ -72,22 +99,30 @@ for (const mode of modes) {
       'CPU µs/req': r.cpuUsPerRequest,
       '× baseline': (r.rps / mode.baseline.rps).toFixed(2),
       ...(r.redisPerRequest === undefined ? {} : { 'Redis scripts/req': r.redisPerRequest.toFixed(3) }),
-      [`all ${r.expected}`]: r.allExpected ? 'yes' : JSON.stringify(r.statuses),
+      ...(r.pgPerRequest === undefined ? {} : { 'PostgreSQL queries/req': r.pgPerRequest.toFixed(3) }),
+      statuses: r.allExpected ? `all ${r.expected}` : JSON.stringify(r.statuses),
       'errors/timeouts/resets': `${r.errors}/${r.timeouts}/${r.resets}`,
     })),
   );
+  if (mode.growth) console.log(growthLine(mode.growth));
 }
 const verdicts = targets(modes);
-console.log('\nTargets');
-console.table(verdicts);
+if (verdicts.length > 0) {
+  console.log('\nTargets');
+  console.table(verdicts);
+}
 
 const date = new Date().toISOString().slice(0, 10);
 const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', loadAverage: { before: loadBefore, after: loadavg() } };
-mkdirSync(RESULTS, { recursive: true });
-for (const mode of modes) {
-  const targetsOfMode = verdicts.filter((t) => t.mode === mode.mode);
-  writeFileSync(join(RESULTS, `${date}-${mode.mode}.json`), `${JSON.stringify({ date, machine, settings, ...mode, targets: targetsOfMode }, null, 2)}\n`);
+if (RESULTS) {
+  mkdirSync(RESULTS, { recursive: true });
+  for (const mode of modes) {
+    const targetsOfMode = verdicts.filter((t) => t.mode === mode.mode);
+    writeFileSync(join(RESULTS, `${date}-${mode.mode}.json`), `${JSON.stringify({ date, machine, settings, phases: [...phases], ...mode, targets: targetsOfMode }, null, 2)}\n`);
+  }
+  if (memory) writeFileSync(join(RESULTS, `${date}-memory.json`), `${JSON.stringify({ date, machine, ...memory }, null, 2)}\n`);
+  if (modes.length > 0) writeFileSync(join(RESULTS, 'latest.svg'), chart(modes, `Petstore ${date}: req/s at ${settings.connections} connections (${machine.cpus} cores, Node ${process.version})`));
+  console.log(`\nWrote ${RESULTS}/${date}-*.json${modes.length > 0 ? ` and ${RESULTS}/latest.svg` : ''}`);
+} else {
+  console.log('\nBENCH_ONLY: no results written (set BENCH_RESULTS=dir to keep them)');
 }
-writeFileSync(join(RESULTS, `${date}-memory.json`), `${JSON.stringify({ date, machine, ...memory }, null, 2)}\n`);
-writeFileSync(join(RESULTS, 'latest.svg'), chart(modes, `Petstore ${date}: req/s at ${settings.connections} connections (${machine.cpus} cores, Node ${process.version})`));
-console.log(`\nWrote bench/results/${date}-*.json and bench/results/latest.svg`);

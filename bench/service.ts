@@ -1,6 +1,7 @@
 /**
  * The processes a benchmark drives: the real service from the `tsc` build (`dist/main.js`, what
- * `npm start` runs, so the numbers are production's) and a bare `node:http` baseline.
+ * `npm start` runs, so the numbers are production's), a bare `node:http` baseline, and the peers
+ * (plain Fastify with @fastify/rate-limit, bench/peer.ts).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -11,10 +12,14 @@ export const ROOT = new URL('../', import.meta.url).pathname;
 
 export interface Proc {
   url: string;
-  /** The service's admin listener (`/healthz`, `/metrics`); unset for the baseline. */
+  /** The service's admin listener (`/healthz`, `/metrics`); unset for the baseline and the peers. */
   adminUrl?: string;
+  /** The environment the service was started with (beyond the ports): another one like it can be started. */
+  env?: Record<string, string>;
   /** CPU time (user + system) the process has used so far, in ms; NaN where /proc is missing. */
   cpuMs(): number;
+  /** Resident set size now, in bytes (VmRSS in /proc/<pid>/status); NaN where /proc is missing. */
+  rssBytes(): number;
   stop(): Promise<number | null>;
 }
 
@@ -27,7 +32,7 @@ export async function startService(env: Record<string, string>): Promise<Proc> {
   const proc = spawnProc(args, { ...baseEnv, ...env }, `http://127.0.0.1:${port}`);
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   await proc.ready(`${adminUrl}/healthz`);
-  return { url: proc.url, adminUrl, cpuMs: proc.cpuMs, stop: proc.stop };
+  return { url: proc.url, adminUrl, env, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }
 
 /** The baseline in a process of its own, answering every request with `body`. */
@@ -35,27 +40,53 @@ export async function startBaseline(body: string): Promise<Proc> {
   const port = await freePort();
   const proc = spawnProc(['--import', 'tsx', join(ROOT, 'bench/baseline.ts')], { PORT: String(port), BODY: body }, `http://127.0.0.1:${port}`);
   await proc.ready(`${proc.url}/`);
-  return { url: proc.url, cpuMs: proc.cpuMs, stop: proc.stop };
+  return { url: proc.url, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }
+
+/**
+ * A peer (bench/peer.ts) in a process of its own, answering `GET /pets/:petId` with `body`:
+ * @fastify/rate-limit's in-memory store, or its Redis store on `redisUrl` under a key prefix of its own.
+ */
+export async function startPeer(body: string, store: { redisUrl: string; nameSpace: string } | null): Promise<Proc> {
+  const port = await freePort();
+  const env = { PORT: String(port), BODY: body, ...(store ? { PEER_REDIS_URL: store.redisUrl, PEER_NAMESPACE: store.nameSpace } : {}) };
+  const proc = spawnProc(['--import', 'tsx', join(ROOT, 'bench/peer.ts')], env, `http://127.0.0.1:${port}`);
+  await proc.ready(`${proc.url}/pets/1`);
+  return { url: proc.url, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
+}
+
+/** How much of a child's output is kept, to explain a failure. */
+const OUTPUT_KEPT = 4000;
 
 function spawnProc(args: string[], env: Record<string, string>, url: string) {
   // A clean environment: nothing from the caller's shell (REDIS_URL, BAN_*, …) may change a mode.
   const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, ...env }, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  // Kept short and always read, so that a chatty child never blocks on a full pipe.
-  let output = '';
-  const keep = (d: Buffer) => (output = (output + d.toString()).slice(-4000));
+  // Always read, so that a chatty child never blocks on a full pipe: at LOG_LEVEL=info the service
+  // writes an access-log line per request, megabytes a second. Reading it must cost the bench (which
+  // shares the cores with it) next to nothing: the chunks are kept as they come, only the last few KB
+  // of them, and decoded only if the child fails. The service keeps writing to a pipe that is read, as
+  // it would to a log collector, rather than to /dev/null (stdio 'ignore'), which would flatter it.
+  const tail: Buffer[] = [];
+  let tailBytes = 0;
+  const keep = (chunk: Buffer) => {
+    tail.push(chunk);
+    tailBytes += chunk.length;
+    while (tail.length > 1 && tailBytes - tail[0]!.length >= OUTPUT_KEPT) tailBytes -= tail.shift()!.length;
+  };
+  const output = () => Buffer.concat(tail).toString().slice(-OUTPUT_KEPT);
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     url,
     cpuMs: () => cpuMsOf(child.pid),
+    rssBytes: () => rssBytesOf(child.pid),
     async ready(probe: string): Promise<void> {
       const deadline = Date.now() + 20_000;
       while (!(await fetch(probe).then((r) => r.ok, () => false))) {
         if (child.exitCode !== null || Date.now() > deadline) {
           child.kill('SIGKILL');
-          throw new Error(`${args.at(-1)} did not start: ${output}`);
+          throw new Error(`${args.at(-1)} did not start: ${output()}`);
         }
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -63,7 +94,7 @@ function spawnProc(args: string[], env: Record<string, string>, url: string) {
     async stop(): Promise<number | null> {
       if (child.exitCode === null) child.kill('SIGTERM');
       const code = await exited;
-      if (code !== 0) process.stderr.write(`${args.at(-1)} exited ${code}: ${output}\n`);
+      if (code !== 0) process.stderr.write(`${args.at(-1)} exited ${code}: ${output()}\n`);
       return code;
     },
   };
@@ -75,6 +106,16 @@ function cpuMsOf(pid: number | undefined): number {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/** VmRSS of a process, from /proc/<pid>/status (in kB there). */
+function rssBytesOf(pid: number | undefined): number {
+  try {
+    const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? NaN : Number(kb) * 1024;
   } catch {
     return NaN;
   }

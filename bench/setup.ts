@@ -10,7 +10,7 @@ import { openDatabase, type Db } from '../src/db/database.js';
 import { KeysRepository } from '../src/keys/repository.js';
 
 /** Far beyond what a run can send, and within the column's 32-bit integer. */
-const HUGE = 2_000_000_000;
+export const HUGE = 2_000_000_000;
 /** Orders per listing key: one full default page. */
 const ORDERS_PER_KEY = 20;
 
