@@ -7,6 +7,16 @@ import type { Verdict } from './verdict.js';
 
 export type LimiterMode = 'redis' | 'memory';
 
+/** How long a request waits for Redis's reply before it is decided in memory. */
+export const COMMAND_TIMEOUT_MS = 100;
+/** A timer this late means the event loop was busy, not Redis: the wait starts again (at most `MAX_EXCUSES` times). */
+const BUSY_LOOP_MS = 20;
+const MAX_EXCUSES = 4;
+/** Consecutive replies that were really late before the whole store decides in memory. */
+const TIMEOUTS_TO_SWITCH = 3;
+
+const TIMED_OUT = Symbol('timed out');
+
 /** The two levels used, in pino's argument order. */
 export interface FailoverLog {
   warn(obj: object, msg: string): void;
@@ -21,12 +31,12 @@ export interface FailoverLimiterStoreOptions extends RedisLimiterStoreOptions {
 
 /**
  * The limiter's Redis client: a request must never wait for Redis, and a command must never run
- * twice. So a command fails after 100 ms instead of queueing while disconnected, is not retried,
- * and is not resent after a reconnect (its script may already have run); reconnecting never stops.
+ * twice. So a command fails at once instead of queueing while disconnected, is not retried, and is
+ * not resent after a reconnect (its script may already have run); reconnecting never stops. How long
+ * a reply may take is the failover store's to judge (`COMMAND_TIMEOUT_MS`), not the client's.
  */
 export function createLimiterRedis(url: string): Redis {
   return new Redis(url, {
-    commandTimeout: 100,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
@@ -38,6 +48,12 @@ export function createLimiterRedis(url: string): Redis {
  * Decides in Redis while it answers, and in this process's memory while it does not: a Redis outage
  * loosens the limits (each instance counts on its own) but never fails or delays a request.
  * Memory mode lasts until the client is `ready` again; what memory counted stays in memory.
+ *
+ * A busy event loop is not a Redis outage. The store switches on evidence about Redis: the connection
+ * closing, an error, or `TIMEOUTS_TO_SWITCH` replies in a row that were really late. A reply is late
+ * when `COMMAND_TIMEOUT_MS` have passed and one more turn of I/O has not brought it (Node runs timers
+ * before it reads sockets, so after a busy stretch the timer fires before the reply that came is read),
+ * and the timer was not itself late: a timer that fires late measures the loop's delay, not Redis's.
  */
 export class FailoverLimiterStore implements LimiterStore {
   readonly #redis: Redis;
@@ -47,6 +63,7 @@ export class FailoverLimiterStore implements LimiterStore {
   readonly #onModeChange: (mode: LimiterMode) => void;
   #mode: LimiterMode;
   #closing = false;
+  #timeouts = 0;
 
   /** Takes ownership of `redis`, best made by `createLimiterRedis`. */
   constructor(redis: Redis, { log, onModeChange = () => {}, ...options }: FailoverLimiterStoreOptions) {
@@ -93,14 +110,24 @@ export class FailoverLimiterStore implements LimiterStore {
   async #call<T>(use: (store: LimiterStore) => Promise<T>): Promise<T> {
     if (this.#mode === 'redis') {
       try {
-        return await use(this.#primary);
+        const reply = await withinDeadline(use(this.#primary));
+        if (reply !== TIMED_OUT) {
+          this.#timeouts = 0;
+          return reply;
+        }
+        if (++this.#timeouts >= TIMEOUTS_TO_SWITCH) this.#fail(new Error(`${TIMEOUTS_TO_SWITCH} replies in a row took over ${COMMAND_TIMEOUT_MS} ms`));
       } catch (error) {
-        this.#switch('memory', error);
-        // A timeout leaves the connection up, and no 'ready' would ever come back: reconnect to get one.
-        if (this.#redis.status === 'ready') this.#redis.disconnect(true);
+        this.#fail(error);
       }
     }
     return use(this.#fallback);
+  }
+
+  #fail(error: unknown): void {
+    this.#timeouts = 0;
+    this.#switch('memory', error);
+    // A hung server leaves the connection up, and no 'ready' would ever come back: reconnect to get one.
+    if (this.#redis.status === 'ready') this.#redis.disconnect(true);
   }
 
   #switch(mode: LimiterMode, err?: unknown): void {
@@ -110,4 +137,40 @@ export class FailoverLimiterStore implements LimiterStore {
     else this.#log.info({ limiter: mode }, 'Redis is available: rate limits are decided in Redis');
     this.#onModeChange(mode);
   }
+}
+
+/** The reply, or `TIMED_OUT` once it is really late (see the class comment). */
+function withinDeadline<T>(pending: Promise<T>): Promise<T | typeof TIMED_OUT> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let excuses = 0;
+    let armedAt = performance.now();
+    const expire = () =>
+      setImmediate(() => {
+        if (settled) return;
+        const late = performance.now() - armedAt - COMMAND_TIMEOUT_MS;
+        if (late > BUSY_LOOP_MS && excuses++ < MAX_EXCUSES) {
+          armedAt = performance.now();
+          timer = setTimeout(expire, COMMAND_TIMEOUT_MS);
+          return;
+        }
+        settled = true;
+        resolve(TIMED_OUT);
+      });
+    let timer = setTimeout(expire, COMMAND_TIMEOUT_MS);
+    pending.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }

@@ -77,14 +77,44 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
     const caller = randomUUID();
     await store.hit(caller, free);
     await pause(server.url, 700);
-    const verdict = await timed(store.hit(caller, free));
-    expect(verdict.kind).toBe('admitted');
+    // One late reply is no outage; several in a row are.
+    const verdicts = await Promise.all([1, 2, 3].map(() => timed(store.hit(caller, free))));
+    for (const verdict of verdicts) expect(verdict.kind).toBe('admitted');
     expect(store.mode).toBe('memory');
     for (let i = 0; i < 5; i++) await timed(store.hit(caller, free));
     await until(() => store.mode === 'redis');
     expect(logged.map((line) => line.level)).toEqual(['warn', 'info']);
     expect(switches).toEqual(['memory', 'redis']);
     expect((await store.hit(caller, free)).kind).toBe('admitted');
+  });
+
+  it('does not take a busy event loop for a Redis outage', async () => {
+    const caller = randomUUID();
+    await store.hit(caller, free);
+    const pending = Array.from({ length: 50 }, () => store.hit(caller, free));
+    // The loop is busy well past the timeout while the replies wait to be read.
+    const busyUntil = performance.now() + 300;
+    while (performance.now() < busyUntil);
+    const verdicts = await Promise.all(pending);
+    expect(verdicts.every((verdict) => verdict.kind === 'admitted')).toBe(true);
+    expect(store.mode).toBe('redis');
+    expect(switches).toEqual([]);
+    expect(logged).toEqual([]);
+    // Every one was decided by Redis, none in memory.
+    expect(await countedInRedis(caller)).toBe(51);
+  });
+
+  it('switches only after several replies in a row are really late, and answers each within the bound', async () => {
+    const caller = randomUUID();
+    await store.hit(caller, free);
+    await pause(server.url, 1_000);
+    expect((await timed(store.hit(caller, free))).kind).toBe('admitted');
+    expect(store.mode).toBe('redis');
+    expect((await timed(store.hit(caller, free))).kind).toBe('admitted');
+    expect(store.mode).toBe('redis');
+    expect((await timed(store.hit(caller, free))).kind).toBe('admitted');
+    expect(store.mode).toBe('memory');
+    expect(logged).toEqual([{ level: 'warn', msg: expect.stringContaining('in memory') }]);
   });
 
   it('starts in memory when its client is not ready, and still answers', async () => {
