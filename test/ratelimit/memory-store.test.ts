@@ -108,3 +108,41 @@ describe('MemoryLimiterStore: forgetting idle callers', () => {
     }
   });
 });
+
+describe('MemoryLimiterStore: sweeping a slice at a time', () => {
+  const free: Policy = { name: 'free', perMinute: 60, perDay: 1000 };
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('forgets idle callers over several turns of the event loop, keeping the active ones', async () => {
+    let now = Date.parse('2024-03-01T12:00:00.000Z');
+    const store = new MemoryLimiterStore({ clock: () => now, sweepSlice: 100 });
+    for (let i = 0; i < 1_000; i++) await store.hit(`ip:127.0.${i >> 8}.${i & 255}`, free);
+    now += 86_400_000;
+    await store.hit('ip:127.9.9.9', free);
+    store.startSweep();
+    // One slice looked at 100 callers, then let the loop run.
+    expect(store.sweeping).toBe(true);
+    expect(store.size).toBe(1_001 - 100);
+    let turns = 0;
+    while (store.sweeping) {
+      await nextTurn();
+      turns++;
+    }
+    expect(turns).toBeGreaterThanOrEqual(9);
+    expect(store.size).toBe(1);
+    expect((await store.peek('ip:127.9.9.9', free)).minute.remaining).toBe(59);
+    await store.close();
+  });
+
+  it('stops a sweep under way when closed', async () => {
+    let now = Date.parse('2024-03-01T12:00:00.000Z');
+    const store = new MemoryLimiterStore({ clock: () => now, sweepSlice: 10 });
+    for (let i = 0; i < 100; i++) await store.hit(`ip:10.0.0.${i}`, free);
+    now += 86_400_000;
+    store.startSweep();
+    await store.close();
+    await nextTurn();
+    expect(store.sweeping).toBe(false);
+    expect(store.size).toBe(0);
+  });
+});
