@@ -20,7 +20,7 @@ export function createLogger(level: string, destination: pino.DestinationStream 
     serializers: {
       req: (request: FastifyRequest) => ({ method: request.method, url: maskKeys(request.url), remoteAddress: request.ip }),
     },
-    redact: { paths: ['req.headers', 'headers', '*.authorization', '*["x-api-key"]'], remove: true },
+    redact: { paths: ['req.headers', 'headers', 'authorization', '["x-api-key"]'], remove: true },
   };
   return pino(options, destination);
 }
