@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type RouteOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type RouteOptions } from 'fastify';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
@@ -76,7 +76,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     logger: logger ? undefined : false,
     genReqId: requestIdOf,
     // One access-log line per request, written when it is answered (below), instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
