@@ -85,7 +85,7 @@ function migrations(kind: Kind): Record<string, Migration> {
       async up(db: Kysely<unknown>) {
         if (kind !== 'postgres') return;
         await sql`
-          create function notify_change() returns trigger language plpgsql as $$
+          create or replace function notify_change() returns trigger language plpgsql as $$
           declare
             changed text;
           begin

@@ -33,6 +33,6 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
     const { n } = await check.selectFrom('pets').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
     expect(Number(n)).toBe(PET_CATALOGUE.length);
     const applied = await check.selectFrom('kysely_migration' as never).select('name' as never).execute();
-    expect(applied.map((row) => (row as { name: string }).name)).toEqual(['001_tables', '002_pet_catalogue']);
+    expect(applied.map((row) => (row as { name: string }).name)).toEqual(['001_tables', '002_pet_catalogue', '003_change_notifications']);
   });
 });
