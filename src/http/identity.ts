@@ -32,14 +32,17 @@ export function identifyHook(findKey: FindKey) {
     const sent = request.headers['x-api-key'];
     if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY));
     if (typeof sent !== 'string' || !isWellFormedKey(sent)) return void (request.identity = anonymous(request, MALFORMED));
-    const found = findKey(sent);
+    // The store is down (or failing): the request is still limited, per address, and carries the
+    // headers; `requireKey` then answers with the failure (a 503 when the store cannot be reached).
+    const unchecked = (failure: unknown) => void (request.identity = anonymous(request, 'The API key could not be checked.', failure));
+    let found: ReturnType<FindKey>;
+    try {
+      found = findKey(sent);
+    } catch (failure) {
+      return unchecked(failure);
+    }
     if (!(found instanceof Promise)) return void (request.identity = identityOf(request, found));
-    return found.then(
-      (key) => void (request.identity = identityOf(request, key)),
-      // The store is down (or failing): the request is still limited, per address, and carries the
-      // headers; `requireKey` then answers with the failure (a 503 when the store cannot be reached).
-      (failure: unknown) => void (request.identity = anonymous(request, 'The API key could not be checked.', failure)),
-    );
+    return found.then((key) => void (request.identity = identityOf(request, key)), unchecked);
   };
 }
 
