@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the pure limiter core, the memory limiter's footprint and its sweep over 200,000
- * addresses (bench/sweep.ts: the longest it holds the event loop), then the HTTP benchmark
+ * addresses (bench/addresses.ts: the longest it holds the event loop, in process and over HTTP), then the HTTP benchmark
  * of the built service against a bare node:http baseline, in each mode the environment allows:
  *
  *   embedded     a fresh SQLite file, limits in memory (always)
@@ -17,7 +17,7 @@
  *   growth   embedded only: a store of 1,000,000 keys, one with 1,000,000 orders (bench/growth.ts):
  *            deep order pages, GET /pets/{petId} over 100,000 of the keys, RSS per key seen
  *
- * BENCH_ONLY=phase,… runs only those (limiter, memory, sweep, paths, config, peers, growth; default all), e.g.
+ * BENCH_ONLY=phase,… runs only those (limiter, memory, addresses, paths, config, peers, growth; default all), e.g.
  * BENCH_ONLY=peers,growth while working on them. BENCH_DURATION (seconds per path, default 10) shortens
  * a run; BENCH_CONNECTIONS (default 100); BENCH_PROFILE=dir writes the service's CPU profiles there;
  * BENCH_SKIP_BUILD=1 runs the dist/ already built. Results: bench/results/, or BENCH_RESULTS=dir; a run
@@ -32,6 +32,7 @@ import { chart } from './chart.js';
 import { benchMode, growthLine, HTTP_PHASES, type HttpPhase, type ModeResult } from './http.js';
 import type { LoadSettings } from './load.js';
 import { memoryTable, type MemoryFigures } from './memory.js';
+import { addressesTable, type AddressFigures } from './addresses.js';
 import { ROOT } from './service.js';
 import { postgresSchema } from '../test/helpers/database.js';
 import { sqliteFile } from './setup.js';
@@ -39,7 +40,7 @@ import { targets } from './targets.js';
 
 const seconds = Number(process.env.BENCH_DURATION || 10);
 const settings: LoadSettings = { connections: Number(process.env.BENCH_CONNECTIONS || 100), seconds, warmupSeconds: Math.min(1, seconds) };
-const PHASES = ['limiter', 'memory', 'sweep', ...HTTP_PHASES] as const;
+const PHASES = ['limiter', 'memory', 'addresses', ...HTTP_PHASES] as const;
 const only = process.env.BENCH_ONLY?.split(',').map((p) => p.trim()).filter(Boolean);
 for (const phase of only ?? []) {
   if (!(PHASES as readonly string[]).includes(phase)) throw new Error(`BENCH_ONLY: unknown phase ${phase} (phases: ${PHASES.join(', ')})`);
@@ -64,11 +65,12 @@ if (phases.has('memory')) {
   console.log('\nMemory limiter: active callers, and what the idle sweep gives back');
   console.table(memoryTable(memory));
 }
-let sweep: unknown = null;
-if (phases.has('sweep')) {
-  sweep = JSON.parse(node(['--expose-gc', '--import', 'tsx', 'bench/sweep.ts', '--json'], true));
-  console.log('\nMemory limiter, 200,000 idle addresses: the sweep (target: the event loop held ≤ 20 ms at a time)');
-  console.log(JSON.stringify(sweep, null, 2));
+// 200,000 addresses: the sweep's loop delay in process, then over HTTP (about 2 min; BENCH_ADDRESSES_HTTP=0 leaves it out).
+let addresses: AddressFigures | null = null;
+if (phases.has('addresses')) {
+  addresses = JSON.parse(node(['--expose-gc', '--import', 'tsx', 'bench/addresses.ts', '--json'], true)) as AddressFigures;
+  console.log('\nMemory limiter, 200,000 addresses (bench/addresses.ts; target: loop delay max ≤ 20 ms during a sweep)');
+  console.table(addressesTable(addresses));
 }
 
 // Others' processes on the machine skew req/s: the load average goes into the results.
@@ -127,7 +129,7 @@ if (RESULTS) {
     const targetsOfMode = verdicts.filter((t) => t.mode === mode.mode);
     writeFileSync(join(RESULTS, `${date}-${mode.mode}.json`), `${JSON.stringify({ date, machine, settings, phases: [...phases], ...mode, targets: targetsOfMode }, null, 2)}\n`);
   }
-  if (memory || sweep) writeFileSync(join(RESULTS, `${date}-memory.json`), `${JSON.stringify({ date, machine, ...memory, sweep }, null, 2)}\n`);
+  if (memory || addresses) writeFileSync(join(RESULTS, `${date}-memory.json`), `${JSON.stringify({ date, machine, ...memory, addresses }, null, 2)}\n`);
   if (modes.length > 0) writeFileSync(join(RESULTS, 'latest.svg'), chart(modes, `Petstore ${date}: req/s at ${settings.connections} connections (${machine.cpus} cores, Node ${process.version})`));
   console.log(`\nWrote ${RESULTS}/${date}-*.json${modes.length > 0 ? ` and ${RESULTS}/latest.svg` : ''}`);
 } else {

@@ -29,11 +29,14 @@ export class MemoryLimiterStore implements LimiterStore {
   readonly #slice: number;
   /** The sweep under way, one slice per turn of the event loop; null between sweeps. */
   #sweeping: Iterator<[string, CallerState]> | null = null;
+  /** How many more callers the sweep under way looks at: as many as were held when it began. */
+  #sweepLeft = 0;
   #nextSlice: NodeJS.Immediate | null = null;
 
   constructor({ clock = Date.now, rules = DEFAULT_BAN_RULES, sweepIntervalMs = 60_000, sweepSlice = SWEEP_SLICE }: MemoryLimiterStoreOptions = {}) {
     this.#clock = clock;
     this.#rules = rules;
+    if (!Number.isInteger(sweepSlice) || sweepSlice < 1) throw new RangeError(`sweepSlice must be a positive integer, not ${sweepSlice}`);
     this.#slice = sweepSlice;
     // unref: a pending sweep must not keep the process alive.
     this.#sweeper = setInterval(() => this.startSweep(), sweepIntervalMs).unref();
@@ -71,12 +74,18 @@ export class MemoryLimiterStore implements LimiterStore {
   }
 
   /**
-   * The same, a slice at a time, letting the event loop run between slices (what the timer does). A
-   * caller added meanwhile may or may not be looked at; one that was there when it began is.
+   * The same, a slice at a time, letting the event loop run between slices (what the timer does; a
+   * sweep under way is left to finish). It looks at as many callers as were held when it began: a Map
+   * iterates in insertion order and a caller's update keeps its place, so those are exactly the ones
+   * held then, unless the full `sweep()` forgot some of them meanwhile (then some newer ones instead).
+   * A caller added meanwhile, or forgotten by this sweep and back since, sits after them: it may be
+   * left for the next sweep, so that callers arriving faster than a slice a turn cannot make a sweep
+   * last for ever.
    */
   startSweep(): void {
     if (this.#sweeping) return;
     this.#sweeping = this.#callers.entries();
+    this.#sweepLeft = this.#callers.size;
     this.#continueSweep();
   }
 
@@ -88,22 +97,29 @@ export class MemoryLimiterStore implements LimiterStore {
   #continueSweep = (): void => {
     this.#nextSlice = null;
     if (!this.#sweeping) return;
-    if (this.#sweepSome(this.#sweeping, this.#slice)) this.#nextSlice = setImmediate(this.#continueSweep);
+    const count = Math.min(this.#slice, this.#sweepLeft);
+    const looked = this.#sweepSome(this.#sweeping, count);
+    this.#sweepLeft -= looked;
+    if (looked === count && this.#sweepLeft > 0) this.#nextSlice = setImmediate(this.#continueSweep);
     else this.#sweeping = null;
   };
 
-  /** Looks at up to `count` callers; true when some are left. */
-  #sweepSome(callers: Iterator<[string, CallerState]>, count: number): boolean {
+  /** Looks at up to `count` callers, fewer only when none is left; returns how many. */
+  #sweepSome(callers: Iterator<[string, CallerState]>, count: number): number {
     const now = this.#clock();
-    for (let i = 0; i < count; i++) {
+    let looked = 0;
+    for (; looked < count; looked++) {
       const next = callers.next();
-      if (next.done) return false;
+      if (next.done) break;
       const [caller, state] = next.value;
       const pruned = pruneState(state, now, this.#rules);
       if (isFresh(pruned)) this.#callers.delete(caller);
-      else this.#callers.set(caller, pruned);
+      // Written back only when it lets go of memory. Otherwise the state stays as it was, which decides
+      // the same (every decision prunes first): a sweep over callers that stay (all day, once they have
+      // counted) then leaves the collector only short-lived garbage, not 200,000 states to promote.
+      else if (pruned.minuteLog !== state.minuteLog || pruned.rejections !== state.rejections) this.#callers.set(caller, pruned);
     }
-    return true;
+    return looked;
   }
 
   async close(): Promise<void> {

@@ -124,25 +124,90 @@ describe('MemoryLimiterStore: sweeping a slice at a time', () => {
     expect(store.sweeping).toBe(true);
     expect(store.size).toBe(1_001 - 100);
     let turns = 0;
-    while (store.sweeping) {
+    while (store.sweeping && turns < 100) {
       await nextTurn();
       turns++;
     }
-    expect(turns).toBeGreaterThanOrEqual(9);
+    expect(turns).toBe(10);
     expect(store.size).toBe(1);
     expect((await store.peek('ip:127.9.9.9', free)).minute.remaining).toBe(59);
     await store.close();
   });
 
-  it('stops a sweep under way when closed', async () => {
-    let now = Date.parse('2024-03-01T12:00:00.000Z');
-    const store = new MemoryLimiterStore({ clock: () => now, sweepSlice: 10 });
-    for (let i = 0; i < 100; i++) await store.hit(`ip:10.0.0.${i}`, free);
+  it('refuses a slice of no callers', () => {
+    expect(() => new MemoryLimiterStore({ sweepSlice: 0 })).toThrow(RangeError);
+  });
+});
+
+describe('MemoryLimiterStore: the timer sweeps a slice at a time', () => {
+  const free: Policy = { name: 'free', perMinute: 60, perDay: 1000 };
+  const active = 'ip:127.9.9.9';
+  let now: number;
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+    now = Date.parse('2024-03-01T12:00:00.000Z');
+  });
+  afterEach(() => vi.useRealTimers());
+
+  /** A store on the fake timers with `idle` callers that have gone idle, and one active caller. */
+  async function storeWith(idle: number, sweepSlice: number) {
+    const store = new MemoryLimiterStore({ clock: () => now, sweepIntervalMs: 60_000, sweepSlice });
+    for (let i = 0; i < idle; i++) await store.hit(`ip:127.1.${i >> 8}.${i & 255}`, free);
     now += 86_400_000;
-    store.startSweep();
+    await store.hit(active, free);
+    return store;
+  }
+
+  it('forgets idle callers a slice per turn of the event loop, keeping a caller that keeps sending', async () => {
+    const store = await storeWith(1_000, 100);
+    // The interval fires and runs one slice; the next waits for the following turn (setImmediate).
+    vi.advanceTimersToNextTimer();
+    expect(store.sweeping).toBe(true);
+    expect(store.size).toBe(1_001 - 100);
+    let slices = 1;
+    while (store.sweeping && slices < 100) {
+      now += 10;
+      await store.hit(active, free);
+      vi.advanceTimersToNextTimer();
+      slices++;
+    }
+    expect(slices).toBe(11);
+    expect(store.size).toBe(1);
+    expect((await store.peek(active, free)).minute.remaining).toBe(60 - 11);
     await store.close();
-    await nextTurn();
+  });
+
+  it('looks only at the callers held when the sweep began, and starts no second sweep meanwhile', async () => {
+    const store = await storeWith(99, 10);
+    vi.advanceTimersToNextTimer();
+    // The first slice forgot ip:127.1.0.0; it comes back, after the callers the sweep is to look at.
+    expect(store.size).toBe(100 - 10);
+    await store.hit('ip:127.1.0.0', free);
+    store.startSweep();
+    expect(store.size).toBe(100 - 10 + 1);
+    // More newcomers each turn than a slice looks at: the sweep still ends after its 100 callers.
+    let slices = 1;
+    let newcomers = 0;
+    // Bounded, so that a sweep that never ends fails the test rather than hanging it.
+    while (store.sweeping && slices < 100) {
+      for (let i = 0; i < 20; i++) await store.hit(`ip:127.2.0.${newcomers++}`, free);
+      vi.advanceTimersToNextTimer();
+      slices++;
+    }
+    expect(slices).toBe(10);
+    expect(store.size).toBe(newcomers + 2);
+    expect((await store.peek('ip:127.1.0.0', free)).minute.remaining).toBe(59);
+    await store.close();
+  });
+
+  it('stops a sweep under way when closed', async () => {
+    const store = await storeWith(1_000, 100);
+    vi.advanceTimersToNextTimer();
+    expect(store.sweeping).toBe(true);
+    expect(vi.getTimerCount()).toBe(2); // the interval and the next slice
+    await store.close();
     expect(store.sweeping).toBe(false);
-    expect(store.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
