@@ -50,18 +50,22 @@ export class RowCache<K, V> {
    * asked the feed to `check()` during this request.
    */
   get(key: K): V | undefined | Promise<V | undefined> {
+    return this.cached(key) ?? this.#loading.get(key) ?? this.#load(key);
+  }
+
+  /** The row when memory holds it and may be trusted, else undefined: nothing is read from the store. */
+  cached(key: K): V | undefined {
     const { feed, clock } = this.#options;
     const entry = this.#entries.get(key);
-    if (entry) {
-      if (feed.trusts(entry.readAt, clock())) {
-        // Most recently used goes last: Map keeps insertion order.
-        this.#entries.delete(key);
-        this.#entries.set(key, entry);
-        return entry.value;
-      }
+    if (!entry) return undefined;
+    if (!feed.trusts(entry.readAt, clock())) {
       this.#remove(entry);
+      return undefined;
     }
-    return this.#loading.get(key) ?? this.#load(key);
+    // Most recently used goes last: Map keeps insertion order.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry.value;
   }
 
   clear(): void {

@@ -16,8 +16,11 @@ const EXPOSED = [
   REQUEST_ID_HEADER, 'Location', DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER, IDEMPOTENT_REPLAYED_HEADER,
 ].join(', ');
 
+/** The headers of every response. */
+export const CORS_HEADERS: Readonly<Record<string, string>> = { [ALLOW_ORIGIN_HEADER]: '*', 'Access-Control-Expose-Headers': EXPOSED };
+
 export function cors(_request: FastifyRequest, reply: FastifyReply): void {
-  reply.header(ALLOW_ORIGIN_HEADER, '*').header('Access-Control-Expose-Headers', EXPOSED);
+  reply.headers(CORS_HEADERS);
 }
 
 /**

@@ -48,7 +48,12 @@ export function identifyHook(findKey: FindKey) {
 
 function identityOf(request: FastifyRequest, key: KeyRecord | undefined): Identity {
   if (!key) return anonymous(request, 'The API key is not known.');
-  if (key.revokedAt) return anonymous(request, 'The API key was revoked.');
+  return keyIdentity(key) ?? anonymous(request, 'The API key was revoked.');
+}
+
+/** The identity of a key's requests; none for a revoked key. */
+export function keyIdentity(key: KeyRecord): Extract<Identity, { kind: 'key' }> | undefined {
+  if (key.revokedAt) return undefined;
   return { kind: 'key', caller: `key:${key.id}`, policy: policyOfKey(key), key };
 }
 

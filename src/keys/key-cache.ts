@@ -28,4 +28,10 @@ export class KeyCache {
     this.#feed.check();
     return this.#rows.get(hashKey(key));
   }
+
+  /** The key's record if memory holds it (the fast lane's question), else undefined: nothing is read. */
+  cached(key: string): KeyRecord | undefined {
+    this.#feed.check();
+    return this.#rows.cached(hashKey(key));
+  }
 }

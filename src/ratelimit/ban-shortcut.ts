@@ -38,6 +38,15 @@ export class BanShortcut implements LimiterStore {
   }
 
   async hit(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    const known = this.hitNow(caller, policy, unbanSeq);
+    if (known) return known;
+    const verdict = await this.#store.hit(caller, policy, unbanSeq);
+    this.#hold(caller, verdict, policy, unbanSeq);
+    return verdict;
+  }
+
+  /** The ban held for the caller, else what the store can decide at once. */
+  hitNow(caller: string, policy: Policy, unbanSeq = 0): Verdict | undefined {
     const held = this.#held.get(caller);
     if (held) {
       const at = this.#clock() + held.offset;
@@ -46,8 +55,8 @@ export class BanShortcut implements LimiterStore {
       }
       this.#held.delete(caller);
     }
-    const verdict = await this.#store.hit(caller, policy, unbanSeq);
-    this.#hold(caller, verdict, policy, unbanSeq);
+    const verdict = this.#store.hitNow(caller, policy, unbanSeq);
+    if (verdict) this.#hold(caller, verdict, policy, unbanSeq);
     return verdict;
   }
 

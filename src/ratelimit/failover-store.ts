@@ -88,6 +88,11 @@ export class FailoverLimiterStore implements LimiterStore {
     return this.#call((store) => store.hit(caller, policy, unbanSeq));
   }
 
+  /** Decided at once only while deciding in memory (an outage); Redis is always waited for. */
+  hitNow(caller: string, policy: Policy, unbanSeq?: number): Verdict | undefined {
+    return this.#mode === 'memory' ? this.#fallback.hitNow(caller, policy, unbanSeq) : undefined;
+  }
+
   peek(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
     return this.#call((store) => store.peek(caller, policy, unbanSeq));
   }

@@ -48,6 +48,10 @@ export class MemoryLimiterStore implements LimiterStore {
   }
 
   async hit(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    return this.hitNow(caller, policy, unbanSeq);
+  }
+
+  hitNow(caller: string, policy: Policy, unbanSeq = 0): Verdict {
     const { verdict, state } = decide(this.#callers.get(caller), this.#clock(), policy, this.#rules, unbanSeq);
     this.#callers.set(caller, state);
     return verdict;

@@ -61,6 +61,11 @@ export class RedisLimiterStore implements LimiterStore {
     return verdictOf((await this.#run('hit', caller, policy, unbanSeq)) as Reply, policy);
   }
 
+  /** Redis is always asked: one round trip. */
+  hitNow(): undefined {
+    return undefined;
+  }
+
   async peek(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
     return verdictOf((await this.#run('peek', caller, policy, unbanSeq)) as Reply, policy);
   }

@@ -11,6 +11,11 @@ export interface LimiterStore {
    * `CallerState.unbanSeq`); a number above the one last applied lifts the ban first.
    */
   hit(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict>;
+  /**
+   * `hit`, decided at once when the store can decide without waiting for I/O (a store in memory, a ban
+   * already known); else `undefined`, having counted nothing. What the fast lane asks (http/fast-lane.ts).
+   */
+  hitNow(caller: string, policy: Policy, unbanSeq?: number): Verdict | undefined;
   /** The caller's headers now, counting nothing (a `peek` verdict, never a refusal). */
   peek(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict>;
   /** Lifts the caller's ban and forgives its 429s; the escalation history is kept. */

@@ -1,0 +1,107 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isWellFormedKey } from '../keys/key-format.js';
+import type { KeyRecord } from '../keys/repository.js';
+import type { Metrics } from '../ops/metrics.js';
+import { rateLimitHeaders } from '../ratelimit/headers.js';
+import type { LimiterStore } from '../ratelimit/store.js';
+import type { Verdict } from '../ratelimit/verdict.js';
+import { CORS_HEADERS } from './cors.js';
+import { keyIdentity } from './identity.js';
+import { isRefusal, noteRefusal, REFUSAL_HEADERS, refusalBody } from './ratelimit.js';
+import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
+
+/** A `GET` the fast lane may answer: its route, and its answer when memory holds it. */
+export interface FastRoute {
+  /** The route as Fastify names it (`/pets/:petId`): the metrics' `route` label. */
+  url: string;
+  /** Headers every response of the route carries, refusals included. */
+  headers: Readonly<Record<string, string>>;
+  /** The `200` body for this path (no query string), from memory; undefined when it is not this route's or not at hand. */
+  bodyFor(path: string): string | undefined;
+}
+
+/** What the fast lane reports of each answer: the access log line and the request metrics. */
+export type Answered = (request: { id: string; method: string; url: string; ip: string | undefined }, route: string, status: number, ms: number) => void;
+
+export interface FastLaneDeps {
+  routes: readonly FastRoute[];
+  /** A key's record when memory holds it; nothing is read from a store. */
+  cachedKey: (key: string) => KeyRecord | undefined;
+  limiter: LimiterStore;
+  metrics: Metrics;
+  publicUrl: string;
+  log: { warn(fields: object, message: string): void };
+  answered: Answered;
+  /** False while the service drains or closes: then Fastify answers everything (Connection: close, 503). */
+  open: () => boolean;
+}
+
+/**
+ * The hot path, in front of Fastify: a `GET` of a route whose answer memory holds, with a key memory
+ * holds, is answered here, admitted (`200`) or refused (`429`), without Fastify's routing, hooks and
+ * reply. The limiter decides as it does for every request: at once in memory (and for a ban already
+ * known), else with its one Redis round trip. The answer is the one Fastify's steps give
+ * (test/http/fast-lane.test.ts holds them equal): the same headers, built by the same functions, the
+ * same body, metrics and access line. Anything else (another method or path, a query string, a key
+ * or pet not in memory) is passed to `next`, Fastify, before anything is counted; so is a request
+ * whose limiter call fails, which Fastify then answers as it answers every request.
+ */
+export function fastLane({ routes, cachedKey, limiter, metrics, publicUrl, log, answered, open }: FastLaneDeps) {
+  const refusal = refusalBody(publicUrl);
+
+  function answer(req: IncomingMessage, res: ServerResponse, route: FastRoute, identity: KeyIdentity, body: string, verdict: Verdict, started: number): void {
+    const id = requestIdOf(req);
+    const headers: Record<string, string | number> = { [REQUEST_ID_HEADER]: id, ...CORS_HEADERS, ...rateLimitHeaders(verdict) };
+    let status = 200;
+    if (isRefusal(verdict)) {
+      status = 429;
+      // Logged as a request's logger logs: with its id.
+      noteRefusal(verdict, identity, { warn: (fields: object, message: string) => log.warn({ reqId: id, ...fields }, message) }, metrics);
+      Object.assign(headers, REFUSAL_HEADERS);
+      body = refusal(verdict, req.url!);
+    } else {
+      headers['content-type'] = JSON_CONTENT_TYPE;
+    }
+    Object.assign(headers, route.headers);
+    headers['content-length'] = Buffer.byteLength(body);
+    // Draining began while the limiter decided: the client is told to leave, as Fastify tells it.
+    if (!open()) headers.connection = 'close';
+    res.writeHead(status, headers).end(body);
+    answered({ id, method: 'GET', url: req.url!, ip: req.socket.remoteAddress }, route.url, status, performance.now() - started);
+  }
+
+  return function fast(req: IncomingMessage, res: ServerResponse, next: (req: IncomingMessage, res: ServerResponse) => void): void {
+    const started = performance.now();
+    const { method, url } = req;
+    if (method !== 'GET' || url === undefined || !open()) return next(req, res);
+    let route: FastRoute | undefined;
+    let body: string | undefined;
+    for (const candidate of routes) {
+      body = candidate.bodyFor(url);
+      if (body !== undefined) {
+        route = candidate;
+        break;
+      }
+    }
+    if (!route || body === undefined) return next(req, res);
+    const sent = req.headers['x-api-key'];
+    if (typeof sent !== 'string' || !isWellFormedKey(sent)) return next(req, res);
+    const key = cachedKey(sent);
+    const identity = key && keyIdentity(key);
+    if (!identity) return next(req, res);
+    const { caller, policy } = identity;
+    const now = limiter.hitNow(caller, policy, key.unbanSeq);
+    if (now) return answer(req, res, route, identity, body, now, started);
+    const chosen = route;
+    const found = body;
+    limiter.hit(caller, policy, key.unbanSeq).then(
+      (verdict) => answer(req, res, chosen, identity, found, verdict, started),
+      () => next(req, res),
+    );
+  };
+}
+
+/** The content type Fastify gives a body its serialiser wrote. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+type KeyIdentity = NonNullable<ReturnType<typeof keyIdentity>>;
