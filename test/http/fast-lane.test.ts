@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { testApp, type TestApp } from '../helpers/app.js';
+import { fakeClock } from '../helpers/clock.js';
 import { TEST_STORE } from '../helpers/database.js';
+import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
+import type { Policy } from '../../src/ratelimit/plans.js';
+import type { Verdict } from '../../src/ratelimit/verdict.js';
 
 /**
  * The fast lane (src/http/fast-lane.ts) answers `GET /pets/{petId}` in front of Fastify when the key
@@ -38,10 +42,33 @@ interface Step {
   wait: number;
 }
 
+/**
+ * A limiter that, like Redis, never decides at once: the lane then waits for its `hit`. It decides as
+ * the memory store does; `failNext` makes its next `hit` fail.
+ */
+class AwaitedLimiter extends MemoryLimiterStore {
+  failNext = false;
+  override hitNow(): undefined {
+    return undefined;
+  }
+  override async hit(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
+    await Promise.resolve();
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error('the store failed');
+    }
+    return super.hitNow(caller, policy, unbanSeq);
+  }
+}
+
+type Limiting = 'at once' | 'awaited';
+
 /** One app, its keys, and a way to send a step. */
-async function side(over: 'socket' | 'inject') {
+async function side(over: 'socket' | 'inject', limiting: Limiting = 'at once') {
   const logLines: string[] = [];
-  const t = await testApp({ logLines });
+  const clock = fakeClock();
+  const limiter = limiting === 'awaited' ? new AwaitedLimiter({ clock }) : new MemoryLimiterStore({ clock });
+  const t = await testApp({ logLines, clock, limiter });
   apps.push(t);
   // On PostgreSQL, rows are trusted from memory once changes made elsewhere are heard.
   await t.changes.ready();
@@ -49,14 +76,16 @@ async function side(over: 'socket' | 'inject') {
   const { key: revoked, record } = await t.keys.create({ plan: 'pro' });
   await t.keys.revoke(record.id);
   const keys = { free, revoked, none: undefined };
-  const hit = vi.spyOn(t.limiter, 'hit');
+  // Fastify's limit step calls the limiter's `hit` (the memory store's `hit` calls its own `hitNow`);
+  // the lane calls `hitNow`, and only when that cannot decide, `hit`.
+  const [hit, hitNow] = [vi.spyOn(limiter, 'hit'), vi.spyOn(limiter, 'hitNow')];
   const base = over === 'socket' ? await t.app.listen({ host: '127.0.0.1', port: 0 }) : '';
   let requestNumber = 0;
   const send = async ({ path, key, wait }: Step): Promise<Seen & { laneAnswered: boolean }> => {
     t.clock.advance(wait);
     const headers: Record<string, string> = { 'x-request-id': `req-${++requestNumber}` };
     if (keys[key]) headers['x-api-key'] = keys[key];
-    const hitsBefore = hit.mock.calls.length;
+    const [hitsBefore, hitNowsBefore] = [hit.mock.calls.length, hitNow.mock.calls.length];
     let answer: Seen;
     if (over === 'socket') {
       const response = await fetch(`${base}${path}`, { headers });
@@ -65,8 +94,8 @@ async function side(over: 'socket' | 'inject') {
       const response = await t.app.inject({ url: path, headers });
       answer = seen(response.statusCode, response.headers, response.body);
     }
-    // Fastify's limit step calls the limiter's `hit`; the lane, deciding in memory, its `hitNow`.
-    return { ...answer, laneAnswered: hit.mock.calls.length === hitsBefore };
+    const laneAnswered = limiting === 'at once' ? hit.mock.calls.length === hitsBefore : hitNow.mock.calls.length > hitNowsBefore;
+    return { ...answer, laneAnswered };
   };
   // The lines of requests (the access lines, a ban's start), not of the listener.
   const accessLines = () =>
@@ -75,13 +104,13 @@ async function side(over: 'socket' | 'inject') {
       .filter((line) => line.reqId !== undefined)
       .map(({ msg, reqId, req, statusCode, level }) => ({ msg, reqId, req, statusCode, level }));
   const requestMetrics = async () => (await t.metrics.registry.metrics()).split('\n').filter((line) => line.startsWith('petstore_http_requests_total') || line.startsWith('petstore_rate_limit'));
-  return { t, send, accessLines, requestMetrics };
+  return { t, limiter, send, accessLines, requestMetrics };
 }
 
 describe('the fast lane', () => {
-  it('answers GET /pets/{petId} exactly as Fastify does: admitted, over the limit, banned, and what it leaves to Fastify', async () => {
-    const socket = await side('socket');
-    const inject = await side('inject');
+  it.each<Limiting>(['at once', 'awaited'])('answers GET /pets/{petId} exactly as Fastify does: admitted, over the limit, banned, and what it leaves to Fastify (limiter deciding %s)', async (limiting) => {
+    const socket = await side('socket', limiting);
+    const inject = await side('inject', limiting);
     const steps: Step[] = [
       // The first request of a key reads it from the store (Fastify); later ones find it in memory.
       ...Array.from({ length: 60 }, (_, i): Step => ({ path: '/pets/1', key: 'free', wait: i === 0 ? 0 : 250 })),
@@ -112,6 +141,17 @@ describe('the fast lane', () => {
     else expect(laneAnswers).toBeGreaterThan(0);
     expect(socket.accessLines()).toEqual(inject.accessLines());
     expect(await socket.requestMetrics()).toEqual(await inject.requestMetrics());
+  });
+
+  it('hands a request whose limiter call fails to Fastify, which counts it once', async () => {
+    const socket = await side('socket', 'awaited');
+    const step: Step = { path: '/pets/1', key: 'free', wait: 0 };
+    expect((await socket.send(step)).laneAnswered).toBe(false);
+    socket.limiter.failNext = true;
+    const answer = await socket.send(step);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['x-ratelimit-remaining']).toBe('58');
+    expect((await socket.send(step)).laneAnswered).toBe(true);
   });
 
   it('leaves a deprecated operation past its sunset to Fastify, which answers 410', async () => {
