@@ -212,7 +212,7 @@ export interface components {
             quantity?: number;
             /**
              * Format: date-time
-             * @description Defaults to two days after the order is placed.
+             * @description RFC 3339, with its offset; kept as the same instant in UTC, to the millisecond. A leap second (`:60`) and an instant outside the years 0000–9999 in UTC are refused. Defaults to two days after the order is placed.
              */
             shipDate?: string;
         };

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import { toUtcDateTime } from './date-time.js';
 import type { InputError } from './problems.js';
 
 // ajv-formats is CommonJS with a default export.
@@ -22,11 +23,13 @@ const INT64_MAX = 2n ** 63n - 1n;
  * Request validation with Ajv, every error reported (not just the first). Path, query and header
  * values arrive as strings and are coerced; JSON bodies are not, so `"quantity": "2"` is refused.
  * An integer in the path or query must be written in plain decimal: Ajv alone would take `0x10` or `1e3`.
+ * A `date-time` must be one the service can store (./date-time.ts).
  */
 export function validatorCompiler(sharedSchemas: object[]): FastifySchemaCompiler<unknown> {
   const options = { allErrors: true, useDefaults: true, strict: false, removeAdditional: false } as const;
-  const coercing = addFormats(new Ajv({ ...options, coerceTypes: 'array' }));
-  const exact = addFormats(new Ajv({ ...options, coerceTypes: false }));
+  const dateTime = { type: 'string', validate: (text: string) => toUtcDateTime(text) !== undefined } as const;
+  const coercing = addFormats(new Ajv({ ...options, coerceTypes: 'array' })).addFormat('date-time', dateTime);
+  const exact = addFormats(new Ajv({ ...options, coerceTypes: false })).addFormat('date-time', dateTime);
   for (const schema of sharedSchemas) {
     coercing.addSchema(schema);
     exact.addSchema(schema);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
+import { toUtcDateTime } from '../http/date-time.js';
 import { ProblemError } from '../http/problems.js';
 import type { PetCache } from '../pets/pet-cache.js';
 import type { Pet } from '../pets/schemas.js';
@@ -70,7 +71,8 @@ export class OrderPlacement {
       {
         petId: input.petId,
         quantity: input.quantity ?? 1,
-        shipDate: input.shipDate ? new Date(input.shipDate).toISOString() : new Date(now + DEFAULT_SHIP_DELAY_MS).toISOString(),
+        // Validation accepted only date-times that convert (http/date-time.ts).
+        shipDate: input.shipDate ? toUtcDateTime(input.shipDate)! : new Date(now + DEFAULT_SHIP_DELAY_MS).toISOString(),
         status: 'placed',
         complete: false,
       },

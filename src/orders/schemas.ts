@@ -20,7 +20,14 @@ export const NewOrder = Type.Object(
   {
     petId: Int64Id('The pet to order; it must be `available`.'),
     quantity: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 1000, default: 1 })),
-    shipDate: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: 'Defaults to two days after the order is placed.' })),
+    shipDate: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        maxLength: 35,
+        description:
+          'RFC 3339, with its offset; kept as the same instant in UTC, to the millisecond. A leap second (`:60`) and an instant outside the years 0000–9999 in UTC are refused. Defaults to two days after the order is placed.',
+      }),
+    ),
   },
   { $id: 'NewOrder', additionalProperties: false, description: 'An order to place.' },
 );
