@@ -5,14 +5,15 @@ import type { App } from '../http/types.js';
 import { PLAN_NAMES } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import { StringEnum } from '../http/schemas.js';
-import { KeyInputError, type KeyRecord, type KeysRepository } from './repository.js';
+import { KeyInputError, MAX_LIMIT, NAME_MAX_LENGTH, NAME_PATTERN, type KeyRecord, type KeysRepository } from './repository.js';
 import { KeyView, keyView } from './views.js';
 
 const PlanBody = {
   plan: StringEnum(PLAN_NAMES),
-  perMinute: Type.Optional(Type.Integer({ minimum: 1 })),
-  perDay: Type.Optional(Type.Integer({ minimum: 1 })),
+  perMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT })),
+  perDay: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT })),
 };
+const Name = Type.String({ maxLength: NAME_MAX_LENGTH, pattern: NAME_PATTERN });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
 /**
@@ -38,7 +39,7 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
       return await work();
     } catch (error) {
       if (error instanceof KeyInputError) {
-        throw new ProblemError('invalid-request', error.message, { errors: [{ in: 'body', name: '/plan', message: error.message }] });
+        throw new ProblemError('invalid-request', error.message, { errors: [{ in: 'body', name: `/${error.field}`, message: error.message }] });
       }
       throw error;
     }
@@ -46,7 +47,7 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
 
   app.post(
     '/admin/keys',
-    { schema: { body: Type.Object({ name: Type.Optional(Type.String({ maxLength: 200 })), ...PlanBody }, { additionalProperties: false }) } },
+    { schema: { body: Type.Object({ name: Type.Optional(Name), ...PlanBody }, { additionalProperties: false }) } },
     async (request, reply) => {
       const { record, key } = await input(() => keys.create(request.body));
       // The only response that ever carries the full key.

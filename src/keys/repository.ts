@@ -24,7 +24,22 @@ export interface PlanChoice {
   perDay?: number;
 }
 
-export class KeyInputError extends Error {}
+/** A key's input the store would refuse, or that makes no sense; `field` names it (admin API: `/field`). */
+export class KeyInputError extends Error {
+  constructor(
+    message: string,
+    readonly field: 'plan' | 'perMinute' | 'perDay' | 'name' | 'id' = 'plan',
+  ) {
+    super(message);
+  }
+}
+
+/** The most requests a custom limit may allow: what the stores' integer column holds (PostgreSQL's `integer`). */
+export const MAX_LIMIT = 2_147_483_647;
+export const NAME_MAX_LENGTH = 200;
+/** No control characters: PostgreSQL cannot store NUL, and a name is printed on terminals. */
+export const NAME_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
+const NAME = new RegExp(NAME_PATTERN, 'u');
 
 export function policyOfKey(key: KeyRecord): Policy {
   return policyFor(key.plan, { perMinute: key.perMinute, perDay: key.perDay });
@@ -48,7 +63,7 @@ export class KeysRepository {
     const key = generateKey();
     const row = {
       id: generateKeyId(),
-      name: input.name?.trim() || `${input.plan} key`,
+      name: checkedName(input.name) || `${input.plan} key`,
       plan: input.plan,
       per_minute: limits.perMinute,
       per_day: limits.perDay,
@@ -129,14 +144,24 @@ function checkedLimits(choice: PlanChoice): { perMinute: number | null; perDay: 
     return { perMinute: null, perDay: null };
   }
   const { perMinute, perDay } = choice;
-  if (!isPositiveInt(perMinute) || !isPositiveInt(perDay)) {
-    throw new KeyInputError('an enterprise key needs its own per-minute and per-day limits (positive whole numbers)');
+  if (perMinute === undefined || perDay === undefined) {
+    throw new KeyInputError('an enterprise key needs its own per-minute and per-day limits (positive whole numbers)', perMinute === undefined ? 'perMinute' : 'perDay');
+  }
+  for (const [field, n] of [['perMinute', perMinute], ['perDay', perDay]] as const) {
+    if (!Number.isSafeInteger(n) || n < 1 || n > MAX_LIMIT) {
+      throw new KeyInputError(`${field === 'perMinute' ? 'per-minute' : 'per-day'} must be a whole number from 1 to ${MAX_LIMIT}`, field);
+    }
   }
   return { perMinute, perDay };
 }
 
-function isPositiveInt(n: number | undefined): n is number {
-  return n !== undefined && Number.isSafeInteger(n) && n > 0;
+/** The name as stored (trimmed), or a KeyInputError. */
+function checkedName(name: string | undefined): string | undefined {
+  const trimmed = name?.trim();
+  if (trimmed === undefined) return undefined;
+  if (trimmed.length > NAME_MAX_LENGTH) throw new KeyInputError(`a name has at most ${NAME_MAX_LENGTH} characters`, 'name');
+  if (!NAME.test(trimmed)) throw new KeyInputError('a name may not contain control characters', 'name');
+  return trimmed;
 }
 
 function toRecord(row: Selectable<ApiKeysTable>): KeyRecord {

@@ -85,6 +85,17 @@ describe('petstore keys', () => {
     expect(run.stderr).toMatch(message);
   });
 
+  it('refuses limits past 2,147,483,647 and control characters in a name with one clear line, on every store', async () => {
+    for (const args of [
+      ['--plan', 'enterprise', '--per-minute', '3000000000', '--per-day', '3000000000'],
+      ['--plan', 'pro', '--name', 'tab\there'],
+    ]) {
+      const run = await petstore('keys', 'create', ...args);
+      expect(run.code, args.join(' ')).toBe(1);
+      expect(run.stderr).toMatch(/^petstore: (per-minute must be a whole number from 1 to 2147483647|a name may not contain control characters)\n$/);
+    }
+  });
+
   it('refuses a DATABASE_URL it cannot use, naming the variable', async () => {
     const run = await cli(['keys', 'list'], { DATABASE_URL: 'mysql://x' });
     expect(run.code).toBe(1);

@@ -100,4 +100,23 @@ describe('admin API', () => {
     expect((await admin('POST', '/admin/keys/key_nope/revoke')).statusCode).toBe(404);
     expect((await admin('POST', '/admin/keys/key_nope/unban')).statusCode).toBe(404);
   });
+
+  it('refuses on every store what one of them could not hold: limits past 2,147,483,647, control characters in a name', async () => {
+    t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
+    const named = async (payload: object, method: 'POST' | 'PATCH' = 'POST', url = '/admin/keys') => {
+      const response = await admin(method, url, payload);
+      expect(response.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(response.headers['content-type']).toContain('application/problem+json');
+      return (JSON.parse(response.body) as { errors: Array<{ name: string }> }).errors.map((e) => e.name);
+    };
+    expect(await named({ plan: 'enterprise', perMinute: 3_000_000_000, perDay: 3_000_000_000 })).toEqual(['/perMinute', '/perDay']);
+    expect(await named({ plan: 'enterprise', perMinute: 10, perDay: 2_147_483_648 })).toEqual(['/perDay']);
+    expect(await named({ plan: 'pro', name: 'a\u0000b' })).toEqual(['/name']);
+    expect(await named({ plan: 'pro', name: 'bell\u0007' })).toEqual(['/name']);
+    const created = await admin('POST', '/admin/keys', { plan: 'enterprise', perMinute: 2_147_483_647, perDay: 2_147_483_647, name: 'Zoë’s key' });
+    expect(created.statusCode).toBe(201);
+    const { id } = JSON.parse(created.body) as { id: string };
+    expect(await named({ plan: 'enterprise', perMinute: 1, perDay: 3_000_000_000 }, 'PATCH', `/admin/keys/${id}`)).toEqual(['/perDay']);
+    expect(JSON.parse((await admin('GET', `/admin/keys/${id}`)).body)).toMatchObject({ name: 'Zoë’s key', perMinute: 2_147_483_647 });
+  });
 });
