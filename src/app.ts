@@ -12,7 +12,7 @@ import { answerPreflight, cors } from './http/cors.js';
 import { fastLane, type Answered } from './http/fast-lane.js';
 import { errorHandler, frameworkErrorHandler, inOrder, notFoundHandler, rejectUnknownPath } from './http/errors.js';
 import { identifyHook, requireKey } from './http/identity.js';
-import { collectRoutes, registerMethodNotAllowed } from './http/method-not-allowed.js';
+import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
 import { problemPages } from './http/problem-pages.js';
 import { rateLimitHook } from './http/ratelimit.js';
 import { requestIdOf, setRequestId } from './http/request-id.js';
@@ -128,6 +128,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   });
 
   await app.register(swagger, swaggerOptions(publicUrl));
+  routeEveryMethod(app);
   const routes = collectRoutes(app);
   await app.register(async (api: App) => {
     api.addHook('onRoute', declareCommonContract);

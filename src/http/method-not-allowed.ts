@@ -1,7 +1,24 @@
+import { METHODS as NODE_METHODS } from 'node:http';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { ProblemError } from './problems.js';
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/**
+ * Every method Node's parser lets through to a request handler (`CONNECT` goes to the server's
+ * `connect` event instead), so that `TRACE`, `PROPFIND`, `QUERY`… on a known path get their `405`
+ * rather than Fastify's `404` for a method it does not route.
+ */
+export function routeEveryMethod(app: FastifyInstance): void {
+  for (const method of NODE_METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
+  }
+}
+
+/** The order `Allow` lists methods in. */
+const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const rank = (method: string) => {
+  const i = ALLOW_ORDER.indexOf(method);
+  return i === -1 ? ALLOW_ORDER.length : i;
+};
 
 /** Collects the methods of every path registered after this call, to answer the others with `405`. */
 export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
@@ -16,10 +33,11 @@ export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
 
 /** For each known path, a hidden route that answers every other method with `405` and `Allow`. */
 export function registerMethodNotAllowed(app: FastifyInstance, byPath: Map<string, Set<string>>): void {
+  const methods = app.supportedMethods;
   for (const [url, allowed] of [...byPath]) {
-    const others = METHODS.filter((m) => !allowed.has(m));
+    const others = methods.filter((m) => !allowed.has(m));
     if (others.length === 0) continue;
-    const allow = METHODS.filter((m) => allowed.has(m)).join(', ');
+    const allow = [...allowed].sort((a, b) => rank(a) - rank(b)).join(', ');
     const path = url.replace(/:(\w+)/g, '{$1}');
     app.route({
       method: others,

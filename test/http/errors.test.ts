@@ -65,6 +65,12 @@ describe('wrong methods', () => {
     ['POST', '/pets', ['GET', 'HEAD']],
     ['PATCH', '/store/orders', ['GET', 'HEAD', 'POST']],
     ['PUT', '/store/orders/1', ['GET', 'HEAD', 'DELETE']],
+    // Methods beyond Fastify's own: Node lets them through, so they get their 405 as well.
+    ['TRACE', '/pets/1', ['GET', 'HEAD']],
+    ['PROPFIND', '/pets', ['GET', 'HEAD']],
+    ['SEARCH', '/store/orders', ['GET', 'HEAD', 'POST']],
+    ['QUERY', '/store/orders/1', ['GET', 'HEAD', 'DELETE']],
+    ['PURGE', '/openapi.json', ['GET', 'HEAD']],
   ] as const)('answers %s %s with 405 and Allow listing exactly the allowed methods', async (method, url, allowed) => {
     const response = await t.app.inject({ method, url, headers: withKey() });
     await expectProblem(t, response, 405, 'method-not-allowed', url);
