@@ -58,6 +58,8 @@ export class OrderNotCancellableError extends ConflictError {}
 /** The operation reached its sunset date and answers no more. */
 export class SunsetError extends PetstoreError {}
 export class RequestTimeoutError extends PetstoreError {}
+/** The request carried an `Expect` header other than `100-continue`. */
+export class ExpectationFailedError extends PetstoreError {}
 export class PayloadTooLargeError extends PetstoreError {}
 export class HeadersTooLargeError extends PetstoreError {}
 export class UnsupportedMediaTypeError extends PetstoreError {}
@@ -117,6 +119,7 @@ export const PROBLEM_ERRORS = {
   'order-not-cancellable': OrderNotCancellableError,
   sunset: SunsetError,
   'request-timeout': RequestTimeoutError,
+  'expectation-failed': ExpectationFailedError,
   'payload-too-large': PayloadTooLargeError,
   'headers-too-large': HeadersTooLargeError,
   'unsupported-media-type': UnsupportedMediaTypeError,

@@ -7,10 +7,10 @@ import type { Config } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
 import type { Db } from './db/database.js';
 import { docsRoutes } from './docs/routes.js';
-import { clientErrorHandler } from './http/client-errors.js';
+import { clientErrorHandler, connectHandler } from './http/client-errors.js';
 import { answerPreflight, cors } from './http/cors.js';
 import { fastLane, type Answered } from './http/fast-lane.js';
-import { errorHandler, frameworkErrorHandler, inOrder, notFoundHandler, rejectUnknownPath } from './http/errors.js';
+import { errorHandler, frameworkErrorHandler, inOrder, notFoundHandler, refuseUnknownExpectation, rejectUnknownPath } from './http/errors.js';
 import { identifyHook, requireKey } from './http/identity.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
 import { problemPages } from './http/problem-pages.js';
@@ -92,6 +92,9 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     // The server Fastify would make, with the fast lane in front of Fastify's handler.
     serverFactory: (handler) => {
       const server = createServer(http, (req, res) => (fast ? fast(req, res, handler) : handler(req, res)));
+      // Without these Node answers a bare 417, and closes a CONNECT without a word: both become problems.
+      server.on('checkExpectation', handler);
+      server.on('connect', connectHandler(publicUrl, limiter));
       server.keepAliveTimeout = config.timeouts.keepAliveMs;
       server.requestTimeout = config.timeouts.requestMs;
       return server;
@@ -116,7 +119,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
 
-  app.addHook('onRequest', inOrder([...steps, answerPreflight, rejectUnknownPath]));
+  app.addHook('onRequest', inOrder([...steps, refuseUnknownExpectation, answerPreflight, rejectUnknownPath]));
   app.decorate('draining', false);
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (app.draining) reply.header('connection', 'close');

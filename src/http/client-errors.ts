@@ -22,12 +22,26 @@ function problemOf(code: string | undefined): ProblemError {
 export function clientErrorHandler(publicUrl: string, limiter: LimiterStore) {
   return (error: Error & { code?: string }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    const problem = problemOf(error.code);
-    limiter.peek(`ip:${socket.remoteAddress ?? 'unknown'}`, ANONYMOUS_POLICY).then(
-      (verdict) => answer(socket, publicUrl, problem, rateLimitHeaders(verdict)),
-      () => answer(socket, publicUrl, problem, {}),
-    );
+    answerOnSocket(socket, publicUrl, limiter, problemOf(error.code));
   };
+}
+
+/**
+ * `CONNECT` (the server's `connect` event: Node hands the socket over instead of a request) is for
+ * proxies, which this service is not: a `405` problem with the address's rate-limit headers, then the
+ * connection is closed. Without this Node would close it with no answer at all.
+ */
+export function connectHandler(publicUrl: string, limiter: LimiterStore) {
+  return (_request: unknown, socket: Socket): void => {
+    answerOnSocket(socket, publicUrl, limiter, new ProblemError('method-not-allowed', 'CONNECT is not supported: the service is not a proxy.'));
+  };
+}
+
+function answerOnSocket(socket: Socket, publicUrl: string, limiter: LimiterStore, problem: ProblemError): void {
+  limiter.peek(`ip:${socket.remoteAddress ?? 'unknown'}`, ANONYMOUS_POLICY).then(
+    (verdict) => answer(socket, publicUrl, problem, rateLimitHeaders(verdict)),
+    () => answer(socket, publicUrl, problem, {}),
+  );
 }
 
 function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits: Record<string, string>): void {
@@ -46,4 +60,4 @@ function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits
   socket.end(`HTTP/1.1 ${problem.status} ${STATUS_TEXT[problem.status]}\r\n${head}\r\n${body}`);
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };

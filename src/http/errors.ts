@@ -60,6 +60,17 @@ function notFound(request: FastifyRequest): ProblemError {
   return new ProblemError('not-found', `Nothing is at ${request.method} ${request.url.split('?')[0]}.`);
 }
 
+/**
+ * A request whose `Expect` the service cannot meet (anything but `100-continue`, which Node answers
+ * itself) reaches the app (the server's `checkExpectation` event, see app.ts) and is refused here,
+ * after the limit step, with its headers.
+ */
+export function refuseUnknownExpectation(request: FastifyRequest): void {
+  const expect = request.headers.expect;
+  if (expect === undefined || expect.trim().toLowerCase() === '100-continue') return;
+  throw new ProblemError('expectation-failed', 'The service cannot meet this Expect header; the only expectation it knows is 100-continue.');
+}
+
 /** An unknown path is answered before its body is read: no body can turn a 404 into a 400 or 415. */
 export function rejectUnknownPath(request: FastifyRequest): void {
   if (request.is404) throw notFound(request);

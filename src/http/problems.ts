@@ -47,6 +47,11 @@ export const PROBLEM_TYPES = {
     description:
       'The request (its headers, or its body) did not arrive within the time the service allows, and the connection was closed. Send the whole request promptly.',
   },
+  'expectation-failed': {
+    status: 417,
+    title: 'Expectation failed',
+    description: 'The request carried an `Expect` header the service cannot meet. The only expectation it knows is `100-continue`; send the request without any other.',
+  },
   'payload-too-large': {
     status: 413,
     title: 'Payload too large',

@@ -1,0 +1,82 @@
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANONYMOUS_POLICY } from '../../src/ratelimit/plans.js';
+import { testApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * Requests Node itself would answer or drop before any handler (an `Expect` it does not know, a
+ * `CONNECT`) are answered like every other refusal: a problem with the request id, CORS and
+ * rate-limit headers. Sent over a socket, as written, since a client library would not send them.
+ */
+
+let t: TestApp;
+let port: number;
+let key: string;
+beforeAll(async () => {
+  t = await testApp();
+  key = await t.newKey('pro');
+  port = Number(new URL(await t.app.listen({ host: '127.0.0.1', port: 0 })).port);
+});
+afterAll(async () => t.close());
+
+/** Sends `text` and reads until the server closes or the answer is complete. */
+function exchange(text: string): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean; raw: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let raw = '';
+    let closed = false;
+    const done = () => {
+      const [head = '', body = ''] = raw.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      socket.destroy();
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, closed, raw });
+    };
+    socket.on('data', (chunk) => {
+      raw += chunk.toString();
+      const [head, body] = raw.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '').split('\r\n\r\n');
+      const length = /content-length: *(\d+)/i.exec(head ?? '')?.[1];
+      if (body !== undefined && length !== undefined && Buffer.byteLength(body) >= Number(length)) setTimeout(done, 20);
+    });
+    socket.on('end', () => {
+      closed = true;
+      done();
+    });
+    socket.on('error', reject);
+    socket.write(text);
+  });
+}
+
+function expectProblemWithHeaders(answer: Awaited<ReturnType<typeof exchange>>, status: number, slug: string) {
+  expect(answer.status).toBe(status);
+  expect(answer.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+  expect(JSON.parse(answer.body)).toMatchObject({ type: `http://petstore.test/problems/${slug}`, status });
+  for (const name of ['x-request-id', 'access-control-allow-origin', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'ratelimit-policy', 'ratelimit']) {
+    expect(answer.headers[name], name).toBeDefined();
+  }
+}
+
+describe('requests Node would answer by itself', () => {
+  it('an Expect other than 100-continue gets a 417 problem with the headers, counted to the key', async () => {
+    const answer = await exchange(`GET /pets/1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nExpect: bogus\r\nConnection: close\r\n\r\n`);
+    expectProblemWithHeaders(answer, 417, 'expectation-failed');
+    expect(answer.headers['x-ratelimit-limit']).toBe('300');
+    expect(answer.headers['x-ratelimit-remaining']).toBe('299');
+  });
+
+  it('Expect: 100-continue still works: the body is asked for and the order placed', async () => {
+    const body = JSON.stringify({ petId: 1 });
+    const answer = await exchange(
+      `POST /store/orders HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n${body}`,
+    );
+    // The interim 100 comes first; the final answer follows it.
+    expect(answer.raw).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 Created\r\n/);
+  });
+
+  it('CONNECT gets a 405 problem with the headers of the address, and the connection is closed', async () => {
+    const answer = await exchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expectProblemWithHeaders(answer, 405, 'method-not-allowed');
+    expect(answer.headers['x-ratelimit-limit']).toBe(String(ANONYMOUS_POLICY.perMinute));
+    expect(answer.closed).toBe(true);
+  });
+});
