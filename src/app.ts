@@ -10,7 +10,8 @@ import { docsRoutes } from './docs/routes.js';
 import { clientErrorHandler, connectHandler } from './http/client-errors.js';
 import { answerPreflight, cors } from './http/cors.js';
 import { fastLane, type Answered } from './http/fast-lane.js';
-import { errorHandler, frameworkErrorHandler, inOrder, notFoundHandler, refuseUnknownExpectation, rejectUnknownPath } from './http/errors.js';
+import { MAX_HEAD_BYTES } from './http/limits.js';
+import { errorHandler, frameworkErrorHandler, inOrder, notFoundHandler, refuseContentEncoding, refuseUnknownExpectation, rejectUnknownPath } from './http/errors.js';
 import { identifyHook, requireKey } from './http/identity.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
 import { problemPages } from './http/problem-pages.js';
@@ -83,6 +84,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   let fast: ReturnType<typeof fastLane> | undefined;
   // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
   const http: ServerOptions = {
+    maxHeaderSize: MAX_HEAD_BYTES,
     headersTimeout: config.timeouts.headersMs,
     // Node enforces both timeouts by a sweep over open connections, every 30 s by default: once a second
     // makes them hold to the second.
@@ -106,6 +108,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
+    maxParamLength: MAX_HEAD_BYTES,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler(publicUrl, steps),
@@ -120,6 +123,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   app.removeContentTypeParser('text/plain');
 
   app.addHook('onRequest', inOrder([...steps, refuseUnknownExpectation, answerPreflight, rejectUnknownPath]));
+  app.addHook('preParsing', refuseContentEncoding);
   app.decorate('draining', false);
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (app.draining) reply.header('connection', 'close');

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import { isStoreUnavailable } from '../db/database.js';
 import { RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
 import { PROBLEM_CONTENT_TYPE, problemBody, ProblemError, type InputError, type ProblemSlug } from './problems.js';
@@ -70,6 +70,18 @@ export function refuseUnknownExpectation(request: FastifyRequest): void {
   if (expect === undefined || expect.trim().toLowerCase() === '100-continue') return;
   throw new ProblemError('expectation-failed', 'The service cannot meet this Expect header; the only expectation it knows is 100-continue.');
 }
+
+/**
+ * A body sent compressed (`Content-Encoding: gzip`, …) is refused as what it is, a `415`, not parsed
+ * as broken JSON: the service reads bodies as they are sent. Runs before the body is read (Fastify's
+ * `preParsing`), after the path and the method were judged.
+ */
+export const refuseContentEncoding: preParsingHookHandler = (request, _reply, payload, done) => {
+  const encoding = request.headers['content-encoding'];
+  const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+  if (!hasBody || encoding === undefined || encoding.trim().toLowerCase() === 'identity') return done(null, payload);
+  done(new ProblemError('unsupported-media-type', `The body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; send it uncompressed, as JSON.`));
+};
 
 /** An unknown path is answered before its body is read: no body can turn a 404 into a 400 or 415. */
 export function rejectUnknownPath(request: FastifyRequest): void {

@@ -1,5 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { PLAN_NAMES } from '../ratelimit/plans.js';
+import { MAX_HEAD_BYTES } from './limits.js';
 
 /**
  * Schemas shared by every operation. A schema with an `$id` is registered once on the app and
@@ -29,7 +30,7 @@ export const Problem = Type.Object(
     title: Type.String({ maxLength: 200 }),
     status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599 }),
     detail: Type.String({ maxLength: 20_000 }),
-    instance: Type.String({ maxLength: 16_384, description: 'The path of the request that failed; empty when not even its request line could be read.' }),
+    instance: Type.String({ maxLength: MAX_HEAD_BYTES, description: 'The path of the request that failed; empty when not even its request line could be read.' }),
   },
   { $id: 'Problem', description: 'An RFC 9457 problem.', additionalProperties: true },
 );

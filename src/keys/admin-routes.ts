@@ -23,7 +23,8 @@ const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysRepository; limiter: LimiterStore; token: string }): void {
   const expected = digest(token);
   app.addHook('onRequest', async (request) => {
-    const sent = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+    // The scheme's name is case-insensitive (RFC 9110 §11.1).
+    const sent = /^Bearer +(.+)$/i.exec(request.headers.authorization ?? '')?.[1];
     // Compared as digests, in constant time: the answer must not leak how much of a guess was right.
     if (!sent || !timingSafeEqual(digest(sent), expected)) {
       throw new ProblemError('unauthorized', 'The admin API needs Authorization: Bearer <ADMIN_TOKEN>.');

@@ -3,7 +3,8 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import { ping, type Db } from '../db/database.js';
-import { errorHandler, notFoundHandler } from '../http/errors.js';
+import { errorHandler, frameworkErrorHandler, notFoundHandler, refuseContentEncoding } from '../http/errors.js';
+import { MAX_HEAD_BYTES } from '../http/limits.js';
 import { requestIdOf, setRequestId } from '../http/request-id.js';
 import type { App } from '../http/types.js';
 import { validatorCompiler } from '../http/validation.js';
@@ -29,11 +30,20 @@ export interface AdminAppDeps {
 
 /** The admin listener: health, readiness, metrics and, with a token, the admin API. Never public. */
 export async function buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl, adminToken, logger }: AdminAppDeps): Promise<App> {
-  const app = Fastify({ loggerInstance: logger || undefined, logger: logger ? undefined : false, genReqId: requestIdOf }).withTypeProvider<TypeBoxTypeProvider>();
+  const app = Fastify({
+    loggerInstance: logger || undefined,
+    logger: logger ? undefined : false,
+    genReqId: requestIdOf,
+    maxParamLength: MAX_HEAD_BYTES,
+    // A URL Fastify cannot route gets a problem here too, not Fastify's own JSON.
+    frameworkErrors: frameworkErrorHandler(publicUrl, [setRequestId]),
+    http: { maxHeaderSize: MAX_HEAD_BYTES },
+  }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler([]));
   app.setErrorHandler(errorHandler(publicUrl));
   app.setNotFoundHandler(notFoundHandler(publicUrl));
   app.addHook('onRequest', async (request, reply) => setRequestId(request, reply));
+  app.addHook('preParsing', refuseContentEncoding);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   // Ready while the database answers. A Redis outage does not make an instance unready: it limits

@@ -58,6 +58,17 @@ describe('malformed URLs', () => {
   });
 });
 
+describe('long path parameters', () => {
+  it.each([
+    ['/pets/', 'petId'],
+    ['/store/orders/', 'orderId'],
+  ])('answers %s followed by 101 digits with a 400 naming %s', async (prefix, name) => {
+    const url = `${prefix}${'1'.repeat(101)}`;
+    const body = await expectProblem(t, await t.app.inject({ url, headers: withKey() }), 400, 'invalid-request', url);
+    expect(body.errors).toEqual([expect.objectContaining({ in: 'path', name })]);
+  });
+});
+
 describe('wrong methods', () => {
   it.each([
     ['PUT', '/pets/1', ['GET', 'HEAD']],
@@ -100,6 +111,17 @@ describe('precedence: the path and the method are judged before the body', () =>
 describe('request bodies', () => {
   const post = (payload: string, contentType = 'application/json') =>
     t.app.inject({ method: 'POST', url: '/store/orders', headers: withKey({ 'content-type': contentType }), payload });
+
+  it('answers a compressed body with 415, not as broken JSON; the path and the method are still judged first', async () => {
+    const gzip = (method: 'POST' | 'PUT', url: string) =>
+      t.app.inject({ method, url, headers: withKey({ 'content-type': 'application/json', 'content-encoding': 'gzip' }), payload: Buffer.from([0x1f, 0x8b, 8, 0, 0, 0]) });
+    const body = await expectProblem(t, await gzip('POST', '/store/orders'), 415, 'unsupported-media-type', '/store/orders');
+    expect(body.detail).toContain('gzip');
+    await expectProblem(t, await gzip('PUT', '/pets/1'), 405, 'method-not-allowed', '/pets/1');
+    // Declared but with no body to decode: nothing to refuse.
+    const empty = await t.app.inject({ method: 'GET', url: '/pets/1', headers: withKey({ 'content-encoding': 'gzip' }) });
+    expect(empty.statusCode).toBe(200);
+  });
 
   it('answers malformed JSON with 400 invalid-request', async () => {
     const body = await expectProblem(t, await post('{"petId": 1,'), 400, 'invalid-request', '/store/orders');

@@ -101,6 +101,23 @@ describe('admin API', () => {
     expect((await admin('POST', '/admin/keys/key_nope/unban')).statusCode).toBe(404);
   });
 
+  it('answers a URL it cannot route and a parameter too long with problems, and takes the Bearer scheme in any case', async () => {
+    t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
+    const badUrl = await admin('GET', '/admin/keys/%zz');
+    expect(badUrl.statusCode).toBe(400);
+    expect(badUrl.headers['content-type']).toContain('application/problem+json');
+    expect(badUrl.headers['x-request-id']).toBeDefined();
+    expect(JSON.parse(badUrl.body)).toMatchObject({ type: 'http://petstore.test/problems/invalid-request', status: 400, errors: [] });
+    const longId = await admin('GET', `/admin/keys/${'a'.repeat(150)}`);
+    expect(longId.statusCode).toBe(400);
+    expect(longId.headers['content-type']).toContain('application/problem+json');
+    expect(JSON.parse(longId.body).errors).toEqual([expect.objectContaining({ in: 'path', name: 'id' })]);
+    for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+      const listed = await t.admin.inject({ url: '/admin/keys', headers: { authorization: `${scheme} ${TOKEN}` } });
+      expect(listed.statusCode, scheme).toBe(200);
+    }
+  });
+
   it('refuses on every store what one of them could not hold: limits past 2,147,483,647, control characters in a name', async () => {
     t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
     const named = async (payload: object, method: 'POST' | 'PATCH' = 'POST', url = '/admin/keys') => {
