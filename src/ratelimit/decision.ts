@@ -6,7 +6,7 @@
 import { logAfter, logAppend } from './minute-log.js';
 import type { Policy } from './plans.js';
 import { type CallerState, FRESH_STATE, MINUTE_MS, dayOf } from './state.js';
-import { type Assessment, type Verdict, assess, bindingUntil, ceilSeconds } from './verdict.js';
+import { type Assessment, type Verdict, assess, bindingUntil, ceilSeconds, rateLimited } from './verdict.js';
 
 /** Shared by every empty log, which is safe because states are never mutated. */
 const NONE: readonly number[] = [];
@@ -94,20 +94,11 @@ export function pruneState(state: CallerState, now: number, rules: BanRules): Ca
 }
 
 function refuse(state: CallerState, assessment: Assessment, rules: BanRules): Decision {
-  const { minute, day, at: now } = assessment;
-  // Both windows must have room, so the wait is the longer of the two.
-  const window = minute.nextAdmitInMs > day.nextAdmitInMs ? 'minute' : 'day';
-  const verdict = {
-    kind: 'rate-limited',
-    ...assessment,
-    window,
-    limit: assessment[window].limit,
-    retryAfterSeconds: Math.max(1, ceilSeconds(assessment[window].nextAdmitInMs)),
-  } as const;
+  const now = assessment.at;
   const rejections = state.rejections.concat(now);
-  if (rejections.length < rules.rejections) return { verdict, state: { ...state, rejections } };
+  if (rejections.length < rules.rejections) return { verdict: rateLimited(assessment, 0), state: { ...state, rejections } };
   const banned = startBan(state, now, rules);
-  return { verdict: { ...verdict, banStarted: { until: banned.bannedUntil, durationMs: banned.bannedUntil - now } }, state: banned };
+  return { verdict: rateLimited(assessment, banned.bannedUntil), state: banned };
 }
 
 /** Starts a ban; `state` is pruned, so a `banLevel` above 0 means the previous ban ended within the escalation window. */

@@ -5,7 +5,7 @@ import { type BanRules, DEFAULT_BAN_RULES } from './decision.js';
 import type { Policy } from './plans.js';
 import { LIMITER_SCRIPT } from './redis-script.js';
 import type { LimiterStore } from './store.js';
-import { type Assessment, type Verdict, ceilSeconds } from './verdict.js';
+import { type Assessment, type Verdict, ceilSeconds, rateLimited } from './verdict.js';
 
 export interface RedisLimiterStoreOptions {
   rules?: BanRules;
@@ -115,18 +115,7 @@ function verdictOf(reply: Reply, policy: Policy): Verdict {
       return { kind, ...assessment, bannedUntil, retryAfterSeconds: ceilSeconds(bannedUntil - at), bindingUntil };
     case 'peek':
       return bannedUntil > 0 ? { kind, ...assessment, bannedUntil } : { kind, ...assessment };
-    case 'rate-limited': {
-      // As decision.ts `refuse`: both windows must have room, so the longer wait is reported.
-      const window = minuteNext > dayNext ? 'minute' : 'day';
-      const refusal = {
-        kind,
-        ...assessment,
-        window,
-        limit: assessment[window].limit,
-        retryAfterSeconds: Math.max(1, ceilSeconds(assessment[window].nextAdmitInMs)),
-      } as const;
-      if (banStartedUntil === 0) return refusal;
-      return { ...refusal, banStarted: { until: banStartedUntil, durationMs: banStartedUntil - at } };
-    }
+    case 'rate-limited':
+      return rateLimited(assessment, banStartedUntil);
   }
 }

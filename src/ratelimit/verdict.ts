@@ -33,7 +33,10 @@ export type Verdict =
       readonly window: WindowName;
       /** The limit of `window`. */
       readonly limit: number;
-      /** Whole seconds (≥ 1) after which the same request is admitted, unless a ban intervenes. */
+      /**
+       * Whole seconds (≥ 1) after which the same request is admitted; for the rejection that starts a
+       * ban, the ban's end (or the window's next slot, should that come later).
+       */
       readonly retryAfterSeconds: number;
       /** Set when this very rejection started a ban (the rejection itself is still an ordinary 429). */
       readonly banStarted?: { readonly until: number; readonly durationMs: number };
@@ -55,6 +58,23 @@ export type Verdict =
 /** The caller's windows at `now` under `policy`. */
 export function assess(state: CallerState, now: number, policy: Policy): Assessment {
   return { plan: policy.name, at: now, minute: minuteStatus(state.minuteLog, now, policy.perMinute), day: dayStatus(state, now, policy.perDay) };
+}
+
+export type RateLimited = Extract<Verdict, { kind: 'rate-limited' }>;
+
+/**
+ * The refusal of a request the windows have no room for: the window that needs the longer wait (both
+ * must have room), and that wait. `banStartedUntil` (0: none) is the end of the ban this rejection
+ * starts; then waiting the window's slot would not do, and `Retry-After` tells the ban's end instead.
+ * Every store builds its refusals here, the Redis store from its script's numbers.
+ */
+export function rateLimited(assessment: Assessment, banStartedUntil: number): RateLimited {
+  const window = assessment.minute.nextAdmitInMs > assessment.day.nextAdmitInMs ? 'minute' : 'day';
+  const slotSeconds = Math.max(1, ceilSeconds(assessment[window].nextAdmitInMs));
+  const refusal = { kind: 'rate-limited', ...assessment, window, limit: assessment[window].limit, retryAfterSeconds: slotSeconds } as const;
+  if (banStartedUntil === 0) return refusal;
+  const durationMs = banStartedUntil - assessment.at;
+  return { ...refusal, retryAfterSeconds: Math.max(slotSeconds, ceilSeconds(durationMs)), banStarted: { until: banStartedUntil, durationMs } };
 }
 
 /** The window with the least left; on a tie, the day. */

@@ -108,6 +108,25 @@ describe('temporary bans', () => {
     expect(lines.join('\n')).not.toMatch(/pet_[A-Za-z0-9_-]{8}/);
   });
 
+  it('the 429 that starts a ban tells its end: waiting that Retry-After is admitted', async () => {
+    t = await testApp();
+    const key = await t.newKey('free');
+    const get = () => t.app.inject({ url: '/pets', headers: { 'x-api-key': key } });
+    await exhaustMinute(get, 60);
+    t.clock.advance(25_000);
+    const refusals = [];
+    for (let i = 0; i < 10; i++) refusals.push(await get());
+    // The first nine wait for the minute's oldest request to leave (35 s); the tenth starts a 60 s ban.
+    expect(refusals.slice(0, 9).map((r) => r.headers['retry-after'])).toEqual(Array(9).fill('35'));
+    const last = refusals[9]!;
+    expect(json(last)).toMatchObject({ type: 'http://petstore.test/problems/rate-limited', retryAfter: 60 });
+    expect(last.headers['retry-after']).toBe('60');
+    t.clock.advance(35_000);
+    expect(json(await get()).type).toMatch(/key-banned$/);
+    t.clock.advance(25_000);
+    expect((await get()).statusCode).toBe(200);
+  });
+
   it('requests during a ban count nowhere and do not extend it', async () => {
     const { get } = await banned();
     for (let i = 0; i < 30; i++) {
