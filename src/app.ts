@@ -108,7 +108,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
-    maxParamLength: MAX_HEAD_BYTES,
+    routerOptions: { maxParamLength: MAX_HEAD_BYTES },
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler(publicUrl, steps),
@@ -128,6 +128,11 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (app.draining) reply.header('connection', 'close');
     done(null, payload);
+  });
+  // A client gone before its answer (an upload cut off): said once, at info; nothing failed here.
+  app.addHook('onRequestAbort', (request, done) => {
+    if (logger) logger.info({ reqId: request.id, req: request }, 'request aborted by the client');
+    done();
   });
   app.addHook('onResponse', (request, reply, done) => {
     answered(request, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime);

@@ -16,7 +16,7 @@ const DRAIN_GRACE_MS = 250;
 
 /** Reads the configuration, opens the stores, starts both listeners and stops cleanly on a signal. */
 async function main(config: Config): Promise<void> {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.adminToken ? [config.adminToken] : []);
   const clock = systemClock;
   const db = openDatabase(config.database);
   await migrate(db, config.database.kind);

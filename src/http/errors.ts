@@ -43,6 +43,9 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {
     const [slug, detail, errors] = known;
     return new ProblemError(slug, detail, errors ? { errors } : {});
   }
+  // A client that stops sending its body fails the body's read with a connection error: that is the
+  // client's doing, not a store's (and nobody is left to read the answer).
+  if (request.raw.readableAborted) return new ProblemError('invalid-request', 'The request body was cut off: the client stopped sending it.', { errors: [] });
   if (isStoreUnavailable(error)) {
     return new ProblemError('service-unavailable', 'A store the service needs cannot be reached. Retry shortly.', {}, {
       [RETRY_AFTER_HEADER]: String(STORE_RETRY_AFTER_SECONDS),

@@ -34,7 +34,7 @@ export async function buildAdminApp({ db, changes, limiter, limiterStatus, metri
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
     genReqId: requestIdOf,
-    maxParamLength: MAX_HEAD_BYTES,
+    routerOptions: { maxParamLength: MAX_HEAD_BYTES },
     // A URL Fastify cannot route gets a problem here too, not Fastify's own JSON.
     frameworkErrors: frameworkErrorHandler(publicUrl, [setRequestId]),
     http: { maxHeaderSize: MAX_HEAD_BYTES },

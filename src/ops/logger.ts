@@ -1,24 +1,68 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 
-/** Anything shaped like an API key, wherever it turns up (a client may put one in a URL). */
-const KEY_LIKE = /pet_[A-Za-z0-9_-]+/g;
+/**
+ * What a logged URL may not show: anything shaped like an API key, and any run long enough to be one's
+ * secret part or a token (24 or more base64url characters), in any case.
+ */
+const SECRET_LIKE = /pet_|[A-Za-z0-9_-]{24}/i;
 
-export function maskKeys(text: string): string {
-  return text.replace(KEY_LIKE, 'pet_[redacted]');
+/**
+ * A request's URL as logged. A client may put a key or the admin token in a URL, percent-encoded once,
+ * twice or partly, in any case: each path segment and query parameter name is shown unless, decoded as
+ * often as it decodes, it looks like a secret or holds one of `secrets`; query values are never shown.
+ */
+export function loggableUrl(url: string, secrets: readonly string[] = []): string {
+  const hidden = (part: string) => {
+    const plain = decodedFully(part);
+    const lower = plain.toLowerCase();
+    return SECRET_LIKE.test(plain) || secrets.some((secret) => lower.includes(secret.toLowerCase())) ? '[redacted]' : part;
+  };
+  const at = url.indexOf('?');
+  const path = (at === -1 ? url : url.slice(0, at)).split('/').map(hidden).join('/');
+  if (at === -1) return path;
+  const names = url
+    .slice(at + 1)
+    .split('&')
+    .map((pair) => `${hidden(pair.split('=')[0] ?? '')}=…`);
+  return `${path}?${names.join('&')}`;
+}
+
+/** Percent-decoded until it no longer changes (at most a few times), `+` read as a space. */
+function decodedFully(text: string): string {
+  let current = text;
+  for (let i = 0; i < 5; i++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(current.replace(/\+/g, ' '));
+    } catch {
+      // A stray `%`: decode what can be decoded, sequence by sequence.
+      next = current.replace(/(%[0-9a-f]{2})+/gi, (run) => {
+        try {
+          return decodeURIComponent(run);
+        } catch {
+          return run;
+        }
+      });
+    }
+    if (next === current) return current;
+    current = next;
+  }
+  return current;
 }
 
 /**
- * JSON logs on stdout. Keys and the admin token never reach them: headers are not logged, URLs are masked.
+ * JSON logs on stdout. Keys and the admin token never reach them: headers are not logged, URLs are
+ * logged as `loggableUrl` shows them (`secrets`: the admin token, when there is one).
  * Lines are written asynchronously (what arrives while a write is under way goes out with the next one),
  * so that an access line per request does not cost a system call per request; `flush` before exiting.
  * Tests pass a destination of their own.
  */
-export function createLogger(level: string, destination: pino.DestinationStream = pino.destination({ dest: 1, sync: false })): Logger {
+export function createLogger(level: string, destination: pino.DestinationStream = pino.destination({ dest: 1, sync: false }), secrets: readonly string[] = []): Logger {
   const options = {
     level,
     serializers: {
-      req: (request: FastifyRequest) => ({ method: request.method, url: maskKeys(request.url), remoteAddress: request.ip }),
+      req: (request: FastifyRequest) => ({ method: request.method, url: loggableUrl(request.url, secrets), remoteAddress: request.ip }),
     },
     redact: { paths: ['req.headers', 'headers', 'authorization', '["x-api-key"]'], remove: true },
   };

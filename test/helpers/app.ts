@@ -57,11 +57,11 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const { db } = store;
   const limiter = options.limiter ?? new MemoryLimiterStore({ clock, rules: config.ban });
   const metrics = createMetrics();
-  const logger = options.logLines ? capturingLogger(options.logLines) : false;
+  const logger = options.logLines ? capturingLogger(options.logLines, adminToken) : false;
   const changes = openChangeFeed(db, store.config, { clock });
   const app = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger });
   const limiterStatus = () => ({ configured: 'memory', deciding: 'memory' }) as const;
-  const admin = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken, logger: false });
+  const admin = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken, logger });
   const keys = new KeysRepository(db, clock, changes);
   return {
     app,
@@ -90,7 +90,7 @@ export function json<T = any>(response: LightMyRequestResponse): T {
   return JSON.parse(response.body) as T;
 }
 
-/** The service's own logger (its serializers and redaction), writing into `lines`. */
-function capturingLogger(lines: string[]) {
-  return createLogger('info', { write: (line: string) => void lines.push(line) });
+/** The service's own logger (its serializers and redaction, the admin token as a secret), writing into `lines`. */
+function capturingLogger(lines: string[], adminToken: string | null) {
+  return createLogger('info', { write: (line: string) => void lines.push(line) }, adminToken ? [adminToken] : []);
 }
