@@ -12,7 +12,15 @@ export const API_KEY_HEADER = 'X-API-Key';
  */
 export type Identity =
   | { kind: 'key'; caller: string; policy: Policy; key: KeyRecord }
-  | { kind: 'anonymous'; caller: string; policy: Policy; reason: string; failure?: unknown };
+  | {
+      kind: 'anonymous';
+      caller: string;
+      policy: Policy;
+      reason: string;
+      /** A key was sent and is malformed, unknown or revoked: counted against the address on every path. */
+      badKey: boolean;
+      failure?: unknown;
+    };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,11 +38,11 @@ const MALFORMED = 'The X-API-Key header does not hold a key of the form pet_….
 export function identifyHook(findKey: FindKey) {
   return function identify(request: FastifyRequest): Promise<void> | undefined {
     const sent = request.headers['x-api-key'];
-    if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY));
-    if (typeof sent !== 'string' || !isWellFormedKey(sent)) return void (request.identity = anonymous(request, MALFORMED));
+    if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY, false));
+    if (typeof sent !== 'string' || !isWellFormedKey(sent)) return void (request.identity = anonymous(request, MALFORMED, true));
     // The store is down (or failing): the request is still limited, per address, and carries the
     // headers; `requireKey` then answers with the failure (a 503 when the store cannot be reached).
-    const unchecked = (failure: unknown) => void (request.identity = anonymous(request, 'The API key could not be checked.', failure));
+    const unchecked = (failure: unknown) => void (request.identity = anonymous(request, 'The API key could not be checked.', false, failure));
     let found: ReturnType<FindKey>;
     try {
       found = findKey(sent);
@@ -47,8 +55,8 @@ export function identifyHook(findKey: FindKey) {
 }
 
 function identityOf(request: FastifyRequest, key: KeyRecord | undefined): Identity {
-  if (!key) return anonymous(request, 'The API key is not known.');
-  return keyIdentity(key) ?? anonymous(request, 'The API key was revoked.');
+  if (!key) return anonymous(request, 'The API key is not known.', true);
+  return keyIdentity(key) ?? anonymous(request, 'The API key was revoked.', true);
 }
 
 /** The identity of a key's requests; none for a revoked key. */
@@ -57,8 +65,8 @@ export function keyIdentity(key: KeyRecord): Extract<Identity, { kind: 'key' }> 
   return { kind: 'key', caller: `key:${key.id}`, policy: policyOfKey(key), key };
 }
 
-function anonymous(request: FastifyRequest, reason: string, failure?: unknown): Identity {
-  return { kind: 'anonymous', caller: `ip:${request.ip}`, policy: ANONYMOUS_POLICY, reason, failure };
+function anonymous(request: FastifyRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
+  return { kind: 'anonymous', caller: `ip:${request.ip}`, policy: ANONYMOUS_POLICY, reason, badKey, failure };
 }
 
 /** Runs after the limit step on every API operation: the limiter has counted the request by then. */

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Metrics } from '../ops/metrics.js';
 import { rateLimitHeaders } from '../ratelimit/headers.js';
+import { DOCUMENTATION_POLICY } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
 import type { Identity } from './identity.js';
@@ -22,13 +23,24 @@ export function countsTowardLimit(url: string): boolean {
 export function rateLimitHook(limiter: LimiterStore, metrics: Metrics, publicUrl: string) {
   const refusal = refusalBody(publicUrl);
   return async function limit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const { caller, policy } = request.identity;
+    const identity = request.identity;
+    const { caller, policy } = identity;
     // An unban made anywhere (admin API, CLI, another instance) travels on the key's row.
-    const unbanSeq = request.identity.kind === 'key' ? request.identity.key.unbanSeq : 0;
-    const verdict = countsTowardLimit(request.url) ? await limiter.hit(caller, policy, unbanSeq) : await limiter.peek(caller, policy, unbanSeq);
+    const unbanSeq = identity.kind === 'key' ? identity.key.unbanSeq : 0;
+    let verdict: Verdict;
+    let refused = identity;
+    // A bad key counts against its address on every path: no path lets an address test keys for free.
+    if (countsTowardLimit(request.url) || (identity.kind === 'anonymous' && identity.badKey)) {
+      verdict = await limiter.hit(caller, policy, unbanSeq);
+    } else {
+      // The uncounted paths: the caller's own headers, under the address's throttle of their own.
+      const throttle = { caller: `documentation:ip:${request.ip}`, policy: DOCUMENTATION_POLICY };
+      const throttled = await limiter.hit(throttle.caller, throttle.policy);
+      [verdict, refused] = isRefusal(throttled) ? [throttled, { ...identity, ...throttle }] : [await limiter.peek(caller, policy, unbanSeq), identity];
+    }
     reply.headers(rateLimitHeaders(verdict));
     if (!isRefusal(verdict)) return undefined;
-    noteRefusal(verdict, request.identity, request.log, metrics);
+    noteRefusal(verdict, refused, request.log, metrics);
     return reply.code(429).headers(REFUSAL_HEADERS).send(refusal(verdict, request.url));
   };
 }

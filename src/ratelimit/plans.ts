@@ -7,7 +7,7 @@ export type PlanName = (typeof PLAN_NAMES)[number];
 
 /** The limits in force for one caller. `name` is what the 429 body reports as `plan`. */
 export interface Policy {
-  readonly name: PlanName | 'anonymous';
+  readonly name: PlanName | 'anonymous' | 'documentation';
   readonly perMinute: number;
   readonly perDay: number;
 }
@@ -21,6 +21,13 @@ export const PLAN_LIMITS: Readonly<Record<Exclude<PlanName, 'enterprise'>, { per
 
 /** Requests without a valid key are limited per client address with the free plan's numbers. */
 export const ANONYMOUS_POLICY: Policy = { name: 'anonymous', ...PLAN_LIMITS.free };
+
+/**
+ * The paths that count toward no plan (the docs, the document, the problem pages) are still throttled
+ * per client address, generously (a page of the docs is about ten requests), so that a flood of them
+ * cannot starve other callers.
+ */
+export const DOCUMENTATION_POLICY: Policy = { name: 'documentation', perMinute: 300, perDay: 20_000 };
 
 export function isPlanName(value: string): value is PlanName {
   return (PLAN_NAMES as readonly string[]).includes(value);
