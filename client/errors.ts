@@ -64,6 +64,8 @@ export class PayloadTooLargeError extends PetstoreError {}
 export class HeadersTooLargeError extends PetstoreError {}
 export class UnsupportedMediaTypeError extends PetstoreError {}
 export class IdempotencyKeyReusedError extends PetstoreError {}
+/** The original request with this Idempotency-Key is still being processed: retry in a moment. */
+export class IdempotencyKeyInProgressError extends ConflictError {}
 export class InternalServerError extends PetstoreError {}
 
 /** A 429 of either kind; `retryAfter` is the seconds to wait before sending again. */
@@ -124,6 +126,7 @@ export const PROBLEM_ERRORS = {
   'headers-too-large': HeadersTooLargeError,
   'unsupported-media-type': UnsupportedMediaTypeError,
   'idempotency-key-reused': IdempotencyKeyReusedError,
+  'idempotency-key-in-progress': IdempotencyKeyInProgressError,
   'rate-limited': RateLimitedError,
   'key-banned': BannedError,
   'internal-error': InternalServerError,

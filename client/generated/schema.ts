@@ -660,7 +660,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry: the same key and body within 24 hours get the original response; the same key with another body gets `422`. */
+                /** @description Makes the request safe to retry: the same key and body within 24 hours get the original response; the same key with another body gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
                 "idempotency-key"?: string;
             };
             path?: never;

@@ -73,6 +73,12 @@ export const PROBLEM_TYPES = {
     description:
       'An `Idempotency-Key` may be replayed only with the same request body within 24 hours. Use a new key for a new request.',
   },
+  'idempotency-key-in-progress': {
+    status: 409,
+    title: 'A request with this idempotency key is in progress',
+    description:
+      'The original request with this `Idempotency-Key` is still being processed. Retry after a moment: once it is done, a retry with the same key and body gets its response.',
+  },
   'rate-limited': {
     status: 429,
     title: 'Too many requests',

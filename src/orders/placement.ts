@@ -31,13 +31,30 @@ export class OrderPlacement {
     private readonly catalogue: Pick<PetCache, 'find'>,
   ) {}
 
+  /** The idempotency keys of requests this process is placing now, by owner. */
+  readonly #inProgress = new Set<string>();
+
   async place(owner: string, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
+    if (idempotencyKey === undefined) return this.#place(owner, input);
+    // A retry while the original is still being processed here gets a 409 (draft-ietf-httpapi-
+    // idempotency-key-header). Across instances the store's unique index makes it wait and replay.
+    const slot = `${owner}\u0000${idempotencyKey}`;
+    if (this.#inProgress.has(slot)) throw new ProblemError('idempotency-key-in-progress', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
+    this.#inProgress.add(slot);
+    try {
+      return await this.#place(owner, input, idempotencyKey);
+    } finally {
+      this.#inProgress.delete(slot);
+    }
+  }
+
+  async #place(owner: string, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
     // Read before the transaction: on SQLite it holds the only connection, which a catalogue miss needs.
     const pet = await this.catalogue.find(input.petId);
     try {
       return await this.db.transaction().execute((trx) => this.placeIn(trx, owner, input, pet, idempotencyKey));
     } catch (error) {
-      // Two requests with the same new key raced; the loser replays the winner's response.
+      // Two requests with the same new key raced (on two instances); the loser replays the winner's response.
       if (idempotencyKey && isUniqueViolation(error)) return this.db.transaction().execute((trx) => this.placeIn(trx, owner, input, pet, idempotencyKey));
       throw error;
     }

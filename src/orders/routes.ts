@@ -10,7 +10,7 @@ import { TAG } from '../openapi/tags.js';
 import type { PetCache } from '../pets/pet-cache.js';
 import { OrderPlacement } from './placement.js';
 import { OrdersRepository } from './repository.js';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, NewOrder, Order, OrderListQuery, OrderParams, PlaceOrderHeaders } from './schemas.js';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, NewOrder, Order, OrderListQuery, OrderParams, PlaceOrderHeaders } from './schemas.js';
 
 export interface OrdersRouteDeps {
   db: Db;
@@ -62,8 +62,8 @@ export function ordersRoutes(app: App, { db, catalogue, clock, publicUrl }: Orde
       },
     },
     async (request, reply) => {
-      const idempotencyKey = request.headers[IDEMPOTENCY_KEY_HEADER];
-      const { order, replayed } = await placement.place(keyOf(request).id, request.body, idempotencyKey);
+      const header = request.headers[IDEMPOTENCY_KEY_HEADER];
+      const { order, replayed } = await placement.place(keyOf(request).id, request.body, header === undefined ? undefined : idempotencyKeyOf(header));
       if (replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
       return reply.code(201).header('location', `${publicUrl}/store/orders/${order.id}`).send(order);
     },

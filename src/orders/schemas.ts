@@ -44,10 +44,17 @@ export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 export const PlaceOrderHeaders = Type.Object({
   [IDEMPOTENCY_KEY_HEADER]: Type.Optional(
     Type.String({
-      minLength: 1,
-      maxLength: 255,
-      pattern: '^[\\x21-\\x7E]+$',
-      description: 'Makes the request safe to retry: the same key and body within 24 hours get the original response; the same key with another body gets `422`.',
+      maxLength: 512,
+      // A bare token of visible characters, or a Structured Field string (`"…"`, `\\` and `\"` escaped);
+      // either way the key has 1 to 255 characters.
+      pattern: '^(?:[\\x21\\x23-\\x7E][\\x21-\\x7E]{0,254}|"(?:[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]|\\\\[\\\\"]){1,255}")$',
+      description:
+        'Makes the request safe to retry: the same key and body within 24 hours get the original response; the same key with another body gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way.',
     }),
   ),
 });
+
+/** The key an `Idempotency-Key` header names (the schema has checked its form): a string's content, or the token itself. */
+export function idempotencyKeyOf(header: string): string {
+  return header.startsWith('"') ? header.slice(1, -1).replace(/\\(["\\])/g, '$1') : header;
+}

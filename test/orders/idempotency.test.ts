@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OrderPlacement } from '../../src/orders/placement.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
 
 interface Order {
@@ -129,14 +130,23 @@ describe('POST /store/orders with Idempotency-Key', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
   });
 
-  it('places one order when the same request arrives several times at once', async () => {
+  it('places one order when the same request arrives several times at once; the others get 201 replays or 409s', async () => {
     const key = await t.newKey('business');
     const body = JSON.stringify({ petId: available, quantity: 1 });
     const responses = await Promise.all([1, 2, 3, 4].map(() => post(key, 'at-once', body)));
-    expect(responses.map((r) => r.statusCode)).toEqual([201, 201, 201, 201]);
-    expect(new Set(responses.map((r) => json<Order>(r).id)).size).toBe(1);
-    expect(responses.filter((r) => r.headers['idempotent-replayed'] === 'true')).toHaveLength(3);
+    // A retry while the original is in progress gets 409 (the contract, after the draft); one that
+    // comes once it is done gets its replay.
+    const placed = responses.filter((r) => r.statusCode === 201);
+    expect(placed.filter((r) => r.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
+    expect(new Set(placed.map((r) => json<Order>(r).id)).size).toBe(1);
+    for (const other of responses.filter((r) => r.statusCode !== 201)) {
+      expect(other.statusCode).toBe(409);
+      expect(json(other)).toMatchObject({ type: `${BASE}/problems/idempotency-key-in-progress` });
+    }
     expect(await ordersOf(key)).toHaveLength(1);
+    const retried = await post(key, 'at-once', body);
+    expect(retried.statusCode).toBe(201);
+    expect(json<Order>(retried).id).toBe(json<Order>(placed[0]!).id);
   });
 
   it('does not remember a 409 (pet not available)', async () => {
@@ -168,6 +178,44 @@ describe('POST /store/orders with Idempotency-Key', () => {
     // One input that breaks several rules is one entry, naming the header.
     expect(body.errors.map((e) => `${e.in} ${e.name}`)).toEqual(['header idempotency-key']);
     expect(await ordersOf(key)).toEqual([]);
+  });
+
+  it('takes the Structured Field string form as the same key as the bare token', async () => {
+    const key = await t.newKey('business');
+    const body = JSON.stringify({ petId: available, quantity: 1 });
+    const first = await post(key, '"sf-key-1"', body);
+    expect(first.statusCode).toBe(201);
+    const again = await post(key, 'sf-key-1', body);
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(json<Order>(again).id).toBe(json<Order>(first).id);
+    // Inside a string: spaces, and escaped quotes and backslashes.
+    const spaced = await post(key, '"two words"', body);
+    expect(spaced.statusCode).toBe(201);
+    const escaped = await post(key, '"a\\"b\\\\c"', body);
+    expect(escaped.statusCode).toBe(201);
+    expect(json<Order>(await post(key, 'a"b\\c', body)).id).toBe(json<Order>(escaped).id);
+    for (const broken of ['"unterminated', '""', '"a"b"', '"tab\there"']) {
+      expect((await post(key, broken, body)).statusCode, broken).toBe(400);
+    }
+    expect(await ordersOf(key)).toHaveLength(3);
+  });
+
+  it('answers a retry while the original is still being placed with 409, then replays it', async () => {
+    const { record } = await t.keys.create({ plan: 'business' });
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const pet = json<{ id: number }>(await t.app.inject({ url: `/pets/${available}`, headers: { 'x-api-key': await t.newKey('pro') } }));
+    // A catalogue that answers only when the test says so: the original request stays in progress.
+    const placement = new OrderPlacement(t.db, t.clock, { find: async () => (await held, pet as never) });
+    const input = { petId: available, quantity: 1 };
+    const original = placement.place(record.id, input, 'in-progress-1');
+    await expect(placement.place(record.id, input, 'in-progress-1')).rejects.toMatchObject({ slug: 'idempotency-key-in-progress', status: 409 });
+    release();
+    const placed = await original;
+    expect(placed.replayed).toBe(false);
+    const replay = await placement.place(record.id, input, 'in-progress-1');
+    expect(replay).toEqual({ order: placed.order, replayed: true });
   });
 
   it('accepts an Idempotency-Key of exactly 255 visible characters', async () => {
