@@ -38,7 +38,7 @@ import type { LimiterStore } from './ratelimit/store.js';
 /** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
 const NAMED_SCHEMAS = [...SHARED_SCHEMAS, Pet, Order, NewOrder];
 
-export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache'>;
+export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban'>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -139,7 +139,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     done();
   });
 
-  await app.register(swagger, swaggerOptions(publicUrl));
+  await app.register(swagger, swaggerOptions(publicUrl, config.ban));
   routeEveryMethod(app);
   const routes = collectRoutes(app);
   await app.register(async (api: App) => {
@@ -149,7 +149,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     ordersRoutes(api, { db, catalogue, clock, publicUrl });
   });
   openapiRoutes(app);
-  problemPages(app);
+  problemPages(app, config.ban);
   docsRoutes(app, config.petsGet);
   registerMethodNotAllowed(app, routes);
   await app.ready();

@@ -1,18 +1,19 @@
 import Type from 'typebox';
 import { htmlPage, inlineCode } from '../docs/page.js';
-import { PROBLEM_SLUGS, PROBLEM_TYPES, ProblemError, type ProblemSlug } from './problems.js';
+import type { BanRules } from '../ratelimit/decision.js';
+import { PROBLEM_SLUGS, PROBLEM_TYPES, problemDescription, ProblemError, type ProblemSlug } from './problems.js';
 import type { App } from './types.js';
 
 /** `/problems/<slug>`: what each problem type means, for the person reading a problem's `type`. */
-export function problemPages(app: App): void {
+export function problemPages(app: App, rules: BanRules): void {
   app.get(
     '/problems/:slug',
     { schema: { hide: true, params: Type.Object({ slug: Type.String() }) } },
     async (request, reply) => {
       const slug = request.params.slug as ProblemSlug;
       if (!PROBLEM_SLUGS.includes(slug)) throw new ProblemError('not-found', `There is no problem type ${request.params.slug}.`);
-      const { status, title, description } = PROBLEM_TYPES[slug];
-      const body = `<p>HTTP status <strong>${status}</strong>. Problem type <code>${slug}</code>.</p>\n<p>${inlineCode(description)}</p>`;
+      const { status, title } = PROBLEM_TYPES[slug];
+      const body = `<p>HTTP status <strong>${status}</strong>. Problem type <code>${slug}</code>.</p>\n<p>${inlineCode(problemDescription(slug, rules))}</p>`;
       return reply.type('text/html; charset=utf-8').send(htmlPage(title, body));
     },
   );

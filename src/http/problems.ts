@@ -1,3 +1,6 @@
+import { bansInWords } from '../ratelimit/ban-prose.js';
+import type { BanRules } from '../ratelimit/decision.js';
+
 /**
  * Every problem type the service can emit (RFC 9457), with the text of its `/problems/<slug>` page.
  * A problem type exists here once; responses, the OpenAPI document and the problem pages read it.
@@ -89,7 +92,7 @@ export const PROBLEM_TYPES = {
     status: 429,
     title: 'Temporarily banned',
     description:
-      'The API key (or, without a key, the client address) kept sending requests after being rate limited and is banned until the time given by `Retry-After`. Requests during a ban do not extend it. Each further ban within 24 hours lasts twice as long, up to one hour.',
+      'The API key (or, without a key, the client address) kept sending requests after being rate limited and is banned until the time given by `Retry-After`. Requests during a ban do not extend it.',
   },
   'internal-error': {
     status: 500,
@@ -104,6 +107,12 @@ export const PROBLEM_TYPES = {
 } as const satisfies Record<string, { status: number; title: string; description: string }>;
 
 export type ProblemSlug = keyof typeof PROBLEM_TYPES;
+
+/** A problem type's explanation, as its page says it; the ban's with the ban rules in force. */
+export function problemDescription(slug: ProblemSlug, rules: BanRules): string {
+  const { description } = PROBLEM_TYPES[slug];
+  return slug === 'key-banned' ? `${description} ${bansInWords(rules)}` : description;
+}
 
 export const PROBLEM_SLUGS = Object.keys(PROBLEM_TYPES) as ProblemSlug[];
 

@@ -1,4 +1,6 @@
 import type { SwaggerOptions } from '@fastify/swagger';
+import { bansInWords } from '../ratelimit/ban-prose.js';
+import type { BanRules } from '../ratelimit/decision.js';
 import { ALLOW_ORIGIN_HEADER } from '../http/cors.js';
 import { API_KEY_HEADER } from '../http/identity.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
@@ -34,13 +36,13 @@ export function plansTable(): string {
   return ['| plan | per minute | per day |', '|---|---|---|', ...rows, '| enterprise | set per key | set per key |'].join('\n');
 }
 
-function description(): string {
+function description(rules: BanRules): string {
   return [
     'A demonstration pet store that behaves like a commercial API: API keys tied to plans, exact rate limits, temporary bans, a deprecated operation with a sunset date, and stability marks (`x-stability`).',
     '',
     `**Authentication.** Send your key in the \`${API_KEY_HEADER}\` header on every operation.`,
     '',
-    '**Rate limits.** Counted per key (without a valid key: per client address, with the free numbers). The minute window slides: at most N requests in any 60 seconds. The day window is the UTC calendar day. Every response carries the rate-limit headers; a refused request gets `429` with `Retry-After`. Back off exponentially; a client that gets 10 or more `429`s within 60 seconds is banned for 60 seconds, doubling with each further ban within 24 hours, up to one hour.',
+    '**Rate limits.** Counted per key (without a valid key: per client address, with the free numbers). The minute window slides: at most N requests in any 60 seconds. The day window is the UTC calendar day. Every response carries the rate-limit headers; a refused request gets `429` with `Retry-After`. Back off exponentially. ' + bansInWords(rules),
     '',
     plansTable(),
     '',
@@ -48,14 +50,14 @@ function description(): string {
   ].join('\n');
 }
 
-export function swaggerOptions(publicUrl: string): SwaggerOptions {
+export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Petstore',
         version: '1.0.0',
-        description: description(),
+        description: description(rules),
         contact: { name: 'Petstore maintainers', url: `${publicUrl}/docs` },
         license: { name: 'MIT', identifier: 'MIT' },
       },
