@@ -13,7 +13,9 @@ export interface paths {
         };
         /**
          * List pets
-         * @description The catalogue, in ascending id order, optionally filtered by status. Paginate with `cursor`.
+         * @description **Beta**: complete, but may still change in a compatible way or, with notice, an incompatible one.
+         *
+         *     The catalogue, in ascending id order, optionally filtered by status. Paginate with `cursor`.
          */
         get: operations["listPets"];
         put?: never;
@@ -60,7 +62,9 @@ export interface paths {
         put?: never;
         /**
          * Place an order
-         * @description Orders an `available` pet. Send an `Idempotency-Key` to make retries safe: a replay gets the original `201` (with `Idempotent-Replayed: true`). Placing an order does not reserve the pet.
+         * @description **Beta**: complete, but may still change in a compatible way or, with notice, an incompatible one.
+         *
+         *     Orders an `available` pet. Send an `Idempotency-Key` to make retries safe: a replay gets the original `201` (with `Idempotent-Replayed: true`). Placing an order does not reserve the pet.
          */
         post: operations["placeOrder"];
         delete?: never;
@@ -78,14 +82,18 @@ export interface paths {
         };
         /**
          * Get one of your orders
-         * @description One order placed with your API key. Another key's order is not found (`404`), never forbidden.
+         * @description **Experimental**: may change or go away at any time, without notice.
+         *
+         *     One order placed with your API key. Another key's order is not found (`404`), never forbidden.
          */
         get: operations["getOrder"];
         put?: never;
         post?: never;
         /**
          * Cancel one of your orders
-         * @description Sets the status to `cancelled` and returns the order. Cancelling a cancelled order changes nothing; a delivered order cannot be cancelled (`409`).
+         * @description **Experimental**: may change or go away at any time, without notice.
+         *
+         *     Sets the status to `cancelled` and returns the order. Cancelling a cancelled order changes nothing; a delivered order cannot be cancelled (`409`).
          */
         delete: operations["cancelOrder"];
         options?: never;
@@ -373,7 +381,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The id of the pet. */
+                /**
+                 * @description The id of the pet.
+                 * @example 1
+                 */
                 petId: number;
             };
             cookie?: never;
@@ -676,7 +687,9 @@ export interface operations {
             201: {
                 headers: {
                     /** @description The URL of the order. */
-                    location?: string;
+                    location: string;
+                    /** @description Present, `true`, when this is the replay of an earlier request with the same `Idempotency-Key` and body. */
+                    "idempotent-replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -859,7 +872,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The id of one of your orders. */
+                /**
+                 * @description The id of one of your orders.
+                 * @example 1
+                 */
                 orderId: number;
             };
             cookie?: never;
@@ -987,7 +1003,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The id of one of your orders. */
+                /**
+                 * @description The id of one of your orders.
+                 * @example 1
+                 */
                 orderId: number;
             };
             cookie?: never;

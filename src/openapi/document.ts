@@ -7,12 +7,13 @@ import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecat
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
 import { PLAN_LIMITS } from '../ratelimit/plans.js';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../orders/schemas.js';
 import { openapiTags, tagGroups } from './tags.js';
 
 export const SECURITY_SCHEME = 'ApiKey';
 
 /** Headers declared once under `components.headers` and referenced from every response. */
-const HEADERS: Record<string, { description: string; schema: object }> = {
+const HEADERS: Record<string, { description: string; schema: object; required?: boolean }> = {
   [LIMIT_HEADER]: { description: 'The limit of the binding window (the one with the least left; on a tie, the day).', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 2_147_483_647 } },
   [REMAINING_HEADER]: { description: 'Requests left in the binding window; 0 while banned.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 } },
   [RESET_HEADER]: { description: 'Unix time (seconds, rounded up) at which the binding window is full again, or the ban ends.', schema: { type: 'integer', format: 'int64', minimum: 0 } },
@@ -29,6 +30,17 @@ const HEADERS: Record<string, { description: string; schema: object }> = {
 const ON_EVERY_RESPONSE = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REQUEST_ID_HEADER, ALLOW_ORIGIN_HEADER];
 const ON_RETRYABLE = [RETRY_AFTER_HEADER];
 const ON_DEPRECATED = [DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER];
+// Always there where they are declared, so that a validating proxy notices one missing.
+for (const name of [...ON_EVERY_RESPONSE, ...ON_DEPRECATED]) HEADERS[name] = { ...HEADERS[name]!, required: true };
+
+/** Headers a route declares that are sent only in the case their description gives. */
+const SOMETIMES = new Set([IDEMPOTENT_REPLAYED_HEADER.toLowerCase()]);
+
+/** What each stability mark means, said where tools that ignore `x-stability` show it. */
+const STABILITY = {
+  beta: { badge: 'Beta', meaning: 'complete, but may still change in a compatible way or, with notice, an incompatible one.' },
+  experimental: { badge: 'Experimental', meaning: 'may change or go away at any time, without notice.' },
+} as const;
 
 /** The plans as a Markdown table: in the document's description and, checked by a test, in the README. */
 export function plansTable(): string {
@@ -72,30 +84,70 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
     refResolver: { buildLocalReference: (json: { $id?: unknown }, _baseUri: unknown, _fragment: unknown, i: number) => String(json.$id ?? `def-${i}`) },
     transformObject: (documentObject: unknown) => {
       const document = (documentObject as { openapiObject: OpenApiDocument }).openapiObject;
-      return withResponseHeaders(document);
+      // Every operation the document shows needs a key: said once, at the top, for tools that read only that.
+      document.security = [{ [SECURITY_SCHEME]: [] }];
+      return withStability(withPathExamples(withResponseHeaders(document)));
     },
   } as unknown as SwaggerOptions;
 }
 
+interface Operation {
+  deprecated?: boolean;
+  description?: string;
+  'x-stability'?: keyof typeof STABILITY;
+  'x-badges'?: Array<{ name: string; position: 'before' | 'after' }>;
+  parameters?: Array<{ in: string; name: string; example?: unknown; schema?: { type?: string } }>;
+  responses?: Record<string, { headers?: Record<string, unknown> }>;
+}
+
 interface OpenApiDocument {
   components?: Record<string, unknown>;
-  paths?: Record<string, Record<string, { deprecated?: boolean; responses?: Record<string, { headers?: Record<string, unknown> }> }>>;
+  security?: Array<Record<string, string[]>>;
+  paths?: Record<string, Record<string, Operation>>;
+}
+
+function operationsOf(document: OpenApiDocument): Operation[] {
+  return Object.values(document.paths ?? {}).flatMap((operations) => Object.values(operations));
+}
+
+/** A stability mark also in words and as a badge (Scalar, Redocly), for SDKs and renderers that ignore `x-stability`. */
+function withStability(document: OpenApiDocument): OpenApiDocument {
+  for (const operation of operationsOf(document)) {
+    const mark = operation['x-stability'];
+    if (!mark) continue;
+    const { badge, meaning } = STABILITY[mark];
+    operation.description = `**${badge}**: ${meaning}${operation.description ? `\n\n${operation.description}` : ''}`;
+    operation['x-badges'] = [{ name: badge, position: 'before' }];
+  }
+  return document;
+}
+
+/** Path parameters are ids: an example that exists (the seeded catalogue starts at 1) for "Try it out" and mock servers. */
+function withPathExamples(document: OpenApiDocument): OpenApiDocument {
+  for (const operation of operationsOf(document)) {
+    for (const parameter of operation.parameters ?? []) {
+      if (parameter.in === 'path' && parameter.example === undefined && parameter.schema?.type === 'integer') parameter.example = 1;
+    }
+  }
+  return document;
 }
 
 /** Declares the rate-limit headers on every response, `Retry-After` where it is sent, and the deprecation headers. */
 function withResponseHeaders(document: OpenApiDocument): OpenApiDocument {
   const refTo = (name: string) => ({ $ref: `#/components/headers/${name}` });
   document.components = { ...document.components, headers: HEADERS };
-  for (const operations of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(operations)) {
-      for (const [status, response] of Object.entries(operation.responses ?? {})) {
-        const names = [
-          ...ON_EVERY_RESPONSE,
-          ...(status === '429' || status === '503' ? ON_RETRYABLE : []),
-          ...(operation.deprecated ? ON_DEPRECATED : []),
-        ];
-        response.headers = { ...response.headers, ...Object.fromEntries(names.map((n) => [n, refTo(n)])) };
+  for (const operation of operationsOf(document)) {
+    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      const names = [
+        ...ON_EVERY_RESPONSE,
+        ...(status === '429' || status === '503' ? ON_RETRYABLE : []),
+        ...(operation.deprecated ? ON_DEPRECATED : []),
+      ];
+      // What a route declares itself is always sent, but for the few that say when they are.
+      for (const [name, header] of Object.entries(response.headers ?? {})) {
+        (header as { required?: boolean }).required = !SOMETIMES.has(name.toLowerCase());
       }
+      response.headers = { ...response.headers, ...Object.fromEntries(names.map((n) => [n, refTo(n)])) };
     }
   }
   return document;

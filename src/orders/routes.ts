@@ -55,7 +55,10 @@ export function ordersRoutes(app: App, { db, catalogue, clock, publicUrl }: Orde
           201: {
             ...ref(Order),
             description: 'The order placed (or, on a replay, the order the key placed).',
-            headers: { location: { type: 'string', format: 'uri', maxLength: 2048, description: 'The URL of the order.' } },
+            headers: {
+              location: { type: 'string', format: 'uri', maxLength: 2048, description: 'The URL of the order.' },
+              [IDEMPOTENT_REPLAYED_HEADER.toLowerCase()]: { type: 'string', const: 'true', description: 'Present, `true`, when this is the replay of an earlier request with the same `Idempotency-Key` and body.' },
+            },
           },
           ...problemResponses(400, 404, 409, 413, 415, 422),
         },

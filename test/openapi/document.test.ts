@@ -249,3 +249,43 @@ describe('the document matches the routes', () => {
     expect(found).toEqual(documented);
   });
 });
+
+describe('for tools that read only the standard', () => {
+  it('marks the headers that are always sent required, and declares Idempotent-Replayed on the 201, optional', () => {
+    for (const name of [...RATE_LIMIT_HEADERS, 'X-Request-Id', 'Access-Control-Allow-Origin', 'Deprecation', 'Sunset', 'Link']) {
+      expect(doc.components.headers[name].required, name).toBe(true);
+    }
+    expect(doc.components.headers['Retry-After'].required).toBeUndefined();
+    const placed = doc.paths['/store/orders'].post.responses['201'].headers;
+    expect(placed.location.required).toBe(true);
+    expect(placed['idempotent-replayed']).toMatchObject({ required: false, schema: { type: 'string', const: 'true' } });
+  });
+
+  it('writes YAML that YAML 1.1 loaders read as the same document: the sunset stays a string', async () => {
+    const yaml = (await t.app.inject({ method: 'GET', url: '/openapi.yaml' })).body;
+    expect(yaml).toContain('x-deprecated-sunset: "2027-07-01"');
+    const read = parseYaml(yaml, { version: '1.1' });
+    expect(read.paths['/pets/{petId}'].get['x-deprecated-sunset']).toBe('2027-07-01');
+    expect(read).toEqual(doc);
+  });
+
+  it('says each stability mark in the description and as a badge; says nothing where there is none', () => {
+    for (const { method, path, op } of operationsOf(doc)) {
+      const mark = op['x-stability'] as string | undefined;
+      if (!mark) {
+        expect(op['x-badges'], `${method} ${path}`).toBeUndefined();
+        continue;
+      }
+      const word = mark === 'beta' ? 'Beta' : 'Experimental';
+      expect(op.description, `${method} ${path}`).toMatch(new RegExp(`^\\*\\*${word}\\*\\*: `));
+      expect(op['x-badges']).toEqual([{ name: word, position: 'before' }]);
+    }
+  });
+
+  it('requires the key at the top level, and gives every path parameter an example', () => {
+    expect(doc.security).toEqual([{ ApiKey: [] }]);
+    const parameters = operationsOf(doc).flatMap(({ op }) => (op.parameters ?? []).filter((p: Json) => p.in === 'path'));
+    expect(parameters.length).toBeGreaterThanOrEqual(3);
+    for (const parameter of parameters) expect(parameter.example, parameter.name).toBe(1);
+  });
+});
