@@ -36,7 +36,7 @@ export interface paths {
         /**
          * Get a pet
          * @deprecated
-         * @description Deprecated: answers `410` from 2027-07-01T00:00:00.000Z on. Every response carries `Deprecation`, `Sunset` and `Link` headers. The pet stays available in `GET /pets`.
+         * @description Deprecated: answers `410` from 2027-07-01 on. Every response carries `Deprecation`, `Sunset` and `Link` headers. The pet stays available in `GET /pets`.
          */
         get: operations["getPet"];
         put?: never;
@@ -57,6 +57,8 @@ export interface paths {
         /**
          * List your orders
          * @description The orders placed with your API key, in ascending id order, optionally filtered by status. Paginate with `cursor`.
+         *
+         *     The interactive docs offer no "Try it out" here: the answer lists every order of the key you authorized with, which a page shown on a shared screen or in a screenshot should not reveal. Call it from your own client.
          */
         get: operations["listOrders"];
         put?: never;

@@ -7,8 +7,8 @@ import type { Verdict } from '../ratelimit/verdict.js';
 import type { Identity } from './identity.js';
 import { PROBLEM_CONTENT_TYPE, problemBody, ProblemError } from './problems.js';
 
-/** The docs, the document and the problem pages count nothing, but still carry the headers. */
-const UNCOUNTED = /^\/(docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/)/;
+/** The index, the docs, the document and the problem pages count nothing, but still carry the headers. */
+const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/)/;
 
 export function countsTowardLimit(url: string): boolean {
   return !UNCOUNTED.test(url);

@@ -50,7 +50,7 @@ export function plansTable(): string {
 
 function description(rules: BanRules): string {
   return [
-    'A demonstration pet store that behaves like a commercial API: API keys tied to plans, exact rate limits, temporary bans, a deprecated operation with a sunset date, and stability marks (`x-stability`).',
+    'A demonstration pet store that behaves like a commercial API: API keys tied to plans, exact rate limits, temporary bans, a deprecated operation with a sunset date, and operations marked **beta** (complete, but may still change) or **experimental** (may change or go away at any time).',
     '',
     `**Authentication.** Send your key in the \`${API_KEY_HEADER}\` header on every operation.`,
     '',
@@ -74,7 +74,7 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
         license: { name: 'MIT', identifier: 'MIT' },
       },
       // A public API: `x-internal: false` says so to inventory tooling.
-      servers: [{ url: publicUrl, description: 'This deployment, at PUBLIC_URL: local by default, production when deployed.', 'x-internal': false }],
+      servers: [{ url: publicUrl, description: 'The Petstore demo API this page belongs to: local by default, production when deployed', 'x-internal': false }],
       tags: openapiTags(),
       'x-tagGroups': tagGroups(),
       components: {

@@ -29,7 +29,8 @@ export function ordersRoutes(app: App, { db, catalogue, clock, publicUrl }: Orde
       schema: {
         operationId: 'listOrders',
         summary: 'List your orders',
-        description: 'The orders placed with your API key, in ascending id order, optionally filtered by status. Paginate with `cursor`.',
+        description:
+          'The orders placed with your API key, in ascending id order, optionally filtered by status. Paginate with `cursor`.\n\nThe interactive docs offer no "Try it out" here: the answer lists every order of the key you authorized with, which a page shown on a shared screen or in a screenshot should not reveal. Call it from your own client.',
         tags: [TAG.orders],
         'x-hideTryItPanel': true,
         querystring: OrderListQuery,

@@ -27,6 +27,14 @@ export function isSunset(d: Deprecation, now: number): boolean {
   return now >= d.sunsetAt.getTime();
 }
 
+/** An instant as people read it: `2027-07-01` at midnight UTC, else `2027-07-01 12:30 UTC` (seconds if any). */
+export function dayOrInstant(date: Date): string {
+  const iso = date.toISOString();
+  if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, 10);
+  const time = iso.endsWith(':00.000Z') ? iso.slice(11, 16) : iso.slice(11, 19);
+  return `${iso.slice(0, 10)} ${time} UTC`;
+}
+
 /** `YYYY-MM-DD`, the form of `x-deprecated-sunset` in the OpenAPI document. */
 export function sunsetDay(d: Deprecation): string {
   return d.sunsetAt.toISOString().slice(0, 10);
@@ -37,8 +45,8 @@ export function deprecationsPage(d: Deprecation): { title: string; body: string 
   return {
     title: 'Deprecations',
     body: `<h2 id="get-pet"><code>GET /pets/{petId}</code></h2>
-<p>Deprecated since ${d.deprecatedAt.toISOString()} (<code>Deprecation</code> header, RFC 9745).
-From ${d.sunsetAt.toISOString()} (<code>Sunset</code> header, RFC 8594) it answers <code>410 Gone</code> with a problem of type <code>sunset</code>.</p>
+<p>Deprecated since ${dayOrInstant(d.deprecatedAt)} (<code>Deprecation</code> header, RFC 9745).
+From ${dayOrInstant(d.sunsetAt)} (<code>Sunset</code> header, RFC 8594) it answers <code>410 Gone</code> with a problem of type <code>sunset</code>.</p>
 <p>There is no one-for-one replacement: every pet stays readable in the listing <code>GET /pets</code>.</p>`,
   };
 }

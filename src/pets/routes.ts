@@ -7,7 +7,7 @@ import { problemResponses } from '../http/responses.js';
 import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { TAG } from '../openapi/tags.js';
-import { deprecationHeaders, isSunset, sunsetDay, type Deprecation } from './deprecation.js';
+import { dayOrInstant, deprecationHeaders, isSunset, sunsetDay, type Deprecation } from './deprecation.js';
 import type { PetCache } from './pet-cache.js';
 import type { PetsRepository } from './repository.js';
 import { Pet, PetListQuery, PetParams } from './schemas.js';
@@ -44,7 +44,7 @@ export function petsRoutes(app: App, { pets, catalogue, clock, publicUrl, deprec
       schema: {
         operationId: 'getPet',
         summary: 'Get a pet',
-        description: `Deprecated: answers \`410\` from ${deprecation.sunsetAt.toISOString()} on. Every response carries \`Deprecation\`, \`Sunset\` and \`Link\` headers. The pet stays available in \`GET /pets\`.`,
+        description: `Deprecated: answers \`410\` from ${dayOrInstant(deprecation.sunsetAt)} on. Every response carries \`Deprecation\`, \`Sunset\` and \`Link\` headers. The pet stays available in \`GET /pets\`.`,
         tags: [TAG.catalogue],
         deprecated: true,
         'x-deprecated-sunset': sunsetDay(deprecation),
@@ -58,7 +58,7 @@ export function petsRoutes(app: App, { pets, catalogue, clock, publicUrl, deprec
       },
       preValidation: (_request, _reply, done) => {
         if (!isSunset(deprecation, clock())) return done();
-        done(new ProblemError('sunset', `GET /pets/{petId} reached its sunset on ${deprecation.sunsetAt.toISOString()} and no longer answers.`));
+        done(new ProblemError('sunset', `GET /pets/{petId} reached its sunset on ${dayOrInstant(deprecation.sunsetAt)} and no longer answers.`));
       },
     },
     // Synchronous while the pet is in memory, as it nearly always is.

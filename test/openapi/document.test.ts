@@ -289,3 +289,28 @@ describe('for tools that read only the standard', () => {
     for (const parameter of parameters) expect(parameter.example, parameter.name).toBe(1);
   });
 });
+
+describe('for people reading /docs', () => {
+  it('speaks of beta and experimental operations, gives the sunset as a date, and says why GET /store/orders has no Try it out', () => {
+    expect(doc.info.description).toMatch(/\*\*beta\*\*.*\*\*experimental\*\*/);
+    expect(doc.info.description).not.toContain('x-stability');
+    expect(doc.servers[0].description).toBe('The Petstore demo API this page belongs to: local by default, production when deployed');
+    const getPet = doc.paths['/pets/{petId}'].get;
+    expect(getPet.description).toContain('from 2027-07-01 on');
+    expect(getPet.description).not.toContain('T00:00:00');
+    expect(doc.paths['/store/orders'].get.description).toMatch(/no "Try it out" here: .+/);
+  });
+
+  it('GET / answers an index of links and operations, with the headers, and counts nothing', async () => {
+    const before = await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } });
+    const response = await t.app.inject({ url: '/', headers: { 'x-api-key': key } });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.headers['x-ratelimit-remaining']).toBe(before.headers['x-ratelimit-remaining']);
+    const index = json(response);
+    expect(index).toMatchObject({ name: 'Petstore', docs: 'http://petstore.test/docs', openapi: { json: 'http://petstore.test/openapi.json', yaml: 'http://petstore.test/openapi.yaml' } });
+    expect(index.operations.map((o: Json) => `${o.method} ${o.path}`).sort()).toEqual([...EXPECTED_OPERATIONS].sort());
+    expect(index.operations.find((o: Json) => o.operationId === 'getPet')).toMatchObject({ deprecated: true });
+    expect(index.operations.find((o: Json) => o.operationId === 'listPets')).toMatchObject({ stability: 'beta' });
+  });
+});
