@@ -27,7 +27,8 @@ export interface Proc {
 export async function startService(env: Record<string, string>): Promise<Proc> {
   const [port, adminPort] = [await freePort(), await freePort()];
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
-  const baseEnv = { HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', DEMO_KEYS: 'false' };
+  // autocannon's connections all come from one address: BENCH_CONNECTIONS may exceed the default allowance.
+  const baseEnv = { HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', DEMO_KEYS: 'false', MAX_CONNECTIONS_PER_ADDRESS: '100000' };
   const args = [...profile, join(ROOT, 'dist/main.js')];
   const proc = spawnProc(args, { ...baseEnv, ...env }, `http://127.0.0.1:${port}`);
   const adminUrl = `http://127.0.0.1:${adminPort}`;

@@ -95,6 +95,9 @@ export class RateLimitedError extends TooManyRequestsError {
   }
 }
 
+/** The client address held too many connections at once; this one was closed before any request was read. */
+export class TooManyConnectionsError extends TooManyRequestsError {}
+
 /** The key is banned for a while for sending after 429s. Without a `problem`, the client did not send. */
 export class BannedError extends TooManyRequestsError {
   get bannedUntil(): Date | undefined {
@@ -127,6 +130,7 @@ export const PROBLEM_ERRORS = {
   'unsupported-media-type': UnsupportedMediaTypeError,
   'idempotency-key-reused': IdempotencyKeyReusedError,
   'idempotency-key-in-progress': IdempotencyKeyInProgressError,
+  'too-many-connections': TooManyConnectionsError,
   'rate-limited': RateLimitedError,
   'key-banned': BannedError,
   'internal-error': InternalServerError,

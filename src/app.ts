@@ -7,7 +7,8 @@ import type { Config } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
 import type { Db } from './db/database.js';
 import { docsRoutes } from './docs/routes.js';
-import { clientErrorHandler, connectHandler } from './http/client-errors.js';
+import { clientErrorHandler, connectHandler, tooManyConnections } from './http/client-errors.js';
+import { capConnectionsPerAddress } from './http/connections.js';
 import { answerPreflight, cors } from './http/cors.js';
 import { fastLane, type Answered } from './http/fast-lane.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
@@ -99,6 +100,13 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
       server.on('connect', connectHandler(publicUrl, limiter));
       server.keepAliveTimeout = config.timeouts.keepAliveMs;
       server.requestTimeout = config.timeouts.requestMs;
+      // While a request is handled and answered, a connection on which nothing moves for this long is
+      // closed: an answer the client does not read is abandoned (between requests, keepAliveTimeout).
+      server.timeout = config.timeouts.sendMs;
+      if (!config.trustProxy) {
+        const { connectionsPerAddress } = config.timeouts;
+        capConnectionsPerAddress(server, connectionsPerAddress, tooManyConnections(publicUrl, limiter, connectionsPerAddress));
+      }
       return server;
     },
     loggerInstance: logger || undefined,

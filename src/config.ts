@@ -38,6 +38,10 @@ export interface Timeouts {
   requestMs: number;
   /** An idle kept-alive connection is closed after this. */
   keepAliveMs: number;
+  /** A connection on which nothing moves for this long while a request is handled is closed: an answer nobody reads is abandoned. */
+  sendMs: number;
+  /** The most connections one client address may hold at once (not behind a trusted proxy, whose own limits apply). */
+  connectionsPerAddress: number;
 }
 
 export type DatabaseConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
@@ -65,6 +69,8 @@ export const DEFAULTS = {
   requestTimeoutMs: 30_000,
   // Longer than the 60 s idle timeout of common load balancers, so that they close first, never the service mid-reuse.
   keepAliveTimeoutMs: 72_000,
+  sendTimeoutMs: 30_000,
+  connectionsPerAddress: 256,
   keyCacheSize: 100_000,
   petCacheSize: 10_000,
 } as const;
@@ -115,7 +121,9 @@ function timeoutsOf(env: Env): Timeouts {
   // The headers are part of the request: Node refuses a headers timeout longer than the request's.
   if (headersMs > requestMs) throw new ConfigError('HEADERS_TIMEOUT_SECONDS', 'may not exceed REQUEST_TIMEOUT_SECONDS');
   const keepAliveMs = 1000 * positiveIntOf(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', DEFAULTS.keepAliveTimeoutMs / 1000);
-  return { headersMs, requestMs, keepAliveMs };
+  const sendMs = 1000 * positiveIntOf(env, 'SEND_TIMEOUT_SECONDS', DEFAULTS.sendTimeoutMs / 1000);
+  const connectionsPerAddress = positiveIntOf(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULTS.connectionsPerAddress);
+  return { headersMs, requestMs, keepAliveMs, sendMs, connectionsPerAddress };
 }
 
 function positiveIntOf(env: Env, name: string, fallback: number): number {

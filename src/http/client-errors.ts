@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
-import { rateLimitHeaders } from '../ratelimit/headers.js';
+import { RETRY_AFTER_HEADER, rateLimitHeaders } from '../ratelimit/headers.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import { ALLOW_ORIGIN_HEADER } from './cors.js';
 import { PROBLEM_CONTENT_TYPE, problemBody, ProblemError } from './problems.js';
@@ -37,6 +37,17 @@ export function connectHandler(publicUrl: string, limiter: LimiterStore) {
   };
 }
 
+/**
+ * A connection beyond the address's allowance (./connections.ts): a `429` problem with the address's
+ * rate-limit headers, before any request is read, then the connection is closed.
+ */
+export function tooManyConnections(publicUrl: string, limiter: LimiterStore, perAddress: number) {
+  return (socket: Socket): void => {
+    const problem = new ProblemError('too-many-connections', `An address may hold ${perAddress} connections at once; close some, or reuse them (keep-alive).`, {}, { [RETRY_AFTER_HEADER]: '1' });
+    answerOnSocket(socket, publicUrl, limiter, problem);
+  };
+}
+
 function answerOnSocket(socket: Socket, publicUrl: string, limiter: LimiterStore, problem: ProblemError): void {
   limiter.peek(`ip:${socket.remoteAddress ?? 'unknown'}`, ANONYMOUS_POLICY).then(
     (verdict) => answer(socket, publicUrl, problem, rateLimitHeaders(verdict)),
@@ -50,6 +61,7 @@ function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits
   const body = JSON.stringify(problemBody(publicUrl, problem.slug, problem.detail, '', problem.extras));
   const headers = {
     ...limits,
+    ...problem.headers,
     [REQUEST_ID_HEADER]: randomUUID(),
     [ALLOW_ORIGIN_HEADER]: '*',
     'Content-Type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
@@ -60,4 +72,4 @@ function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits
   socket.end(`HTTP/1.1 ${problem.status} ${STATUS_TEXT[problem.status]}\r\n${head}\r\n${body}`);
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large' };

@@ -82,6 +82,12 @@ export const PROBLEM_TYPES = {
     description:
       'The original request with this `Idempotency-Key` is still being processed. Retry after a moment: once it is done, a retry with the same key and body gets its response.',
   },
+  'too-many-connections': {
+    status: 429,
+    title: 'Too many connections',
+    description:
+      'The client address already holds as many connections as the service allows one address (`MAX_CONNECTIONS_PER_ADDRESS`); this one was closed before any request was read. Reuse connections (keep-alive) or close some.',
+  },
   'rate-limited': {
     status: 429,
     title: 'Too many requests',

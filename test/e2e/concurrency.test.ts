@@ -20,7 +20,8 @@ function get(port: number, key: string, agent: Agent): Promise<number> {
 
 describe('over real HTTP', () => {
   it('500 concurrent requests with one free key: exactly 60 admitted, the rest 429', async () => {
-    t = await testApp();
+    // 500 sockets from one address stand for 500 clients: above the default allowance per address.
+    t = await testApp({ env: { MAX_CONNECTIONS_PER_ADDRESS: '1000' } });
     const key = await t.newKey('free');
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = t.app.server.address() as AddressInfo;

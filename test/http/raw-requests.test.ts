@@ -20,9 +20,9 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 /** Sends `text` and reads until the server closes or the answer is complete. */
-function exchange(text: string): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean; raw: string }> {
+function exchange(text: string, to = port): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean; raw: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect(to, '127.0.0.1');
     let raw = '';
     let closed = false;
     const done = () => {
@@ -78,5 +78,57 @@ describe('requests Node would answer by itself', () => {
     expectProblemWithHeaders(answer, 405, 'method-not-allowed');
     expect(answer.headers['x-ratelimit-limit']).toBe(String(ANONYMOUS_POLICY.perMinute));
     expect(answer.closed).toBe(true);
+  });
+});
+
+describe('what one client can hold', () => {
+  it('an answer nobody reads is abandoned after SEND_TIMEOUT_SECONDS, and its connection closed', async () => {
+    const slow = await testApp({ env: { SEND_TIMEOUT_SECONDS: '1' } });
+    try {
+      const slowPort = Number(new URL(await slow.app.listen({ host: '127.0.0.1', port: 0 })).port);
+      const size = Number((await slow.app.inject({ url: '/docs/assets/swagger-ui-bundle.js' })).headers['content-length']);
+      // Far more than the kernel's buffers on both sides hold: the server is left with bytes it cannot send.
+      const requests = 20;
+      const socket = connect(slowPort, '127.0.0.1');
+      socket.write('GET /docs/assets/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(requests));
+      socket.pause();
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.on('error', () => {});
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      let received = 0;
+      socket.on('data', (chunk: Buffer) => (received += chunk.length));
+      socket.resume();
+      await closed;
+      expect(received).toBeLessThan(requests * size);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('one address holds at most MAX_CONNECTIONS_PER_ADDRESS connections; the next gets a 429 problem and is closed', async () => {
+    const capped = await testApp({ env: { MAX_CONNECTIONS_PER_ADDRESS: '3' } });
+    try {
+      const cappedPort = Number(new URL(await capped.app.listen({ host: '127.0.0.1', port: 0 })).port);
+      const held = await Promise.all([1, 2, 3].map(() => new Promise<ReturnType<typeof connect>>((resolve) => {
+        const s = connect(cappedPort, '127.0.0.1', () => resolve(s));
+      })));
+      const refused = await exchange('GET /pets/1 HTTP/1.1\r\nHost: x\r\n\r\n', cappedPort);
+      expect(refused.status).toBe(429);
+      expect(JSON.parse(refused.body)).toMatchObject({ type: 'http://petstore.test/problems/too-many-connections', status: 429 });
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.headers['x-ratelimit-limit']).toBeDefined();
+      expect(refused.closed).toBe(true);
+      // One closed: room for one more.
+      await new Promise<void>((resolve) => {
+        held[0]!.once('close', () => resolve());
+        held[0]!.destroy();
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const admitted = await exchange('GET /pets/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', cappedPort);
+      expect(admitted.status).toBe(401);
+      for (const s of held) s.destroy();
+    } finally {
+      await capped.close();
+    }
   });
 });
