@@ -7,7 +7,11 @@
 export interface RateLimitWindow {
   name: string;
   remaining: number;
-  /** Seconds, counted from `RateLimitState.at`, until one more request is admitted in this window (`t`). */
+  /**
+   * `t`, in seconds counted from `RateLimitState.at`: with nothing left (`remaining` 0), until one more
+   * request is admitted in this window; while some is left, how long the window in effect still runs
+   * (draft-ietf-httpapi-ratelimit-headers-11).
+   */
   nextInSeconds: number;
   quota?: number;
   windowSeconds?: number;

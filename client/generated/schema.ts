@@ -239,7 +239,7 @@ export interface components {
         "X-RateLimit-Reset": number;
         /** @description Both windows of your plan, IETF draft form: `"minute";q=60;w=60, "day";q=1000;w=86400`. */
         "RateLimit-Policy": string;
-        /** @description What is left in each window and `t`, the seconds until one more request is admitted: `"minute";r=59;t=0, "day";r=999;t=0`. */
+        /** @description What is left in each window (`r`) and `t` (draft-ietf-httpapi-ratelimit-headers-11): while quota remains, the seconds the window in effect still runs (the minute: until its oldest counted request leaves, 60 when none is counted; the day: until the next UTC midnight); with none left, the seconds until one more request is admitted. On a `429` the window that refused comes first: `"minute";r=59;t=60, "day";r=999;t=43200`. */
         RateLimit: string;
         /** @description Your `X-Request-Id` if you sent a sane one, else a new id. Quote it when you report a problem. */
         "X-Request-Id": string;

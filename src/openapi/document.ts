@@ -18,7 +18,11 @@ const HEADERS: Record<string, { description: string; schema: object; required?: 
   [REMAINING_HEADER]: { description: 'Requests left in the binding window; 0 while banned.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 } },
   [RESET_HEADER]: { description: 'Unix time (seconds, rounded up) at which the binding window is full again, or the ban ends.', schema: { type: 'integer', format: 'int64', minimum: 0 } },
   [POLICY_HEADER]: { description: 'Both windows of your plan, IETF draft form: `"minute";q=60;w=60, "day";q=1000;w=86400`.', schema: { type: 'string', maxLength: 100, pattern: '^"minute";q=\\d+;w=60, "day";q=\\d+;w=86400$' } },
-  [RATE_LIMIT_HEADER]: { description: 'What is left in each window and `t`, the seconds until one more request is admitted: `"minute";r=59;t=0, "day";r=999;t=0`.', schema: { type: 'string', maxLength: 100, pattern: '^"minute";r=\\d+;t=\\d+, "day";r=\\d+;t=\\d+$' } },
+  [RATE_LIMIT_HEADER]: {
+    description:
+      'What is left in each window (`r`) and `t` (draft-ietf-httpapi-ratelimit-headers-11): while quota remains, the seconds the window in effect still runs (the minute: until its oldest counted request leaves, 60 when none is counted; the day: until the next UTC midnight); with none left, the seconds until one more request is admitted. On a `429` the window that refused comes first: `"minute";r=59;t=60, "day";r=999;t=43200`.',
+    schema: { type: 'string', maxLength: 100, pattern: '^"(minute|day)";r=\\d+;t=\\d+, "(minute|day)";r=\\d+;t=\\d+$' },
+  },
   [REQUEST_ID_HEADER]: { description: 'Your `X-Request-Id` if you sent a sane one, else a new id. Quote it when you report a problem.', schema: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' } },
   [RETRY_AFTER_HEADER]: { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86_400 } },
   [ALLOW_ORIGIN_HEADER]: { description: 'Any origin may call the API from a browser (keys travel in a header, not in cookies).', schema: { type: 'string', const: '*' } },

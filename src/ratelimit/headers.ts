@@ -16,17 +16,21 @@ export const RETRY_AFTER_HEADER = 'Retry-After';
 export function rateLimitHeaders(verdict: Verdict): Record<string, string> {
   const binding = verdict[bindingWindow(verdict)];
   const bannedUntil = verdict.kind === 'banned' || verdict.kind === 'peek' ? verdict.bannedUntil : undefined;
-  // During a ban nothing is left in any window until the ban ends.
+  // `t` (draft-ietf-httpapi-ratelimit-headers-11): the window in effect while quota remains, else the
+  // wait for the next slot. During a ban nothing is left in any window until the ban ends.
   const item = (status: WindowStatus): string =>
-    bannedUntil === undefined
-      ? `r=${status.remaining};t=${ceilSeconds(status.nextAdmitInMs)}`
-      : `r=0;t=${ceilSeconds(bannedUntil - verdict.at)}`;
+    bannedUntil !== undefined
+      ? `r=0;t=${ceilSeconds(bannedUntil - verdict.at)}`
+      : `r=${status.remaining};t=${ceilSeconds(status.remaining > 0 ? status.windowMs : status.nextAdmitInMs)}`;
+  // On a 429 the policy that refused comes first.
+  const minute = `"minute";${item(verdict.minute)}`;
+  const day = `"day";${item(verdict.day)}`;
   const headers: Record<string, string> = {
     [LIMIT_HEADER]: String(binding.limit),
     [REMAINING_HEADER]: String(bannedUntil === undefined ? binding.remaining : 0),
     [RESET_HEADER]: String(ceilSeconds(bannedUntil ?? binding.resetAt)),
     [POLICY_HEADER]: `"minute";q=${verdict.minute.limit};w=${MINUTE_MS / 1000}, "day";q=${verdict.day.limit};w=${DAY_MS / 1000}`,
-    [RATE_LIMIT_HEADER]: `"minute";${item(verdict.minute)}, "day";${item(verdict.day)}`,
+    [RATE_LIMIT_HEADER]: verdict.kind === 'rate-limited' && verdict.window === 'day' ? `${day}, ${minute}` : `${minute}, ${day}`,
   };
   if (verdict.kind === 'rate-limited' || verdict.kind === 'banned') headers[RETRY_AFTER_HEADER] = String(verdict.retryAfterSeconds);
   return headers;

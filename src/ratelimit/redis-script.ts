@@ -10,7 +10,7 @@
  *       and the ban rules: rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs.
  * hit and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
  * nextAdmitInMs, bannedUntil or 0, end of the ban this request started or 0, bindingUntil when
- * banned, else 0}; ban replies
+ * banned, else 0, when the minute's oldest counted request leaves or 0}; ban replies
  * {bannedUntil or 0, level}. Lua numbers are doubles, exact for ms instants.
  */
 export const LIMITER_SCRIPT = `
@@ -48,15 +48,18 @@ local function assess()
   local today = math.floor(now / DAY)
   local dayLeft = math.max(0, perDay - (day == today and count or 0))
   local dayReset = (today + 1) * DAY
+  local expired = olderCount(LOG, len, now - MINUTE)
+  -- windowMs of minuteStatus: when the oldest counted request leaves.
+  local oldestLeaves = len > expired and tonumber(redis.call('LINDEX', LOG, expired)) + MINUTE or 0
   return {
-    math.max(0, perMinute - (len - olderCount(LOG, len, now - MINUTE))),
+    math.max(0, perMinute - (len - expired)),
     last and math.max(now, last + MINUTE) or now,
     blocking and math.max(0, blocking + MINUTE - now) or 0,
-    dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now }
+    dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now, oldestLeaves }
 end
 
 local function reply(kind, a, bannedUntil, banStarted, binding)
-  return { kind, now, a[1], a[2], a[3], a[4], a[5], a[6], bannedUntil, banStarted, binding or 0 }
+  return { kind, now, a[1], a[2], a[3], a[4], a[5], a[6], bannedUntil, banStarted, binding or 0, a[7] }
 end
 
 -- bindingUntil (verdict.ts), on the pruned log.

@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import { type BanRules, DEFAULT_BAN_RULES } from './decision.js';
 import type { Policy } from './plans.js';
+import { MINUTE_MS } from './state.js';
 import { LIMITER_SCRIPT } from './redis-script.js';
 import type { LimiterStore } from './store.js';
 import { type Assessment, type Verdict, ceilSeconds, rateLimited } from './verdict.js';
@@ -30,6 +31,7 @@ type Reply = [
   bannedUntil: number,
   banStartedUntil: number,
   bindingUntil: number,
+  minuteOldestLeavesAt: number,
 ];
 
 const SCRIPT_SHA = createHash('sha1').update(LIMITER_SCRIPT).digest('hex');
@@ -101,12 +103,18 @@ export class RedisLimiterStore implements LimiterStore {
 
 /** The verdict shapes of ./decision.ts, from the numbers the script decided. */
 function verdictOf(reply: Reply, policy: Policy): Verdict {
-  const [kind, at, minuteRemaining, minuteResetAt, minuteNext, dayRemaining, dayResetAt, dayNext, bannedUntil, banStartedUntil, bindingUntil] = reply;
+  const [kind, at, minuteRemaining, minuteResetAt, minuteNext, dayRemaining, dayResetAt, dayNext, bannedUntil, banStartedUntil, bindingUntil, oldestLeavesAt] = reply;
   const assessment: Assessment = {
     plan: policy.name,
     at,
-    minute: { limit: policy.perMinute, remaining: minuteRemaining, resetAt: minuteResetAt, nextAdmitInMs: minuteNext },
-    day: { limit: policy.perDay, remaining: dayRemaining, resetAt: dayResetAt, nextAdmitInMs: dayNext },
+    minute: {
+      limit: policy.perMinute,
+      remaining: minuteRemaining,
+      resetAt: minuteResetAt,
+      nextAdmitInMs: minuteNext,
+      windowMs: oldestLeavesAt > 0 ? oldestLeavesAt - at : MINUTE_MS,
+    },
+    day: { limit: policy.perDay, remaining: dayRemaining, resetAt: dayResetAt, nextAdmitInMs: dayNext, windowMs: dayResetAt - at },
   };
   switch (kind) {
     case 'admitted':

@@ -13,6 +13,12 @@ export interface WindowStatus {
   readonly resetAt: number;
   /** How long until one more request would fit in this window: 0 while `remaining` > 0. */
   readonly nextAdmitInMs: number;
+  /**
+   * The window in effect now (draft-ietf-httpapi-ratelimit-headers-11's `t` while quota remains): the
+   * minute, until its oldest counted request leaves (the whole minute when none is counted); the day,
+   * until the next UTC midnight. Never 0.
+   */
+  readonly windowMs: number;
 }
 
 /** What every verdict says about the caller's windows. */
@@ -109,11 +115,13 @@ function minuteStatus(log: MinuteLog, now: number, limit: number): WindowStatus 
   const newest = logAt(log, size - 1);
   // Requests leave oldest first, so one more fits once the limit-th newest has left (or if there is none).
   const blocking = logAt(log, size - limit);
+  const oldest = counted > 0 ? logAt(log, expired)! : undefined;
   return {
     limit,
     remaining: Math.max(0, limit - counted),
     resetAt: newest === undefined ? now : Math.max(now, newest + MINUTE_MS),
     nextAdmitInMs: blocking === undefined ? 0 : Math.max(0, blocking + MINUTE_MS - now),
+    windowMs: oldest === undefined ? MINUTE_MS : oldest + MINUTE_MS - now,
   };
 }
 
@@ -121,5 +129,5 @@ function dayStatus(state: CallerState, now: number, limit: number): WindowStatus
   const today = dayOf(now);
   const remaining = Math.max(0, limit - (state.day === today ? state.dayCount : 0));
   const resetAt = (today + 1) * DAY_MS;
-  return { limit, remaining, resetAt, nextAdmitInMs: remaining > 0 ? 0 : resetAt - now };
+  return { limit, remaining, resetAt, nextAdmitInMs: remaining > 0 ? 0 : resetAt - now, windowMs: resetAt - now };
 }

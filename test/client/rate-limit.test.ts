@@ -23,8 +23,10 @@ it('exposes every response’s state: both windows with their quotas, and the bi
     remaining: 58,
     reset: new Date(t.clock() + 60_000),
     windows: [
-      { name: 'minute', remaining: 58, nextInSeconds: 0, quota: 60, windowSeconds: 60 },
-      { name: 'day', remaining: 998, nextInSeconds: 0, quota: 1000, windowSeconds: 86_400 },
+      // With quota left, `t` is the window in effect: the minute's oldest counted request leaves in 60 s,
+      // the day ends at midnight, 12 h away on the test clock.
+      { name: 'minute', remaining: 58, nextInSeconds: 60, quota: 60, windowSeconds: 60 },
+      { name: 'day', remaining: 998, nextInSeconds: 43_200, quota: 1000, windowSeconds: 86_400 },
     ],
     retryAfterSeconds: undefined,
   });
