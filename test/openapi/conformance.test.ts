@@ -110,6 +110,10 @@ describe('every response of real traffic conforms to the served document', () =>
     const placed = await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 1, quantity: 2 } });
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 1, quantity: 2 } });
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 2 } });
+    // The Structured Field form of the same key: the replay; and retries while the original is in
+    // progress (409), whichever of them arrive in time.
+    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': '"k1"' }), payload: { petId: 1, quantity: 2 } });
+    await Promise.all([1, 2, 3].map(() => send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k-at-once' }), payload: { petId: 1 } })));
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: 999 } });
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: pending } });
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { quantity: 0 } });
