@@ -90,7 +90,9 @@ describe('the key cache', () => {
 
   it('is bounded: the least recently used key leaves first', async () => {
     const s = await store();
-    const { cache, repository, loads } = instance(s.db, s, { max: 3 });
+    const { cache, repository, loads, feed } = instance(s.db, s, { max: 3 });
+    // On PostgreSQL the cache forgets everything once it starts listening: let that happen first.
+    await feed.ready();
     const keys = await Promise.all(Array.from({ length: 4 }, () => repository.create({ plan: 'free' }).then((c) => c.key)));
     for (const key of keys.slice(0, 3)) await cache.find(key);
     await cache.find(keys[0]!); // now the most recently used
