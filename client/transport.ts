@@ -3,7 +3,7 @@
  * time-related is injected (`fetch`, `now`, `sleep`, `random`), so tests run on a fake clock.
  */
 import { deprecationWatcher, type DeprecationHook, warnOnStderr } from './deprecation.js';
-import { BannedError, errorFrom, NetworkError, TooManyRequestsError } from './errors.js';
+import { BannedError, errorFrom, IdempotencyKeyInProgressError, NetworkError, TooManyRequestsError } from './errors.js';
 import { Gate } from './gate.js';
 import { parseRateLimit, type RateLimitState } from './rate-limit.js';
 
@@ -22,7 +22,7 @@ export interface TransportOptions {
   pace?: boolean;
   /** Attempts per call, the first included. Default: 5. */
   maxAttempts?: number;
-  /** Exponential backoff (503, 502, 504, network errors): `random() * min(cap, base * 2^(attempt-1))`. */
+  /** Exponential backoff (503, 502, 504, a 409 idempotency-key-in-progress, network errors): `random() * min(cap, base * 2^(attempt-1))`. */
   backoffBaseMs?: number;
   backoffCapMs?: number;
   /** Added at random to a 429's `Retry-After`, so that refused clients do not come back together. Default: 1000. */
@@ -116,7 +116,9 @@ export class Transport {
       if (!error) return (await response.json()) as T;
       if (error instanceof TooManyRequestsError) {
         if (mayRetry && waitMs <= maxWaitMs) continue;
-      } else if (RETRY_STATUSES.has(response.status) && mayRetry) {
+      } else if ((RETRY_STATUSES.has(response.status) || error instanceof IdempotencyKeyInProgressError) && mayRetry) {
+        // (A 409 idempotency-key-in-progress: the original request is still being processed; its
+        // answer comes to a later retry with the same key.)
         // The server's Retry-After, when it sends one, is the least wait; backoff may ask for more.
         await sleep(Math.max(1000 * (rateLimit.retryAfterSeconds ?? 0), this.#backoff(attempt)));
         continue;

@@ -70,6 +70,20 @@ describe('503 and network errors: exponential backoff with full jitter and a cap
     expect(o.sleeps).toEqual([7000]);
   });
 
+  it('retries a 409 idempotency-key-in-progress with backoff: the original is still being placed', async () => {
+    const o = options();
+    const inProgress = () => {
+      const body = { type: `${BASE_URL}/problems/idempotency-key-in-progress`, title: 'In progress', status: 409, detail: 'wait', instance: '/store/orders' };
+      return new Response(JSON.stringify(body), { status: 409, headers: { 'content-type': 'application/problem+json' } });
+    };
+    const placed = () => new Response(JSON.stringify({ id: 1 }), { status: 201, headers: { 'content-type': 'application/json' } });
+    const { fetch, requests } = scripted([inProgress, placed]);
+    const transport = new Transport(BASE_URL, KEY, { fetch, ...o });
+    await expect(transport.send({ operation: 'placeOrder', method: 'POST', path: '/store/orders', body: { petId: 1 }, headers: { 'idempotency-key': 'k' } })).resolves.toEqual({ id: 1 });
+    expect(requests).toHaveLength(2);
+    expect(o.sleeps).toEqual([0.5 * 1000]);
+  });
+
   it('never retries a POST without an Idempotency-Key', async () => {
     for (const failure of [unavailable, () => new TypeError('fetch failed')]) {
       const { fetch, requests } = scripted([failure, ok]);
