@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
 import { RETRY_AFTER_HEADER, rateLimitHeaders } from '../ratelimit/headers.js';
@@ -69,7 +70,6 @@ function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits
     Connection: 'close',
   };
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_TEXT[problem.status]}\r\n${head}\r\n${body}`);
+  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${head}\r\n${body}`);
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large' };

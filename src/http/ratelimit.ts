@@ -27,8 +27,9 @@ export function rateLimitHook(limiter: LimiterStore, metrics: Metrics, publicUrl
     const { caller, policy } = identity;
     // An unban made anywhere (admin API, CLI, another instance) travels on the key's row.
     const unbanSeq = identity.kind === 'key' ? identity.key.unbanSeq : 0;
+    // Who a refusal is counted to: the caller, or the address's throttle of the uncounted paths.
+    let counted: Pick<Identity, 'caller' | 'policy'> = identity;
     let verdict: Verdict;
-    let refused = identity;
     // A bad key counts against its address on every path: no path lets an address test keys for free.
     if (countsTowardLimit(request.url) || (identity.kind === 'anonymous' && identity.badKey)) {
       verdict = await limiter.hit(caller, policy, unbanSeq);
@@ -36,11 +37,12 @@ export function rateLimitHook(limiter: LimiterStore, metrics: Metrics, publicUrl
       // The uncounted paths: the caller's own headers, under the address's throttle of their own.
       const throttle = { caller: `documentation:ip:${request.ip}`, policy: DOCUMENTATION_POLICY };
       const throttled = await limiter.hit(throttle.caller, throttle.policy);
-      [verdict, refused] = isRefusal(throttled) ? [throttled, { ...identity, ...throttle }] : [await limiter.peek(caller, policy, unbanSeq), identity];
+      if (isRefusal(throttled)) [verdict, counted] = [throttled, throttle];
+      else verdict = await limiter.peek(caller, policy, unbanSeq);
     }
     reply.headers(rateLimitHeaders(verdict));
     if (!isRefusal(verdict)) return undefined;
-    noteRefusal(verdict, refused, request.log, metrics);
+    noteRefusal(verdict, counted, request.log, metrics);
     return reply.code(429).headers(REFUSAL_HEADERS).send(refusal(verdict, request.url));
   };
 }

@@ -86,9 +86,8 @@ export function getPetFastRoute({ catalogue, clock, publicUrl, deprecation }: Om
   return {
     url: '/pets/:petId',
     headers: deprecationHeaders(deprecation, publicUrl),
-    bodyFor(url) {
-      const id = path.exec(url)?.[1];
-      if (id === undefined || isSunset(deprecation, clock())) return undefined;
+    match: (url) => (isSunset(deprecation, clock()) ? undefined : path.exec(url)?.[1]),
+    bodyFor(id) {
       const pet = catalogue.cached(Number(id));
       if (!pet) return undefined;
       let body = bodies.get(pet);
