@@ -6,7 +6,16 @@ import { defineConfig } from 'vitest/config';
  * Outside CI the PostgreSQL run is left out, with a printed reason, when no server answers;
  * in CI (CI=true) it always runs, so a missing server fails the build instead of hiding.
  */
-const API_SUITES = ['test/pets/**/*.test.ts', 'test/orders/**/*.test.ts', 'test/http/**/*.test.ts', 'test/keys/**/*.test.ts', 'test/openapi/**/*.test.ts', 'test/ops/**/*.test.ts'];
+const API_SUITES = [
+  'test/pets/**/*.test.ts',
+  'test/orders/**/*.test.ts',
+  'test/http/**/*.test.ts',
+  'test/keys/**/*.test.ts',
+  'test/openapi/**/*.test.ts',
+  'test/ops/**/*.test.ts',
+  'test/security/**/*.test.ts',
+  'test/usage/**/*.test.ts',
+];
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
 function reachable(url: string): Promise<boolean> {
@@ -14,9 +23,13 @@ function reachable(url: string): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: hostname, port: Number(port || 5432) });
     socket.setTimeout(1_000);
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+    const answer = (reached: boolean) => {
+      socket.destroy();
+      resolve(reached);
+    };
+    socket.once('connect', () => answer(true));
+    socket.once('error', () => answer(false));
+    socket.once('timeout', () => answer(false));
   });
 }
 

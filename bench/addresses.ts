@@ -145,7 +145,12 @@ async function inProcess(): Promise<Omit<AddressFigures, 'http'>> {
   const store = new MemoryLimiterStore({ clock: () => clock.now, sweepIntervalMs: 3_600_000 });
   await fill(store);
   const withCallers = reading();
-  const sliced = () => measure(() => store.startSweep(), () => !store.sweeping, store);
+  const sliced = () =>
+    measure(
+      () => store.startSweep(),
+      () => !store.sweeping,
+      store,
+    );
   // Still counting today: kept. The first sweep after their minute lets go of their minute logs.
   clock.now += 61_000;
   const keptFirst = await sliced();
@@ -162,7 +167,14 @@ async function inProcess(): Promise<Omit<AddressFigures, 'http'>> {
   clock.now = (dayOf(clock.now) + 1) * DAY_MS + 61_000;
   reading();
   let swept = false;
-  const allAtOnce = await measure(() => ((swept = true), whole.sweep()), () => swept, whole);
+  const allAtOnce = await measure(
+    () => {
+      swept = true;
+      whole.sweep();
+    },
+    () => swept,
+    whole,
+  );
   await whole.close();
   return { addresses: ADDRESSES, slice: SWEEP_SLICE, memory: { before, withCallers, afterSweep }, sliced: { keptFirst, keptLater, idle }, allAtOnce };
 }
@@ -186,9 +198,15 @@ async function overHttp(): Promise<HttpFigures> {
           statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
           res.resume();
           res.on('end', resolve);
-          res.on('error', () => (errors++, resolve()));
+          res.on('error', () => {
+            errors++;
+            resolve();
+          });
         });
-        req.on('error', () => (errors++, resolve()));
+        req.on('error', () => {
+          errors++;
+          resolve();
+        });
         req.end();
       });
     const rssBefore = service.rssBytes();
@@ -246,10 +264,19 @@ export function addressesTable(f: AddressFigures): Record<string, string | numbe
   ];
   if (f.http) {
     const h = f.http;
-    const statuses = Object.entries(h.statuses).map(([s, n]) => `${n} × ${s}`).join(', ');
+    const statuses = Object.entries(h.statuses)
+      .map(([s, n]) => `${n} × ${s}`)
+      .join(', ');
     rows.push(
-      { '': `HTTP: ${h.requests.toLocaleString('en')} addresses, ${h.inFlight} in flight: ${h.seconds} s (${Math.round(h.requests / h.seconds)} req/s), ${statuses}, ${h.errors} errors`, 'RSS MB': `${h.rssBeforeMb} → ${h.rssAfterMb}` },
-      { '': "HTTP: the service idle while its own sweep walks them (kept until midnight UTC)", 'loop delay max ms': h.idleSweepLoopMaxMs, 'p99 ms': h.idleSweepLoopP99Ms },
+      {
+        '': `HTTP: ${h.requests.toLocaleString('en')} addresses, ${h.inFlight} in flight: ${h.seconds} s (${Math.round(h.requests / h.seconds)} req/s), ${statuses}, ${h.errors} errors`,
+        'RSS MB': `${h.rssBeforeMb} → ${h.rssAfterMb}`,
+      },
+      {
+        '': 'HTTP: the service idle while its own sweep walks them (kept until midnight UTC)',
+        'loop delay max ms': h.idleSweepLoopMaxMs,
+        'p99 ms': h.idleSweepLoopP99Ms,
+      },
     );
   }
   return rows;

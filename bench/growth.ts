@@ -1,11 +1,3 @@
-/**
- * Growth (embedded mode): a store of 1,000,000 keys, one of which has 1,000,000 orders, written
- * straight into a fresh SQLite file before the service starts (one transaction, the bulk of it made
- * inside SQLite: some seconds, out of the timed part). 100,001 of the keys are real, made and hashed
- * as the service makes them (src/keys/key-format.ts): the 100,000 a run spreads its load over, and
- * the owner of the orders. The others are rows with random hashes, which only make the store large.
- */
-import { randomBytes } from 'node:crypto';
 import SQLite from 'better-sqlite3';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';

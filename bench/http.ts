@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { GROWTH, growthStore } from './growth.js';
-import { measure, oneAtATime, sendAll, spread, type LoadSettings, type Measured, type Requests } from './load.js';
+import { type LoadSettings, type Measured, measure, oneAtATime, type Requests, sendAll, spread } from './load.js';
 import { pgQueriesPerRequest } from './pg-count.js';
-import { redisCounter, type RedisCounter } from './redis-count.js';
-import { startBaseline, startPeer, startService, type Proc } from './service.js';
-import { createKeys, type BenchKeys } from './setup.js';
+import { type RedisCounter, redisCounter } from './redis-count.js';
+import { type Proc, startBaseline, startPeer, startService } from './service.js';
+import { type BenchKeys, createKeys } from './setup.js';
 
 /** Enough keys that no one key's limiter state grows large within a run. */
 const KEYS_PER_PATH = 500;
@@ -114,7 +114,15 @@ export async function benchMode(
       const redisPerRequest = redis ? await roundTrips(target, requests, redis) : undefined;
       // Peers have no PostgreSQL; a service is counted on a twin of itself (pg-count.ts).
       const pgPerRequest = postgres && target.env ? await pgQueriesPerRequest(target.env, requests, ROUND_TRIP_PROBES) : undefined;
-      rows.push({ path, ...(peer ? { peer } : {}), expected, allExpected: measured.statuses[expected] === measured.requests, ...measured, redisPerRequest, pgPerRequest });
+      rows.push({
+        path,
+        ...(peer ? { peer } : {}),
+        expected,
+        allExpected: measured.statuses[expected] === measured.requests,
+        ...measured,
+        redisPerRequest,
+        pgPerRequest,
+      });
       log(mode, rows.at(-1)!);
     };
     // The rows compared by a target run side by side, so that a change in the machine's load between
@@ -143,7 +151,12 @@ export async function benchMode(
     if (has('paths')) {
       await row(service, PATHS.listOrders, 200, get('/store/orders', keys.listOrders));
       const order = JSON.stringify({ petId: 1, quantity: 1 });
-      await row(service, PATHS.placeOrder, 201, keys.placeOrders.map((key) => ({ method: 'POST', path: '/store/orders', headers: { ...json, 'x-api-key': key }, body: order })));
+      await row(
+        service,
+        PATHS.placeOrder,
+        201,
+        keys.placeOrders.map((key) => ({ method: 'POST', path: '/store/orders', headers: { ...json, 'x-api-key': key }, body: order })),
+      );
       await ban(service.url, keys.banned);
       await row(service, PATHS.banned, 429, get('/pets/1', [keys.banned]));
       await row(service, PATHS.hotKey, 200, get('/pets/1', [keys.hot]));
@@ -180,7 +193,9 @@ async function roundTrips(target: Proc, requests: Requests, redis: RedisCounter)
  */
 async function measureGrowth(mode: string, env: Record<string, string>, settings: LoadSettings, row: RowRunner): Promise<GrowthFigures> {
   const store = await growthStore();
-  process.stderr.write(`  ${mode}: growth set-up: ${GROWTH.keys.toLocaleString('en')} keys and ${GROWTH.orders.toLocaleString('en')} orders written in ${store.setupSeconds.toFixed(1)} s\n`);
+  process.stderr.write(
+    `  ${mode}: growth set-up: ${GROWTH.keys.toLocaleString('en')} keys and ${GROWTH.orders.toLocaleString('en')} orders written in ${store.setupSeconds.toFixed(1)} s\n`,
+  );
   const service = await startService({ ...env, DATABASE_URL: store.file });
   try {
     const owner = [store.ordersKey];
@@ -237,9 +252,11 @@ async function measureRefusals(env: Record<string, string>, keys: BenchKeys, row
   const service = await startService({ ...env, BAN_AFTER_REJECTIONS: '1000000000', BAN_WITHIN_SECONDS: '1' });
   const { limited } = keys;
   // Exhaust each free key's minute (60 requests), a chain per key.
-  await Promise.all(limited.map(async (key) => {
-    for (let i = 0; i < 60; i++) await fetch(`${service.url}/pets/1`, { headers: { 'x-api-key': key } }).then((r) => r.arrayBuffer());
-  }));
+  await Promise.all(
+    limited.map(async (key) => {
+      for (let i = 0; i < 60; i++) await fetch(`${service.url}/pets/1`, { headers: { 'x-api-key': key } }).then((r) => r.arrayBuffer());
+    }),
+  );
   await row(service, PATHS.overLimit, 429, get('/pets/1', limited));
   return service;
 }
@@ -255,7 +272,8 @@ async function ban(url: string, key: string): Promise<void> {
 
 function redacted(env: Record<string, string>): Record<string, string> {
   const shown: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) shown[name] = name === 'DATABASE_URL' && !value.startsWith('postgres') ? '(fresh SQLite file)' : value.replace(/\/\/[^@/]*@/, '//');
+  for (const [name, value] of Object.entries(env))
+    shown[name] = name === 'DATABASE_URL' && !value.startsWith('postgres') ? '(fresh SQLite file)' : value.replace(/\/\/[^@/]*@/, '//');
   return shown;
 }
 

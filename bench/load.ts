@@ -57,7 +57,12 @@ export function spread(path: string, keys: readonly string[]): Requests {
 export function nth(requests: Requests, i: number): { method: string; path: string; headers: Record<string, string>; body?: string } {
   const template = requests[i % requests.length]!;
   const request = typeof template.setupRequest === 'function' ? template.setupRequest({ ...template, headers: { ...template.headers } }, {}) : template;
-  return { method: request.method ?? 'GET', path: request.path ?? '/', headers: (request.headers ?? {}) as Record<string, string>, body: request.body as string | undefined };
+  return {
+    method: request.method ?? 'GET',
+    path: request.path ?? '/',
+    headers: (request.headers ?? {}) as Record<string, string>,
+    body: request.body as string | undefined,
+  };
 }
 
 /** `n` requests sent one at a time (nothing else in flight): for counting what each one costs elsewhere. */
@@ -73,7 +78,12 @@ export async function oneAtATime(url: string, requests: Requests, n: number): Pr
 }
 
 /** Exactly `amount` requests over `connections`, as fast as they are answered; untimed set-up work. */
-export async function sendAll(url: string, requests: Requests, amount: number, connections: number): Promise<{ seconds: number; statuses: Record<string, number>; errors: number }> {
+export async function sendAll(
+  url: string,
+  requests: Requests,
+  amount: number,
+  connections: number,
+): Promise<{ seconds: number; statuses: Record<string, number>; errors: number }> {
   const statuses: Record<string, number> = {};
   const started = performance.now();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {

@@ -25,23 +25,25 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpus, loadavg } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { postgresSchema } from '../test/helpers/database.js';
+import { type AddressFigures, addressesTable } from './addresses.js';
 import { chart } from './chart.js';
 import { benchMode, growthLine, HTTP_PHASES, type HttpPhase, type ModeResult } from './http.js';
 import type { LoadSettings } from './load.js';
-import { memoryTable, type MemoryFigures } from './memory.js';
-import { addressesTable, type AddressFigures } from './addresses.js';
+import { type MemoryFigures, memoryTable } from './memory.js';
 import { ROOT } from './service.js';
-import { postgresSchema } from '../test/helpers/database.js';
 import { sqliteFile } from './setup.js';
 import { targets } from './targets.js';
 
 const seconds = Number(process.env.BENCH_DURATION || 10);
 const settings: LoadSettings = { connections: Number(process.env.BENCH_CONNECTIONS || 100), seconds, warmupSeconds: Math.min(1, seconds) };
 const PHASES = ['limiter', 'memory', 'addresses', ...HTTP_PHASES] as const;
-const only = process.env.BENCH_ONLY?.split(',').map((p) => p.trim()).filter(Boolean);
+const only = process.env.BENCH_ONLY?.split(',')
+  .map((p) => p.trim())
+  .filter(Boolean);
 for (const phase of only ?? []) {
   if (!(PHASES as readonly string[]).includes(phase)) throw new Error(`BENCH_ONLY: unknown phase ${phase} (phases: ${PHASES.join(', ')})`);
 }
@@ -77,7 +79,9 @@ if (phases.has('addresses')) {
 const loadBefore = loadavg();
 const modes: ModeResult[] = [];
 if (httpPhases.size > 0) {
-  console.error(`\nHTTP (${[...httpPhases].join(', ')}): ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s per path`);
+  console.error(
+    `\nHTTP (${[...httpPhases].join(', ')}): ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s per path`,
+  );
   const embedded = await benchMode('embedded', 'SQLite file, limits in memory', { DATABASE_URL: sqliteFile(), REDIS_URL: '' }, settings, httpPhases);
   if (embedded) modes.push(embedded);
   const { DATABASE_URL, REDIS_URL } = process.env;
@@ -85,7 +89,13 @@ if (httpPhases.size > 0) {
     const schema = await postgresSchema(DATABASE_URL, 'bench');
     try {
       const prefix = `bench-${randomBytes(4).toString('hex')}:`;
-      const scaledOut = await benchMode('scaled-out', 'PostgreSQL, limits in Redis', { DATABASE_URL: schema.url, REDIS_URL, REDIS_KEY_PREFIX: prefix }, settings, httpPhases);
+      const scaledOut = await benchMode(
+        'scaled-out',
+        'PostgreSQL, limits in Redis',
+        { DATABASE_URL: schema.url, REDIS_URL, REDIS_KEY_PREFIX: prefix },
+        settings,
+        httpPhases,
+      );
       if (scaledOut) modes.push(scaledOut);
     } finally {
       await schema.drop();
@@ -97,7 +107,9 @@ if (httpPhases.size > 0) {
 
 for (const mode of modes) {
   const b = mode.baseline;
-  console.log(`\n${mode.mode} (${mode.stores}): node:http baseline ${b.rps.toLocaleString('en')} req/s, p50 ${b.p50} ms, p99 ${b.p99} ms, ${b.cpuUsPerRequest} CPU µs/req`);
+  console.log(
+    `\n${mode.mode} (${mode.stores}): node:http baseline ${b.rps.toLocaleString('en')} req/s, p50 ${b.p50} ms, p99 ${b.p99} ms, ${b.cpuUsPerRequest} CPU µs/req`,
+  );
   console.table(
     mode.rows.map((r) => ({
       path: r.path,
@@ -127,10 +139,17 @@ if (RESULTS) {
   mkdirSync(RESULTS, { recursive: true });
   for (const mode of modes) {
     const targetsOfMode = verdicts.filter((t) => t.mode === mode.mode);
-    writeFileSync(join(RESULTS, `${date}-${mode.mode}.json`), `${JSON.stringify({ date, machine, settings, phases: [...phases], ...mode, targets: targetsOfMode }, null, 2)}\n`);
+    writeFileSync(
+      join(RESULTS, `${date}-${mode.mode}.json`),
+      `${JSON.stringify({ date, machine, settings, phases: [...phases], ...mode, targets: targetsOfMode }, null, 2)}\n`,
+    );
   }
   if (memory || addresses) writeFileSync(join(RESULTS, `${date}-memory.json`), `${JSON.stringify({ date, machine, ...memory, addresses }, null, 2)}\n`);
-  if (modes.length > 0) writeFileSync(join(RESULTS, 'latest.svg'), chart(modes, `Petstore ${date}: req/s at ${settings.connections} connections (${machine.cpus} cores, Node ${process.version})`));
+  if (modes.length > 0)
+    writeFileSync(
+      join(RESULTS, 'latest.svg'),
+      chart(modes, `Petstore ${date}: req/s at ${settings.connections} connections (${machine.cpus} cores, Node ${process.version})`),
+    );
   console.log(`\nWrote ${RESULTS}/${date}-*.json${modes.length > 0 ? ` and ${RESULTS}/latest.svg` : ''}`);
 } else {
   console.log('\nBENCH_ONLY: no results written (set BENCH_RESULTS=dir to keep them)');

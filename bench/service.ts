@@ -28,7 +28,14 @@ export async function startService(env: Record<string, string>): Promise<Proc> {
   const [port, adminPort] = [await freePort(), await freePort()];
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
   // autocannon's connections all come from one address: BENCH_CONNECTIONS may exceed the default allowance.
-  const baseEnv = { HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', DEMO_KEYS: 'false', MAX_CONNECTIONS_PER_ADDRESS: '100000' };
+  const baseEnv = {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    ADMIN_PORT: String(adminPort),
+    LOG_LEVEL: 'warn',
+    DEMO_KEYS: 'false',
+    MAX_CONNECTIONS_PER_ADDRESS: '100000',
+  };
   const args = [...profile, join(ROOT, 'dist/main.js')];
   const proc = spawnProc(args, { ...baseEnv, ...env }, `http://127.0.0.1:${port}`);
   const adminUrl = `http://127.0.0.1:${adminPort}`;
@@ -84,7 +91,12 @@ function spawnProc(args: string[], env: Record<string, string>, url: string) {
     rssBytes: () => rssBytesOf(child.pid),
     async ready(probe: string): Promise<void> {
       const deadline = Date.now() + 20_000;
-      while (!(await fetch(probe).then((r) => r.ok, () => false))) {
+      while (
+        !(await fetch(probe).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      ) {
         if (child.exitCode !== null || Date.now() > deadline) {
           child.kill('SIGKILL');
           throw new Error(`${args.at(-1)} did not start: ${output()}`);

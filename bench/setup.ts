@@ -5,8 +5,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { openDatabase, type Db } from '../src/db/database.js';
+import { type Db, openDatabase } from '../src/db/database.js';
 import { KeysRepository } from '../src/keys/repository.js';
 
 /** Far beyond what a run can send, and within the column's 32-bit integer. */
@@ -30,7 +31,7 @@ export interface BenchKeys {
 export async function createKeys(databaseUrl: string, counts: { perPath: number; limited: number }): Promise<BenchKeys> {
   const db = openDatabase(loadConfig({ DATABASE_URL: databaseUrl }).database);
   try {
-    const keys = new KeysRepository(db);
+    const keys = new KeysRepository(db, systemClock);
     const many = async (n: number, plan: 'enterprise' | 'free') => {
       const created = [];
       for (let i = 0; i < n; i++) {
@@ -39,7 +40,10 @@ export async function createKeys(databaseUrl: string, counts: { perPath: number;
       return created;
     };
     const listOrders = await many(counts.perPath, 'enterprise');
-    await seedOrders(db, listOrders.map((k) => k.record.id));
+    await seedOrders(
+      db,
+      listOrders.map((k) => k.record.id),
+    );
     return {
       pets: (await many(counts.perPath, 'enterprise')).map((k) => k.key),
       listOrders: listOrders.map((k) => k.key),
@@ -67,7 +71,11 @@ async function seedOrders(db: Db, owners: string[]): Promise<void> {
     })),
   );
   // In batches: SQLite caps the number of bound parameters per statement.
-  for (let i = 0; i < rows.length; i += 500) await db.insertInto('orders').values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500)
+    await db
+      .insertInto('orders')
+      .values(rows.slice(i, i + 500))
+      .execute();
 }
 
 export function sqliteFile(): string {

@@ -9,7 +9,7 @@
  * ≤ 1 Redis round trip per request (every path), 0 PostgreSQL queries per request in steady state.
  * Both: at the default log level (info), `GET /pets/{petId}` at most 20 % below its figure at warn.
  */
-import { PATHS, type ModeResult, type Row } from './http.js';
+import { type ModeResult, PATHS, type Row } from './http.js';
 
 export interface Verdict {
   mode: string;
@@ -35,7 +35,11 @@ export function targets(modes: ModeResult[]): Verdict[] {
       const [row, ref] = [find(path), find(reference)];
       if (!row || !ref) return;
       const share = row.rps / ref.rps;
-      add(`${path}: at most ${drop * 100} % below ${reference}`, `${ratio(row).toFixed(2)}× vs ${ratio(ref).toFixed(2)}× baseline (${Math.round((share - 1) * 100)} %)`, share >= 1 - drop);
+      add(
+        `${path}: at most ${drop * 100} % below ${reference}`,
+        `${ratio(row).toFixed(2)}× vs ${ratio(ref).toFixed(2)}× baseline (${Math.round((share - 1) * 100)} %)`,
+        share >= 1 - drop,
+      );
     };
     const pets = find(PATHS.pets);
     const service = mode.rows.filter((r) => !r.peer);
@@ -45,7 +49,12 @@ export function targets(modes: ModeResult[]): Verdict[] {
       for (const path of [PATHS.overLimit, PATHS.banned]) {
         atLeast(path, 0.8);
         const row = find(path);
-        if (row && pets) add(`${path}: fewer CPU µs/req than ${PATHS.pets}`, `${row.cpuUsPerRequest} vs ${pets.cpuUsPerRequest} µs`, row.cpuUsPerRequest < pets.cpuUsPerRequest);
+        if (row && pets)
+          add(
+            `${path}: fewer CPU µs/req than ${PATHS.pets}`,
+            `${row.cpuUsPerRequest} vs ${pets.cpuUsPerRequest} µs`,
+            row.cpuUsPerRequest < pets.cpuUsPerRequest,
+          );
       }
       atLeast(PATHS.listOrders, 0.4);
       atLeast(PATHS.placeOrder, 0.25);
@@ -62,7 +71,8 @@ export function targets(modes: ModeResult[]): Verdict[] {
         const worst = trips.reduce((a, b) => (b.redisPerRequest! > a.redisPerRequest! ? b : a));
         add('≤ 1 Redis round trip per request', `${worst.redisPerRequest!.toFixed(3)} (worst path: ${worst.path})`, worst.redisPerRequest! <= 1.0005);
       }
-      if (pets?.pgPerRequest !== undefined) add(`${PATHS.pets}: 0 PostgreSQL queries per request in steady state`, pets.pgPerRequest.toFixed(3), pets.pgPerRequest === 0);
+      if (pets?.pgPerRequest !== undefined)
+        add(`${PATHS.pets}: 0 PostgreSQL queries per request in steady state`, pets.pgPerRequest.toFixed(3), pets.pgPerRequest === 0);
     }
     near(PATHS.defaultConfig, PATHS.pets);
   }

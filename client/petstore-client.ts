@@ -6,6 +6,7 @@ import { Transport, type TransportOptions } from './transport.js';
 export type Pet = components['schemas']['Pet'];
 export type Order = components['schemas']['Order'];
 export type NewOrder = components['schemas']['NewOrder'];
+export type Usage = components['schemas']['Usage'];
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> = operations[Op]['responses'][Status] extends {
   content: { 'application/json': infer T };
@@ -40,6 +41,14 @@ export class PetstoreClient {
     return this.#transport.rateLimit;
   }
 
+  /**
+   * Reads answered `304 Not Modified` for a body the client kept (it sends `If-None-Match` for what it
+   * holds): each one a request that counted nothing toward the key's limits.
+   */
+  get savedByCache(): number {
+    return this.#transport.savedByCache;
+  }
+
   /** `GET /pets` (beta): the catalogue, by ascending id; pass `nextCursor` as `cursor` for the next page. */
   listPets(query: ListPetsQuery = {}): Promise<PetPage> {
     return this.#transport.send({ operation: 'listPets', method: 'GET', path: '/pets', query });
@@ -70,6 +79,11 @@ export class PetstoreClient {
   /** `GET /store/orders/{orderId}` (experimental). */
   getOrder(orderId: OrderId): Promise<Order> {
     return this.#transport.send({ operation: 'getOrder', method: 'GET', path: `/store/orders/${orderId}` });
+  }
+
+  /** `GET /usage` (beta): the plan, both windows, the ban in force and today's count; asking counts nothing. */
+  usage(): Promise<Usage> {
+    return this.#transport.send({ operation: 'getUsage', method: 'GET', path: '/usage' });
   }
 
   /** `DELETE /store/orders/{orderId}` (experimental): cancels; cancelling twice is harmless. */

@@ -2,8 +2,9 @@
  * Sends one operation and decides, from each answer, whether and when to send it again. Everything
  * time-related is injected (`fetch`, `now`, `sleep`, `random`), so tests run on a fake clock.
  */
-import { deprecationWatcher, type DeprecationHook, warnOnStderr } from './deprecation.js';
+import { type DeprecationHook, deprecationWatcher, warnOnStderr } from './deprecation.js';
 import { BannedError, errorFrom, IdempotencyKeyInProgressError, NetworkError, TooManyRequestsError } from './errors.js';
+import { ConditionalCache } from './conditional-cache.js';
 import { Gate } from './gate.js';
 import { parseRateLimit, type RateLimitState } from './rate-limit.js';
 
@@ -33,6 +34,8 @@ export interface TransportOptions {
   onDeprecation?: DeprecationHook;
   /** Called for every response, retried ones included. */
   onResponse?: (event: ResponseEvent) => void;
+  /** How many read answers (by URL) are kept to be revalidated with `If-None-Match`; 0 keeps none. Default: 100. */
+  cacheSize?: number;
 }
 
 export interface ResponseEvent {
@@ -59,6 +62,7 @@ const RETRY_STATUSES = new Set([502, 503, 504]);
 export class Transport {
   readonly #options: Required<Omit<TransportOptions, 'onResponse' | 'onDeprecation'>> & Pick<TransportOptions, 'onResponse'>;
   readonly #gate: Gate;
+  readonly #cache: ConditionalCache;
   readonly #deprecated: (operation: string, headers: Headers) => void;
   #lastRateLimit: RateLimitState | undefined;
 
@@ -78,10 +82,12 @@ export class Transport {
       backoffCapMs: 30_000,
       retryJitterMs: 1_000,
       maxWaitMs: 120_000,
+      cacheSize: 100,
       // An option given as undefined keeps its default.
       ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)),
     };
     this.#gate = new Gate(this.#options);
+    this.#cache = new ConditionalCache(this.#options.cacheSize);
     this.#deprecated = deprecationWatcher(options.onDeprecation ?? warnOnStderr);
   }
 
@@ -90,16 +96,22 @@ export class Transport {
     return this.#lastRateLimit;
   }
 
+  /** Reads the service answered `304` for a body the client kept: requests that counted nothing. */
+  get savedByCache(): number {
+    return this.#cache.saved;
+  }
+
   async send<T>(call: Call): Promise<T> {
     const { fetch, now, sleep, random, maxAttempts, maxWaitMs, retryJitterMs } = this.#options;
     // A POST without an Idempotency-Key might be applied twice: it is sent once, whatever happens.
     const retryable = call.method !== 'POST' || call.headers?.['idempotency-key'] !== undefined;
+    const url = this.#url(call);
     for (let attempt = 1; ; attempt++) {
       const mayRetry = retryable && attempt < maxAttempts;
       await this.#gate.admit(maxWaitMs);
       let response: Response;
       try {
-        response = await fetch(this.#request(call));
+        response = await fetch(this.#request(call, url));
       } catch (cause) {
         this.#gate.settle(undefined);
         if (!mayRetry) throw new NetworkError(`${call.operation}: no answer from ${this.baseUrl}`, { cause });
@@ -108,12 +120,18 @@ export class Transport {
       }
       const rateLimit = parseRateLimit(response.headers, now());
       this.#observe(call.operation, response, attempt, rateLimit);
+      // Not modified: the body kept for this URL is the answer, and the request counted nothing.
+      const kept = response.status === 304 ? this.#cache.recall(url) : undefined;
+      if (kept !== undefined) {
+        this.#gate.settle(rateLimit);
+        return JSON.parse(kept) as T;
+      }
       const error = response.ok ? undefined : await errorFrom(response, rateLimit);
       // The refusal is told before the gate lets the next request go, so that none goes in between.
       const waitMs = error instanceof TooManyRequestsError ? 1000 * error.retryAfter + random() * retryJitterMs : 0;
       if (error instanceof TooManyRequestsError) this.#gate.refuse(rateLimit.at + waitMs, error instanceof BannedError);
       this.#gate.settle(rateLimit);
-      if (!error) return (await response.json()) as T;
+      if (!error) return (await this.#read(call, url, response)) as T;
       if (error instanceof TooManyRequestsError) {
         if (mayRetry && waitMs <= maxWaitMs) continue;
       } else if ((RETRY_STATUSES.has(response.status) || error instanceof IdempotencyKeyInProgressError) && mayRetry) {
@@ -140,11 +158,25 @@ export class Transport {
     this.#options.onResponse?.({ operation, status: response.status, attempt, rateLimit, requestId });
   }
 
-  /** A new Request per attempt: a body can be read only once. */
-  #request({ method, path, query = {}, body, headers = {} }: Call): Request {
+  /** A read's body, kept with its `ETag` for the next read of the URL. */
+  async #read(call: Call, url: string, response: Response): Promise<unknown> {
+    const text = await response.text();
+    const etag = response.headers.get('etag');
+    if (call.method === 'GET' && etag && this.#options.cacheSize > 0) this.#cache.remember(url, etag, text);
+    return JSON.parse(text);
+  }
+
+  #url({ path, query = {} }: Call): string {
     const url = new URL(`${this.baseUrl.replace(/\/$/, '')}${path}`);
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
+    return url.href;
+  }
+
+  /** A new Request per attempt: a body can be read only once. A read of a URL whose answer is kept asks whether it is still current. */
+  #request({ method, body, headers = {} }: Call, url: string): Request {
     const all = new Headers({ accept: 'application/json', 'x-api-key': this.apiKey, ...headers });
+    const etag = method === 'GET' ? this.#cache.etagOf(url) : undefined;
+    if (etag) all.set('if-none-match', etag);
     if (body !== undefined) all.set('content-type', 'application/json');
     return new Request(url, { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
   }

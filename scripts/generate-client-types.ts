@@ -7,8 +7,9 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { buildPublicApp } from '../src/app.js';
-import { openChangeFeed } from '../src/db/change-feed.js';
+import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
+import { openChangeFeed } from '../src/db/change-feed.js';
 import { openDatabase } from '../src/db/database.js';
 import { createMetrics } from '../src/ops/metrics.js';
 import { MemoryLimiterStore } from '../src/ratelimit/memory-store.js';
@@ -29,7 +30,7 @@ const HEADER = `/**
 export async function servedDocument(): Promise<OpenAPI3> {
   const config = loadConfig(FIXED_ENV);
   const db = openDatabase({ kind: 'sqlite', file: ':memory:' });
-  const clock = () => Date.now();
+  const clock = systemClock;
   const limiter = new MemoryLimiterStore({ clock, rules: config.ban });
   const changes = openChangeFeed(db, { kind: 'sqlite', file: ':memory:' }, { clock });
   const app = await buildPublicApp({ config, db, changes, limiter, metrics: createMetrics(), clock, logger: false });

@@ -1,43 +1,75 @@
 import { createServer, type ServerOptions } from 'node:http';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, LogController, type RouteOptions } from 'fastify';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
 import type { Db } from './db/database.js';
+import { problemPages } from './docs/problem-pages.js';
 import { docsRoutes } from './docs/routes.js';
 import { clientErrorHandler, connectHandler, tooManyConnections } from './http/client-errors.js';
 import { capConnectionsPerAddress } from './http/connections.js';
-import { answerPreflight, cors } from './http/cors.js';
-import { fastLane, type Answered } from './http/fast-lane.js';
+import { corsPolicy } from './http/cors.js';
+import {
+  errorHandler,
+  frameworkErrorHandler,
+  inOrder,
+  notFoundHandler,
+  refuseContentEncoding,
+  refuseUnknownExpectation,
+  rejectUnknownPath,
+} from './http/errors.js';
+import { type Answered, fastLane } from './http/fast-lane.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
-import { errorHandler, frameworkErrorHandler, inOrder, notFoundHandler, refuseContentEncoding, refuseUnknownExpectation, rejectUnknownPath } from './http/errors.js';
-import { identifyHook, requireKey } from './http/identity.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
-import { problemPages } from './http/problem-pages.js';
 import { rateLimitHook } from './http/ratelimit.js';
-import { requestIdOf, setRequestId } from './http/request-id.js';
+import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
 import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
 import { SHARED_SCHEMAS } from './http/schemas.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
+import { API_KEY_HEADER, cachedKeyCaller, identifyHook, requireKey } from './keys/identify.js';
 import { KeyCache } from './keys/key-cache.js';
 import { KeysRepository } from './keys/repository.js';
-import { swaggerOptions, SECURITY_SCHEME } from './openapi/document.js';
+import { SECURITY_SCHEME, swaggerOptions } from './openapi/document.js';
 import { openapiRoutes } from './openapi/routes.js';
+import { OPERATIONS } from './operations.js';
+import { accessLog } from './ops/access-log.js';
 import { lazyChildLogger } from './ops/logger.js';
-import { requestRecorder, type Metrics } from './ops/metrics.js';
-import { ordersRoutes } from './orders/routes.js';
-import { NewOrder, Order } from './orders/schemas.js';
+import { type Metrics, requestRecorder } from './ops/metrics.js';
+import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER, NewOrder, Order } from './orders/schemas.js';
+import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from './pets/deprecation.js';
+import { getPetFastRoute } from './pets/get.js';
 import { PetCache } from './pets/pet-cache.js';
 import { PetsRepository } from './pets/repository.js';
-import { getPetFastRoute, petsRoutes } from './pets/routes.js';
 import { Pet } from './pets/schemas.js';
+import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, RETRY_AFTER_HEADER } from './ratelimit/headers.js';
 import type { LimiterStore } from './ratelimit/store.js';
+import { Usage } from './usage/schemas.js';
 
 /** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
-const NAMED_SCHEMAS = [...SHARED_SCHEMAS, Pet, Order, NewOrder];
+const NAMED_SCHEMAS = [...SHARED_SCHEMAS, Pet, Order, NewOrder, Usage];
+
+/** What browsers may read and send (http/cors.ts): the components' own header names. */
+const CORS = corsPolicy({
+  exposed: [
+    LIMIT_HEADER,
+    REMAINING_HEADER,
+    RESET_HEADER,
+    POLICY_HEADER,
+    RATE_LIMIT_HEADER,
+    RETRY_AFTER_HEADER,
+    REQUEST_ID_HEADER,
+    'Location',
+    DEPRECATION_HEADER,
+    SUNSET_HEADER,
+    LINK_HEADER,
+    IDEMPOTENT_REPLAYED_HEADER,
+  ],
+  allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER],
+  methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+});
 
 export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban'>;
 
@@ -74,12 +106,13 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   const pets = new PetsRepository(db);
   const catalogue = new PetCache(pets, { feed: changes, clock, max: config.cache.pets });
   // The first steps of every request, in order.
-  const steps = [setRequestId, cors, identifyHook((key) => keys.find(key)), rateLimitHook(limiter, metrics, publicUrl)];
+  const steps = [setRequestId, CORS.cors, identifyHook((key) => keys.find(key)), rateLimitHook(limiter, metrics, publicUrl, (request) => request.identity)];
   // Every answer's metrics and access line (one line per request, instead of Fastify's two).
   const record = requestRecorder(metrics);
+  const access = logger ? accessLog(logger) : undefined;
   const answered: Answered = (request, route, statusCode, ms) => {
     record(request.method, route, statusCode, ms / 1000);
-    if (logger) logger.info({ reqId: request.id, req: request, statusCode, responseTime: ms }, 'request completed');
+    access?.(request, statusCode, ms);
   };
   // Set once the routes exist; behind a trusted proxy the client's address takes Fastify's work, so no lane.
   let fast: ReturnType<typeof fastLane> | undefined;
@@ -130,7 +163,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
 
-  app.addHook('onRequest', inOrder([...steps, refuseUnknownExpectation, answerPreflight, rejectUnknownPath]));
+  app.addHook('onRequest', inOrder([...steps, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath]));
   app.addHook('preParsing', refuseContentEncoding);
   app.decorate('draining', false);
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -153,8 +186,8 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   await app.register(async (api: App) => {
     api.addHook('onRoute', declareCommonContract);
     api.addHook('onRequest', requireKey);
-    petsRoutes(api, { pets, catalogue, clock, publicUrl, deprecation: config.petsGet });
-    ordersRoutes(api, { db, catalogue, clock, publicUrl });
+    const deps = { db, pets, catalogue, clock, publicUrl, deprecation: config.petsGet, limiter };
+    for (const operation of OPERATIONS) operation(api, deps);
   });
   openapiRoutes(app);
   problemPages(app, config.ban);
@@ -164,7 +197,8 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   if (!config.trustProxy) {
     fast = fastLane({
       routes: [getPetFastRoute({ catalogue, clock, publicUrl, deprecation: config.petsGet })],
-      cachedKey: (key) => keys.cached(key),
+      callerOf: cachedKeyCaller((key) => keys.cached(key)),
+      cors: CORS.headers,
       limiter,
       metrics,
       publicUrl,

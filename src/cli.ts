@@ -1,18 +1,19 @@
 import { Command } from 'commander';
+import { type Clock, systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
-import { openDatabase, type Db } from './db/database.js';
+import { type Db, openDatabase } from './db/database.js';
 import { migrate } from './db/migrations.js';
 import { keysCommand } from './keys/cli.js';
 import { KeyInputError, KeysRepository } from './keys/repository.js';
 
 /** `petstore`: the command line, on the same DATABASE_URL as the server. */
-async function run(argv: string[]): Promise<number> {
+async function run(argv: string[], clock: Clock): Promise<number> {
   let db: Db | undefined;
   const repository = async () => {
     const { database } = loadConfig();
     db = openDatabase(database);
     await migrate(db, database.kind);
-    return new KeysRepository(db);
+    return new KeysRepository(db, clock);
   };
   const program = new Command('petstore')
     .description('Petstore administration')
@@ -38,7 +39,7 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
-run(process.argv).then(
+run(process.argv, systemClock).then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`petstore: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -1,4 +1,4 @@
-import { DEFAULT_BAN_RULES, type BanRules } from './ratelimit/decision.js';
+import { type BanRules, DEFAULT_BAN_RULES } from './ratelimit/decision.js';
 
 /**
  * Every environment variable the service reads, validated once. A bad value stops start-up with one
@@ -19,6 +19,8 @@ export interface Config {
   production: boolean;
   demoKeys: boolean;
   logLevel: string;
+  /** `pretty`: lines for people (pino-pretty); `json`: one JSON object a line; `auto` (unset): pretty when stdout is a terminal. */
+  logFormat: LogFormat;
   /** Proxy addresses whose `X-Forwarded-For` is believed (Fastify's `trustProxy`); false: none. */
   trustProxy: false | string[];
   bodyLimit: number;
@@ -96,6 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     production,
     demoKeys: !production && booleanOf(env, 'DEMO_KEYS', true),
     logLevel: logLevelOf(env),
+    logFormat: logFormatOf(env),
     trustProxy: trustProxyOf(env),
     bodyLimit: positiveIntOf(env, 'BODY_LIMIT', DEFAULTS.bodyLimit),
     petsGet: { deprecatedAt, sunsetAt },
@@ -215,10 +218,22 @@ function logLevelOf(env: Env): string {
   return raw;
 }
 
+export type LogFormat = 'auto' | 'json' | 'pretty';
+const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
+
+function logFormatOf(env: Env): LogFormat {
+  const raw = env.LOG_FORMAT || 'auto';
+  if (!(LOG_FORMATS as readonly string[]).includes(raw)) throw new ConfigError('LOG_FORMAT', `expected one of ${LOG_FORMATS.join(', ')}`);
+  return raw as LogFormat;
+}
+
 function trustProxyOf(env: Env): false | string[] {
   const raw = env.TRUST_PROXY;
   if (raw === undefined || raw === '' || raw === 'false') return false;
-  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const address = /^[0-9a-f:.]+(\/\d{1,3})?$/i;
   const bad = entries.find((e) => !address.test(e));
   if (bad !== undefined || entries.length === 0) {

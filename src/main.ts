@@ -1,13 +1,13 @@
-import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildPublicApp } from './app.js';
 import { systemClock } from './clock.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { openChangeFeed } from './db/change-feed.js';
 import { openDatabase, warmUp } from './db/database.js';
 import { migrate } from './db/migrations.js';
 import { createDemoKeys } from './keys/demo.js';
 import { KeysRepository } from './keys/repository.js';
 import { buildAdminApp } from './ops/app.js';
-import { createLogger } from './ops/logger.js';
+import { createLogger, logFormatFor, stdout } from './ops/logger.js';
 import { createMetrics } from './ops/metrics.js';
 import { openLimiter } from './ratelimit/open.js';
 
@@ -16,7 +16,8 @@ const DRAIN_GRACE_MS = 250;
 
 /** Reads the configuration, opens the stores, starts both listeners and stops cleanly on a signal. */
 async function main(config: Config): Promise<void> {
-  const logger = createLogger(config.logLevel, undefined, config.adminToken ? [config.adminToken] : []);
+  const logFormat = logFormatFor(config.logFormat, Boolean(process.stdout.isTTY));
+  const logger = createLogger(config.logLevel, stdout(logFormat), config.adminToken ? [config.adminToken] : []);
   const clock = systemClock;
   const db = openDatabase(config.database);
   await migrate(db, config.database.kind);
@@ -29,11 +30,21 @@ async function main(config: Config): Promise<void> {
   }
 
   const metrics = createMetrics();
-  const { store: limiter, status: limiterStatus } = await openLimiter(config, logger, (status) => {
+  const { store: limiter, status: limiterStatus } = await openLimiter(config, clock, logger, (status) => {
     for (const store of ['redis', 'memory'] as const) metrics.limiterStore.set({ store }, status.deciding === store ? 1 : 0);
   });
   const publicApp = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger });
-  const adminApp = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken: config.adminToken, logger });
+  const adminApp = await buildAdminApp({
+    db,
+    changes,
+    limiter,
+    limiterStatus,
+    metrics,
+    clock,
+    publicUrl: config.publicUrl,
+    adminToken: config.adminToken,
+    logger,
+  });
   await publicApp.listen({ host: config.host, port: config.port });
   await adminApp.listen({ host: config.adminHost, port: config.adminPort });
   if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API (/admin/*) is off');

@@ -44,6 +44,7 @@ describe('configuration', () => {
     [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN'],
     [{ DEMO_KEYS: 'maybe' }, 'DEMO_KEYS'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
     [{ TRUST_PROXY: 'everyone' }, 'TRUST_PROXY'],
     [{ BAN_AFTER_REJECTIONS: '0' }, 'BAN_AFTER_REJECTIONS'],
   ])('refuses %j, naming %s', (env, variable) => {
@@ -58,7 +59,10 @@ describe('configuration', () => {
   it.each([
     [{ PORT: 'abc' }, /^petstore: bad configuration: PORT: expected a positive whole number, got "abc"\n$/],
     [{ DATABASE_URL: 'mysql://x' }, /^petstore: bad configuration: DATABASE_URL: .*not supported\n$/],
-    [{ PETS_GET_DEPRECATED_AT: '2027-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2026-01-01T00:00:00Z' }, /^petstore: bad configuration: PETS_GET_SUNSET_AT: the sunset may not precede PETS_GET_DEPRECATED_AT\n$/],
+    [
+      { PETS_GET_DEPRECATED_AT: '2027-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2026-01-01T00:00:00Z' },
+      /^petstore: bad configuration: PETS_GET_SUNSET_AT: the sunset may not precede PETS_GET_DEPRECATED_AT\n$/,
+    ],
   ])('stops the service at start-up with one line and a non-zero exit: %j', async (env, line) => {
     const run = await runScript('main.ts', [], env);
     expect(run.code).not.toBe(0);

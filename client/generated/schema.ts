@@ -103,6 +103,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your usage
+         * @description **Beta**: complete, but may still change in a compatible way or, with notice, an incompatible one.
+         *
+         *     Your plan, each window (its limit, what is used and left, when the next slot frees, when it resets), the ban in force and today's count. Asking counts nothing: it does not use up the quota it reports, as GitHub's `GET /rate_limit`.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -226,6 +248,91 @@ export interface components {
              */
             shipDate?: string;
         };
+        /** @description Your usage of your plan, now. */
+        Usage: {
+            /**
+             * @description Your key's plan.
+             * @enum {string}
+             */
+            plan: "free" | "pro" | "business" | "enterprise";
+            /** @description Both windows of the plan, as your requests leave them. */
+            windows: {
+                /** @description The sliding minute window. */
+                minute: {
+                    /**
+                     * Format: int32
+                     * @description Requests the sliding minute allows.
+                     */
+                    limit: number;
+                    /**
+                     * Format: int32
+                     * @description Requests counted in the sliding minute (at most its limit: after a downgrade, counts above the new limit show as the limit).
+                     */
+                    used: number;
+                    /**
+                     * Format: int32
+                     * @description Requests left in the sliding minute by your own counts (during a ban none is admitted, whatever this says: see `ban`).
+                     */
+                    remaining: number;
+                    /**
+                     * Format: date-time
+                     * @description When one more request fits in the sliding minute: now, while requests remain.
+                     */
+                    nextSlotAt: string;
+                    /**
+                     * Format: date-time
+                     * @description When the sliding minute is empty again.
+                     */
+                    resetsAt: string;
+                };
+                /** @description The UTC day window. */
+                day: {
+                    /**
+                     * Format: int32
+                     * @description Requests the UTC day allows.
+                     */
+                    limit: number;
+                    /**
+                     * Format: int32
+                     * @description Requests counted in the UTC day (at most its limit: after a downgrade, counts above the new limit show as the limit).
+                     */
+                    used: number;
+                    /**
+                     * Format: int32
+                     * @description Requests left in the UTC day by your own counts (during a ban none is admitted, whatever this says: see `ban`).
+                     */
+                    remaining: number;
+                    /**
+                     * Format: date-time
+                     * @description When one more request fits in the UTC day: now, while requests remain.
+                     */
+                    nextSlotAt: string;
+                    /**
+                     * Format: date-time
+                     * @description When the UTC day is empty again.
+                     */
+                    resetsAt: string;
+                };
+            };
+            /** @description The ban in force, if any: every request is refused until it ends. */
+            ban: null | {
+                /**
+                 * Format: date-time
+                 * @description When the ban ends.
+                 */
+                until: string;
+                /**
+                 * Format: int32
+                 * @description 1 for a first ban; each further ban soon after one ends doubles its length.
+                 */
+                level: number;
+            };
+            /**
+             * Format: int32
+             * @description Requests counted today (UTC): the day window’s `used`.
+             */
+            today: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -268,7 +375,10 @@ export interface operations {
                 /** @description The `nextCursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -277,6 +387,8 @@ export interface operations {
             /** @description A page of pets. */
             200: {
                 headers: {
+                    /** @description A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current. */
+                    etag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -292,6 +404,24 @@ export interface operations {
                         /** @description Pass as `cursor` for the next page; `null` on the last page. */
                         nextCursor: string | null;
                     };
+                };
+            };
+            /** @description Not modified: the representation you hold (its `ETag` in `If-None-Match`) is current. No body; counts nothing toward your limits. */
+            304: {
+                headers: {
+                    /** @description The current `ETag`, the one you sent. */
+                    etag: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
                 };
             };
             /** @description Invalid input: every invalid input is listed in `errors`. */
@@ -381,7 +511,10 @@ export interface operations {
     getPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
+                "if-none-match"?: string;
+            };
             path: {
                 /**
                  * @description The id of the pet.
@@ -396,6 +529,8 @@ export interface operations {
             /** @description A pet of the catalogue. */
             200: {
                 headers: {
+                    /** @description A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current. */
+                    etag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -410,6 +545,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description Not modified: the representation you hold (its `ETag` in `If-None-Match`) is current. No body; counts nothing toward your limits. */
+            304: {
+                headers: {
+                    /** @description The current `ETag`, the one you sent. */
+                    etag: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
                 };
             };
             /** @description Invalid input: every invalid input is listed in `errors`. */
@@ -559,7 +715,10 @@ export interface operations {
                 /** @description The `nextCursor` of the previous page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -568,6 +727,8 @@ export interface operations {
             /** @description A page of your orders. */
             200: {
                 headers: {
+                    /** @description A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current. */
+                    etag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -583,6 +744,24 @@ export interface operations {
                         /** @description Pass as `cursor` for the next page; `null` on the last page. */
                         nextCursor: string | null;
                     };
+                };
+            };
+            /** @description Not modified: the representation you hold (its `ETag` in `If-None-Match`) is current. No body; counts nothing toward your limits. */
+            304: {
+                headers: {
+                    /** @description The current `ETag`, the one you sent. */
+                    etag: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
                 };
             };
             /** @description Invalid input: every invalid input is listed in `errors`. */
@@ -872,7 +1051,10 @@ export interface operations {
     getOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
+                "if-none-match"?: string;
+            };
             path: {
                 /**
                  * @description The id of one of your orders.
@@ -887,6 +1069,8 @@ export interface operations {
             /** @description An order placed by the API key that reads it. */
             200: {
                 headers: {
+                    /** @description A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current. */
+                    etag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -898,6 +1082,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Not modified: the representation you hold (its `ETag` in `If-None-Match`) is current. No body; counts nothing toward your limits. */
+            304: {
+                headers: {
+                    /** @description The current `ETag`, the one you sent. */
+                    etag: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
                 };
             };
             /** @description Invalid input: every invalid input is listed in `errors`. */
@@ -1081,6 +1283,99 @@ export interface operations {
             };
             /** @description The request conflicts with the state of the record. */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your usage of your plan, now. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

@@ -4,21 +4,25 @@
 //   x-stability       → a badge on the operation (beta, experimental)
 //   deprecated + x-deprecated-sunset → a "deprecated · sunset YYYY-MM-DD" badge
 //   x-hideTryItPanel  → no "Try it out" for that operation
-(function () {
-  'use strict';
-
+(() => {
   function operationOf(system, path, method) {
     return system.specSelectors.specJson().getIn(['paths', path, method]);
   }
 
   function badges(system, op) {
-    var h = system.React.createElement;
-    var out = [];
-    var stability = op && op.get('x-stability');
-    if (stability) out.push(h('span', { key: 's', className: 'petstore-badge petstore-badge--' + stability, 'data-stability': stability }, stability));
-    if (op && op.get('deprecated')) {
-      var sunset = op.get('x-deprecated-sunset');
-      out.push(h('span', { key: 'd', className: 'petstore-badge petstore-badge--deprecated', 'data-sunset': sunset || '' }, sunset ? 'deprecated · sunset ' + sunset : 'deprecated'));
+    const h = system.React.createElement;
+    const out = [];
+    const stability = op?.get('x-stability');
+    if (stability) out.push(h('span', { key: 's', className: `petstore-badge petstore-badge--${stability}`, 'data-stability': stability }, stability));
+    if (op?.get('deprecated')) {
+      const sunset = op.get('x-deprecated-sunset');
+      out.push(
+        h(
+          'span',
+          { key: 'd', className: 'petstore-badge petstore-badge--deprecated', 'data-sunset': sunset || '' },
+          sunset ? `deprecated · sunset ${sunset}` : 'deprecated',
+        ),
+      );
     }
     return out;
   }
@@ -28,40 +32,141 @@
       statePlugins: {
         spec: {
           wrapSelectors: {
-            allowTryItOutFor: function (original) {
-              return function (state, path, method) {
-                var op = operationOf(system, path, method);
-                return !(op && op.get('x-hideTryItPanel') === true) && original(path, method);
-              };
+            allowTryItOutFor: (original) => (_state, path, method) => {
+              const op = operationOf(system, path, method);
+              return !(op && op.get('x-hideTryItPanel') === true) && original(path, method);
             },
           },
         },
       },
       wrapComponents: {
-        OperationSummaryPath: function (Original, sys) {
-          return function (props) {
-            var p = props.operationProps.toObject();
-            var h = sys.React.createElement;
-            return h('span', { className: 'petstore-summary-path' }, h(Original, props), badges(sys, operationOf(sys, p.path, p.method)));
-          };
+        OperationSummaryPath: (Original, sys) => (props) => {
+          const p = props.operationProps.toObject();
+          const h = sys.React.createElement;
+          return h('span', { className: 'petstore-summary-path' }, h(Original, props), badges(sys, operationOf(sys, p.path, p.method)));
         },
         // A group is a heading over its tags; its own tag (which holds no operation) is not repeated.
-        OperationTag: function (Original, sys) {
-          return function (props) {
-            var h = sys.React.createElement;
-            var spec = sys.specSelectors.specJson();
-            var groups = spec.get('x-tagGroups');
-            if (!groups) return h(Original, props);
-            if (groups.some(function (g) { return g.get('name') === props.tag; })) return null;
-            var group = groups.find(function (g) { return g.get('tags').first() === props.tag; });
-            if (!group) return h(Original, props);
-            var name = group.get('name');
-            var tag = spec.get('tags').find(function (t) { return t.get('name') === name; });
-            return h('section', { className: 'petstore-group', 'data-group': name },
-              h('h2', { className: 'petstore-group__title' }, name),
-              tag && tag.get('description') ? h('p', { className: 'petstore-group__description' }, tag.get('description')) : null,
-              h(Original, props));
-          };
+        OperationTag: (Original, sys) => (props) => {
+          const h = sys.React.createElement;
+          const spec = sys.specSelectors.specJson();
+          const groups = spec.get('x-tagGroups');
+          if (!groups) return h(Original, props);
+          if (groups.some((g) => g.get('name') === props.tag)) return null;
+          const group = groups.find((g) => g.get('tags').first() === props.tag);
+          if (!group) return h(Original, props);
+          const name = group.get('name');
+          const tag = spec.get('tags').find((t) => t.get('name') === name);
+          return h(
+            'section',
+            { className: 'petstore-group', 'data-group': name },
+            h('h2', { className: 'petstore-group__title' }, name),
+            tag?.get('description') ? h('p', { className: 'petstore-group__description' }, tag.get('description')) : null,
+            h(Original, props),
+          );
+        },
+      },
+    };
+  }
+
+  // The live meter: once a key is authorised, each window of its plan as a bar with what is left and
+  // when the next slot frees, and a countdown while a ban (or a 429's Retry-After) lasts. Fed by the
+  // rate-limit headers of every response the page receives, and by GET /usage when a key is authorised.
+  const meter = (() => {
+    // Shown once a key is authorised: before, the headers are the address's, not a key's.
+    const state = { windows: {}, until: 0, banned: false, authorised: false };
+    const panel = document.createElement('aside');
+    panel.id = 'petstore-meter';
+    panel.hidden = true;
+    document.body.appendChild(panel);
+    const seconds = (ms) => Math.max(0, Math.ceil(ms / 1000));
+
+    function render() {
+      const now = Date.now();
+      const rows = ['minute', 'day']
+        .filter((name) => state.windows[name])
+        .map((name) => {
+          const w = state.windows[name];
+          const left = Math.max(0, w.remaining);
+          const wait = left > 0 ? 'a slot is free now' : `next slot in ${seconds(w.nextAt - now)} s`;
+          return (
+            `<div class="petstore-meter__window" data-window="${name}" data-remaining="${left}" data-limit="${w.limit}">` +
+            `<div class="petstore-meter__label">${name}: <strong>${left}</strong> of ${w.limit} left · ${wait}</div>` +
+            `<div class="petstore-meter__bar"><div class="petstore-meter__fill" style="width:${(100 * left) / w.limit}%"></div></div></div>`
+          );
+        });
+      const waiting = seconds(state.until - now);
+      const countdown =
+        waiting > 0
+          ? `<div class="petstore-meter__countdown" data-seconds="${waiting}" data-banned="${state.banned}">${state.banned ? 'Banned' : 'Rate limited'}: ${waiting} s to wait</div>`
+          : '';
+      panel.innerHTML = `<div class="petstore-meter__title">Your rate limits</div>${rows.join('')}${countdown}`;
+      panel.hidden = !state.authorised || rows.length === 0;
+    }
+
+    // `"minute";q=60;w=60, "day";q=1000;w=86400` and `"minute";r=57;t=60, …`: members by window.
+    function items(header) {
+      const out = {};
+      // A header may come as a string or, from some clients, as a list of its values.
+      for (const part of [header ?? ''].flat().join(',').split(',')) {
+        const [name, ...params] = part.trim().split(';');
+        if (!name) continue;
+        out[name.replace(/"/g, '')] = Object.fromEntries(params.map((p) => p.split('=')).map(([k, v]) => [k, Number(v)]));
+      }
+      return out;
+    }
+
+    function fromHeaders(headers, status, body) {
+      const get = (name) => headers[name] ?? headers[name.toLowerCase()];
+      const policy = items(get('RateLimit-Policy'));
+      const limits = items(get('RateLimit'));
+      const now = Date.now();
+      for (const name of Object.keys(policy)) {
+        if (!limits[name]) continue;
+        const { r, t } = limits[name];
+        state.windows[name] = { limit: policy[name].q, remaining: r, nextAt: r > 0 ? now : now + 1000 * t };
+      }
+      const retryAfter = Number(get('Retry-After'));
+      if (status === 429 && retryAfter > 0) {
+        state.until = now + 1000 * retryAfter;
+        state.banned = /key-banned/.test(typeof body === 'string' ? body : JSON.stringify(body || {}));
+      }
+      render();
+    }
+
+    function fromUsage(usage) {
+      for (const name of ['minute', 'day']) {
+        const w = usage.windows[name];
+        state.windows[name] = { limit: w.limit, remaining: w.remaining, nextAt: Date.parse(w.nextSlotAt) };
+      }
+      if (usage.ban) [state.until, state.banned] = [Date.parse(usage.ban.until), true];
+      render();
+    }
+
+    async function authorised(key) {
+      if (!key) return;
+      state.authorised = true;
+      const response = await fetch('/usage', { headers: { 'X-API-Key': key } });
+      if (response.ok) fromUsage(await response.json());
+      else fromHeaders(Object.fromEntries(response.headers), response.status, await response.text());
+    }
+
+    setInterval(() => panel.hidden || render(), 1000);
+    return { fromHeaders, authorised };
+  })();
+
+  // A key authorised in the page's dialog: its usage at once.
+  function MeterPlugin() {
+    return {
+      statePlugins: {
+        auth: {
+          wrapActions: {
+            authorize: (original) => (payload) => {
+              const result = original(payload);
+              const scheme = Object.values(payload || {})[0];
+              meter.authorised(scheme?.value);
+              return result;
+            },
+          },
         },
       },
     };
@@ -73,7 +178,17 @@
     deepLinking: true,
     layout: 'BaseLayout',
     presets: [SwaggerUIBundle.presets.apis],
-    plugins: [PetstorePlugin],
+    plugins: [PetstorePlugin, MeterPlugin],
+    // Every answer the page receives moves the meter.
+    responseInterceptor: (response) => {
+      // The meter must never break the page: an answer it cannot read leaves it as it was.
+      try {
+        meter.fromHeaders(response.headers || {}, response.status, response.text ?? response.data);
+      } catch (error) {
+        console.warn('petstore meter:', error);
+      }
+      return response;
+    },
     // Nothing leaves this server: no external validator badge.
     validatorUrl: null,
     displayRequestDuration: true,

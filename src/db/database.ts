@@ -96,13 +96,3 @@ export async function ping(db: Db): Promise<boolean> {
     return false;
   }
 }
-
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P03', 'SQLITE_BUSY', 'SQLITE_CANTOPEN']);
-
-/** True for errors that mean "the store cannot be reached now" (a `503`), not "the request is wrong". */
-export function isStoreUnavailable(error: unknown): boolean {
-  const e = error as { code?: string; message?: string } | null;
-  if (!e) return false;
-  if (e.code && UNREACHABLE_CODES.has(e.code)) return true;
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/.test(e.message ?? '');
-}

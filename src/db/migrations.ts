@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type Migration } from 'kysely';
+import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
 import { PET_CATALOGUE } from '../pets/catalogue.js';
 import { CHANGES_CHANNEL } from './change-feed.js';
@@ -11,56 +11,49 @@ type Kind = DatabaseConfig['kind'];
  * PostgreSQL), so instances that start at the same moment apply each migration exactly once; the pet
  * catalogue is seeded by a migration for the same reason.
  */
+/** Adds columns that must hold a value, in the order given. */
+function required(columns: Record<string, 'text' | 'integer'>) {
+  return <T extends string, C extends string>(table: CreateTableBuilder<T, C>): CreateTableBuilder<T, string> =>
+    Object.entries(columns).reduce<CreateTableBuilder<T, string>>((built, [name, type]) => built.addColumn(name, type, (c) => c.notNull()), table);
+}
+
 function migrations(kind: Kind): Record<string, Migration> {
   // The one place the dialects differ: how an integer key generates itself.
   const serialId = kind === 'postgres' ? 'bigserial' : 'integer';
+  const serialKey = (c: ColumnDefinitionBuilder) => (kind === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
   return {
     '001_tables': {
       async up(db: Kysely<unknown>) {
         await db.schema
           .createTable('api_keys')
           .addColumn('id', 'text', (c) => c.primaryKey())
-          .addColumn('name', 'text', (c) => c.notNull())
-          .addColumn('plan', 'text', (c) => c.notNull())
+          .$call(required({ name: 'text', plan: 'text' }))
           .addColumn('per_minute', 'integer')
           .addColumn('per_day', 'integer')
           .addColumn('key_hash', 'text', (c) => c.notNull().unique())
-          .addColumn('key_prefix', 'text', (c) => c.notNull())
-          .addColumn('created_at', 'text', (c) => c.notNull())
+          .$call(required({ key_prefix: 'text', created_at: 'text' }))
           .addColumn('revoked_at', 'text')
           .addColumn('unban_seq', 'integer', (c) => c.notNull().defaultTo(0))
           .execute();
         await db.schema
           .createTable('pets')
-          .addColumn('id', serialId, (c) => (kind === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
-          .addColumn('name', 'text', (c) => c.notNull())
-          .addColumn('category_id', 'integer', (c) => c.notNull())
-          .addColumn('category_name', 'text', (c) => c.notNull())
-          .addColumn('photo_urls', 'text', (c) => c.notNull())
-          .addColumn('tags', 'text', (c) => c.notNull())
-          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('id', serialId, serialKey)
+          .$call(required({ name: 'text', category_id: 'integer', category_name: 'text', photo_urls: 'text', tags: 'text', status: 'text' }))
           .execute();
         await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
         await db.schema
           .createTable('orders')
-          .addColumn('id', serialId, (c) => (kind === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+          .addColumn('id', serialId, serialKey)
           .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
           .addColumn('pet_id', 'bigint', (c) => c.notNull().references('pets.id'))
-          .addColumn('quantity', 'integer', (c) => c.notNull())
-          .addColumn('ship_date', 'text', (c) => c.notNull())
-          .addColumn('status', 'text', (c) => c.notNull())
-          .addColumn('complete', 'integer', (c) => c.notNull())
-          .addColumn('created_at', 'text', (c) => c.notNull())
+          .$call(required({ quantity: 'integer', ship_date: 'text', status: 'text', complete: 'integer', created_at: 'text' }))
           .execute();
         await db.schema.createIndex('orders_owner_id').on('orders').columns(['api_key_id', 'id']).execute();
         await db.schema
           .createTable('idempotency_records')
-          .addColumn('api_key_id', 'text', (c) => c.notNull())
-          .addColumn('idempotency_key', 'text', (c) => c.notNull())
-          .addColumn('request_hash', 'text', (c) => c.notNull())
+          .$call(required({ api_key_id: 'text', idempotency_key: 'text', request_hash: 'text' }))
           .addColumn('order_id', 'bigint', (c) => c.notNull().references('orders.id'))
-          .addColumn('response_body', 'text', (c) => c.notNull())
-          .addColumn('created_at', 'text', (c) => c.notNull())
+          .$call(required({ response_body: 'text', created_at: 'text' }))
           .addPrimaryKeyConstraint('idempotency_records_pk', ['api_key_id', 'idempotency_key'])
           .execute();
       },
@@ -115,4 +108,3 @@ export async function migrate(db: Db, kind: Kind): Promise<void> {
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
   }
 }
-

@@ -37,6 +37,12 @@ const PAGE = `<!doctype html>
   .petstore-badge--beta { background: #1f6feb; }
   .petstore-badge--experimental { background: #bf5600; }
   .petstore-badge--deprecated { background: #6e7781; }
+  #petstore-meter { position: fixed; top: 12px; right: 12px; z-index: 1000; width: 300px; padding: 10px 12px; background: #fff; border: 1px solid #d0d7de; border-radius: 8px; box-shadow: 0 2px 8px rgba(0,0,0,.15); font: 13px/1.4 sans-serif; color: #3b4151; }
+  .petstore-meter__title { font-weight: 700; margin-bottom: 6px; }
+  .petstore-meter__window { margin: 6px 0; }
+  .petstore-meter__bar { height: 8px; background: #eaeef2; border-radius: 4px; overflow: hidden; }
+  .petstore-meter__fill { height: 100%; background: #2da44e; transition: width .2s; }
+  .petstore-meter__countdown { margin-top: 8px; font-weight: 700; color: #cf222e; }
 </style>
 </head>
 <body>

@@ -1,5 +1,5 @@
 import type { App } from '../http/types.js';
-import { DEPRECATIONS_PAGE_PATH, deprecationsPage, type Deprecation } from '../pets/deprecation.js';
+import { DEPRECATIONS_PAGE_PATH, type Deprecation, deprecationsPage } from '../pets/deprecation.js';
 import { interactiveDocs } from './interactive.js';
 import { htmlPage } from './page.js';
 

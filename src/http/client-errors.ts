@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
+import { addressCaller } from '../ratelimit/callers.js';
 import { RETRY_AFTER_HEADER, rateLimitHeaders } from '../ratelimit/headers.js';
+import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import { ALLOW_ORIGIN_HEADER } from './cors.js';
-import { PROBLEM_CONTENT_TYPE, problemBody, ProblemError } from './problems.js';
+import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
 /** What Node's HTTP parser refuses, by its error code; anything else it refuses is a plain `400`. */
@@ -44,13 +45,18 @@ export function connectHandler(publicUrl: string, limiter: LimiterStore) {
  */
 export function tooManyConnections(publicUrl: string, limiter: LimiterStore, perAddress: number) {
   return (socket: Socket): void => {
-    const problem = new ProblemError('too-many-connections', `An address may hold ${perAddress} connections at once; close some, or reuse them (keep-alive).`, {}, { [RETRY_AFTER_HEADER]: '1' });
+    const problem = new ProblemError(
+      'too-many-connections',
+      `An address may hold ${perAddress} connections at once; close some, or reuse them (keep-alive).`,
+      {},
+      { [RETRY_AFTER_HEADER]: '1' },
+    );
     answerOnSocket(socket, publicUrl, limiter, problem);
   };
 }
 
 function answerOnSocket(socket: Socket, publicUrl: string, limiter: LimiterStore, problem: ProblemError): void {
-  limiter.peek(`ip:${socket.remoteAddress ?? 'unknown'}`, ANONYMOUS_POLICY).then(
+  limiter.peek(addressCaller(socket.remoteAddress ?? 'unknown'), ANONYMOUS_POLICY).then(
     (verdict) => answer(socket, publicUrl, problem, rateLimitHeaders(verdict)),
     () => answer(socket, publicUrl, problem, {}),
   );
@@ -69,7 +75,8 @@ function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits
     'Content-Length': String(Buffer.byteLength(body)),
     Connection: 'close',
   };
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${head}\r\n${body}`);
 }
-

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
-import { isStoreUnavailable } from '../db/database.js';
+import { isStoreUnavailable } from '../db/errors.js';
 import { RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
-import { PROBLEM_CONTENT_TYPE, problemBody, ProblemError, type InputError, type ProblemSlug } from './problems.js';
+import { type InputError, PROBLEM_CONTENT_TYPE, ProblemError, type ProblemSlug, problemBody } from './problems.js';
 import { allInputErrors } from './validation.js';
 
 /** Seconds a client should wait before retrying when a store cannot be reached. */
@@ -47,9 +47,14 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {
   // client's doing, not a store's (and nobody is left to read the answer).
   if (request.raw.readableAborted) return new ProblemError('invalid-request', 'The request body was cut off: the client stopped sending it.', { errors: [] });
   if (isStoreUnavailable(error)) {
-    return new ProblemError('service-unavailable', 'A store the service needs cannot be reached. Retry shortly.', {}, {
-      [RETRY_AFTER_HEADER]: String(STORE_RETRY_AFTER_SECONDS),
-    });
+    return new ProblemError(
+      'service-unavailable',
+      'A store the service needs cannot be reached. Retry shortly.',
+      {},
+      {
+        [RETRY_AFTER_HEADER]: String(STORE_RETRY_AFTER_SECONDS),
+      },
+    );
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
@@ -83,7 +88,12 @@ export const refuseContentEncoding: preParsingHookHandler = (request, _reply, pa
   const encoding = request.headers['content-encoding'];
   const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
   if (!hasBody || encoding === undefined || encoding.trim().toLowerCase() === 'identity') return done(null, payload);
-  done(new ProblemError('unsupported-media-type', `The body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; send it uncompressed, as JSON.`));
+  done(
+    new ProblemError(
+      'unsupported-media-type',
+      `The body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; send it uncompressed, as JSON.`,
+    ),
+  );
 };
 
 /** An unknown path is answered before its body is read: no body can turn a 404 into a 400 or 415. */

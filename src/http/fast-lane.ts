@@ -1,13 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isWellFormedKey } from '../keys/key-format.js';
-import type { KeyRecord } from '../keys/repository.js';
-import type { Metrics } from '../ops/metrics.js';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { rateLimitHeaders } from '../ratelimit/headers.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
-import { CORS_HEADERS } from './cors.js';
-import { keyIdentity } from './identity.js';
-import { isRefusal, noteRefusal, REFUSAL_HEADERS, refusalBody } from './ratelimit.js';
+import { type Caller, isRefusal, noteRefusal, REFUSAL_HEADERS, type RefusalMetrics, refusalBody } from './ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 
 /** A `GET` the fast lane may answer: its route, and its answer when memory holds it. */
@@ -18,8 +13,8 @@ export interface FastRoute {
   headers: Readonly<Record<string, string>>;
   /** The path's parameter when the path (no query string) is this route's and the route answers now; reads nothing. */
   match(path: string): string | undefined;
-  /** The `200` body for a matched parameter, from memory; undefined when memory does not hold it. */
-  bodyFor(parameter: string): string | undefined;
+  /** The `200` for a matched parameter, from memory (its body and `ETag`: ./conditional.ts); undefined when memory does not hold it. */
+  answerFor(parameter: string): { body: string; etag: string } | undefined;
 }
 
 /** What the fast lane reports of each answer: the access log line and the request metrics. */
@@ -27,10 +22,12 @@ export type Answered = (request: { id: string; method: string; url: string; ip: 
 
 export interface FastLaneDeps {
   routes: readonly FastRoute[];
-  /** A key's record when memory holds it; nothing is read from a store. */
-  cachedKey: (key: string) => KeyRecord | undefined;
+  /** The request's caller when memory holds its key (keys/identify.ts); nothing is read from a store. */
+  callerOf: (headers: IncomingHttpHeaders) => Caller | undefined;
+  /** The CORS headers of every response. */
+  cors: Readonly<Record<string, string>>;
   limiter: LimiterStore;
-  metrics: Metrics;
+  metrics: RefusalMetrics;
   publicUrl: string;
   log: { warn(fields: object, message: string): void };
   answered: Answered;
@@ -48,12 +45,21 @@ export interface FastLaneDeps {
  * or pet not in memory) is passed to `next`, Fastify, before anything is counted; so is a request
  * whose limiter call fails, which Fastify then answers as it answers every request.
  */
-export function fastLane({ routes, cachedKey, limiter, metrics, publicUrl, log, answered, open }: FastLaneDeps) {
+export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, log, answered, open }: FastLaneDeps) {
   const refusal = refusalBody(publicUrl);
 
-  function answer(req: IncomingMessage, res: ServerResponse, route: FastRoute, identity: KeyIdentity, body: string, verdict: Verdict, started: number): void {
+  function answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: FastRoute,
+    identity: Caller,
+    ok: { body: string; etag: string },
+    verdict: Verdict,
+    started: number,
+  ): void {
+    let body = ok.body;
     const id = requestIdOf(req);
-    const headers: Record<string, string | number> = { [REQUEST_ID_HEADER]: id, ...CORS_HEADERS, ...rateLimitHeaders(verdict) };
+    const headers: Record<string, string | number> = { [REQUEST_ID_HEADER]: id, ...cors, ...rateLimitHeaders(verdict) };
     let status = 200;
     if (isRefusal(verdict)) {
       status = 429;
@@ -63,6 +69,7 @@ export function fastLane({ routes, cachedKey, limiter, metrics, publicUrl, log, 
       body = refusal(verdict, req.url!);
     } else {
       headers['content-type'] = JSON_CONTENT_TYPE;
+      headers.etag = ok.etag;
     }
     Object.assign(headers, route.headers);
     headers['content-length'] = Buffer.byteLength(body);
@@ -75,23 +82,21 @@ export function fastLane({ routes, cachedKey, limiter, metrics, publicUrl, log, 
   return function fast(req: IncomingMessage, res: ServerResponse, next: (req: IncomingMessage, res: ServerResponse) => void): void {
     const started = performance.now();
     const { method, url } = req;
-    if (method !== 'GET' || url === undefined || !open()) return next(req, res);
+    // A conditional read may be a 304 that counts nothing: Fastify's steps decide it (./conditional.ts).
+    if (method !== 'GET' || url === undefined || req.headers['if-none-match'] !== undefined || !open()) return next(req, res);
     const matched = matchOf(url);
     if (!matched) return next(req, res);
-    const sent = req.headers['x-api-key'];
-    if (typeof sent !== 'string' || !isWellFormedKey(sent)) return next(req, res);
     // The key first: looking it up is what asks the change feed for news, before any row is trusted.
-    const key = cachedKey(sent);
-    const identity = key && keyIdentity(key);
+    const identity = callerOf(req.headers);
     if (!identity) return next(req, res);
     const { route, parameter } = matched;
-    const body = route.bodyFor(parameter);
-    if (body === undefined) return next(req, res);
-    const { caller, policy } = identity;
-    const now = limiter.hitNow(caller, policy, key.unbanSeq);
-    if (now) return answer(req, res, route, identity, body, now, started);
-    limiter.hit(caller, policy, key.unbanSeq).then(
-      (verdict) => answer(req, res, route, identity, body, verdict, started),
+    const ok = route.answerFor(parameter);
+    if (ok === undefined) return next(req, res);
+    const { caller, policy, unbanSeq } = identity;
+    const now = limiter.hitNow(caller, policy, unbanSeq);
+    if (now) return answer(req, res, route, identity, ok, now, started);
+    limiter.hit(caller, policy, unbanSeq).then(
+      (verdict) => answer(req, res, route, identity, ok, verdict, started),
       () => next(req, res),
     );
   };
@@ -107,5 +112,3 @@ export function fastLane({ routes, cachedKey, limiter, metrics, publicUrl, log, 
 
 /** The content type Fastify gives a body its serialiser wrote. */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-
-type KeyIdentity = NonNullable<ReturnType<typeof keyIdentity>>;

@@ -1,16 +1,13 @@
+import type { PageRequest, Rows } from '../db/keyset.js';
 import { ProblemError } from './problems.js';
 
-/**
- * Keyset pagination over ascending ids: a page holds the items after the cursor's id, so no item is
- * skipped or repeated however the collection changes between pages. The cursor is opaque to clients.
- */
-export interface PageRequest {
-  afterId: number;
-  limit: number;
-}
-
+/** What every cursor starts with, before base64url: its version. */
 const PREFIX = 'v1:';
 
+/**
+ * The cursor of keyset pagination (db/keyset.ts): opaque to clients, it names the last id of the page
+ * before. A page holds the items after it, so no item is skipped or repeated between pages.
+ */
 export function encodeCursor(lastId: number): string {
   return Buffer.from(`${PREFIX}${lastId}`).toString('base64url');
 }
@@ -32,9 +29,8 @@ function decodeCursor(cursor: string): number {
   return id;
 }
 
-/** Rows are fetched one beyond the limit: the extra row only says whether another page exists. */
-export function toPage<T extends { id: number }>(rows: T[], limit: number): { data: T[]; nextCursor: string | null } {
-  const data = rows.slice(0, limit);
-  const last = data[data.length - 1];
-  return { data, nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+/** The page a list operation answers: the cursor, when more follow, points after the last row. */
+export function pageOf<T extends { id: number }>({ rows, more }: Rows<T>): { data: T[]; nextCursor: string | null } {
+  const last = rows[rows.length - 1];
+  return { data: rows, nextCursor: more && last ? encodeCursor(last.id) : null };
 }

@@ -53,7 +53,8 @@ export const PROBLEM_TYPES = {
   'expectation-failed': {
     status: 417,
     title: 'Expectation failed',
-    description: 'The request carried an `Expect` header the service cannot meet. The only expectation it knows is `100-continue`; send the request without any other.',
+    description:
+      'The request carried an `Expect` header the service cannot meet. The only expectation it knows is `100-continue`; send the request without any other.',
   },
   'payload-too-large': {
     status: 413,
@@ -73,8 +74,7 @@ export const PROBLEM_TYPES = {
   'idempotency-key-reused': {
     status: 422,
     title: 'Idempotency key reused with another request',
-    description:
-      'An `Idempotency-Key` may be replayed only with the same request body within 24 hours. Use a new key for a new request.',
+    description: 'An `Idempotency-Key` may be replayed only with the same request body within the idempotency window. Use a new key for a new request.',
   },
   'idempotency-key-in-progress': {
     status: 409,
@@ -114,10 +114,20 @@ export const PROBLEM_TYPES = {
 
 export type ProblemSlug = keyof typeof PROBLEM_TYPES;
 
-/** A problem type's explanation, as its page says it; the ban's with the ban rules in force. */
-export function problemDescription(slug: ProblemSlug, rules: BanRules): string {
+/** What a problem page says that other components decide (the docs pass them in). */
+export interface ProblemFacts {
+  /** The ban rules in force. */
+  rules: BanRules;
+  /** How long an `Idempotency-Key` is remembered, in words (orders/idempotency-window.ts). */
+  idempotencyWindow: string;
+}
+
+/** A problem type's explanation, as its page says it, with the facts in force. */
+export function problemDescription(slug: ProblemSlug, { rules, idempotencyWindow }: ProblemFacts): string {
   const { description } = PROBLEM_TYPES[slug];
-  return slug === 'key-banned' ? `${description} ${bansInWords(rules)}` : description;
+  if (slug === 'key-banned') return `${description} ${bansInWords(rules)}`;
+  if (slug === 'idempotency-key-reused') return description.replace('the idempotency window', idempotencyWindow);
+  return description;
 }
 
 export const PROBLEM_SLUGS = Object.keys(PROBLEM_TYPES) as ProblemSlug[];

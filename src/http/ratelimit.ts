@@ -1,50 +1,94 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Metrics } from '../ops/metrics.js';
+import type { Counter } from 'prom-client';
+import { documentationCaller } from '../ratelimit/callers.js';
 import { rateLimitHeaders } from '../ratelimit/headers.js';
-import { DOCUMENTATION_POLICY } from '../ratelimit/plans.js';
+import { DOCUMENTATION_POLICY, type Policy } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
-import type { Identity } from './identity.js';
-import { PROBLEM_CONTENT_TYPE, problemBody, ProblemError } from './problems.js';
+import { mayDeferCount } from './conditional.js';
+import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
 
-/** The index, the docs, the document and the problem pages count nothing, but still carry the headers. */
-const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/)/;
+/** The index, the docs, the document, the problem pages and `/usage` count nothing, but still carry the headers. */
+const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|usage($|\?))/;
 
 export function countsTowardLimit(url: string): boolean {
   return !UNCOUNTED.test(url);
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the limit step decided (or, on a path that counts nothing, saw) for this request. */
+    rateLimit: Verdict;
+  }
+}
+
+/** The counters a refusal raises (the service's are in ops/metrics.ts). */
+export interface RefusalMetrics {
+  refusals: Pick<Counter<'kind' | 'plan'>, 'inc'>;
+  bans: Pick<Counter<'plan'>, 'inc'>;
+}
+
+/** Who the limit step counts a request to, as the first step of every request found out (keys/identify.ts). */
+export interface Caller {
+  /** A valid key, or an address without one. */
+  kind: 'key' | 'anonymous';
+  /** The limiter's name for the caller (ratelimit/callers.ts). */
+  caller: string;
+  policy: Policy;
+  /** Raised by every unban of the caller, wherever it was made; 0 for a caller that cannot be unbanned. */
+  unbanSeq: number;
+  /** Counted on the paths that count nothing too: a bad key, so that no path lets an address test keys for free. */
+  countedEverywhere: boolean;
+}
+
 /**
- * The limit step, after `identify` and before the handler: every response gets the rate-limit
+ * The limit step, after the caller is known and before the handler: every response gets the rate-limit
  * headers, and a refused request ends here with a `429`, answered on the spot: the cheapest path of
  * all (no exception, no error handler, the invariant parts of the body built once). The fast lane
  * (./fast-lane.ts) answers the same refusals with the same parts.
  */
-export function rateLimitHook(limiter: LimiterStore, metrics: Metrics, publicUrl: string) {
+export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, publicUrl: string, callerOf: (request: FastifyRequest) => Caller) {
   const refusal = refusalBody(publicUrl);
   return async function limit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const identity = request.identity;
-    const { caller, policy } = identity;
-    // An unban made anywhere (admin API, CLI, another instance) travels on the key's row.
-    const unbanSeq = identity.kind === 'key' ? identity.key.unbanSeq : 0;
+    const identity = callerOf(request);
+    const { caller, policy, unbanSeq } = identity;
     // Who a refusal is counted to: the caller, or the address's throttle of the uncounted paths.
-    let counted: Pick<Identity, 'caller' | 'policy'> = identity;
+    let counted: Pick<Caller, 'caller' | 'policy'> = identity;
     let verdict: Verdict;
-    // A bad key counts against its address on every path: no path lets an address test keys for free.
-    if (countsTowardLimit(request.url) || (identity.kind === 'anonymous' && identity.badKey)) {
+    if (identity.kind === 'key' && mayDeferCount(request)) {
+      // A key's conditional read: a `304` counts nothing, so only a look now; a banned key is refused
+      // as ever; the count is made once the answer is known not to be a `304` (./conditional.ts).
+      verdict = await limiter.peek(caller, policy, unbanSeq);
+      if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined) verdict = await limiter.hit(caller, policy, unbanSeq);
+      else request.countLater = countLater(request, identity);
+    } else if (countsTowardLimit(request.url) || identity.countedEverywhere) {
       verdict = await limiter.hit(caller, policy, unbanSeq);
     } else {
       // The uncounted paths: the caller's own headers, under the address's throttle of their own.
-      const throttle = { caller: `documentation:ip:${request.ip}`, policy: DOCUMENTATION_POLICY };
+      const throttle = { caller: documentationCaller(request.ip), policy: DOCUMENTATION_POLICY };
       const throttled = await limiter.hit(throttle.caller, throttle.policy);
       if (isRefusal(throttled)) [verdict, counted] = [throttled, throttle];
       else verdict = await limiter.peek(caller, policy, unbanSeq);
     }
+    const body = answer(request, reply, verdict, counted);
+    return body === undefined ? undefined : reply.code(429).send(body);
+  };
+
+  /** The count a conditional read left for later (./conditional.ts): the refusal's body, if refused. */
+  function countLater(request: FastifyRequest, identity: Caller) {
+    return async (reply: FastifyReply): Promise<string | undefined> =>
+      answer(request, reply, await limiter.hit(identity.caller, identity.policy, identity.unbanSeq), identity);
+  }
+
+  /** A verdict's headers on the reply (and on the request, for the handler); for a refusal, its note and its body. */
+  function answer(request: FastifyRequest, reply: FastifyReply, verdict: Verdict, counted: Pick<Caller, 'caller' | 'policy'>): string | undefined {
+    request.rateLimit = verdict;
     reply.headers(rateLimitHeaders(verdict));
     if (!isRefusal(verdict)) return undefined;
     noteRefusal(verdict, counted, request.log, metrics);
-    return reply.code(429).headers(REFUSAL_HEADERS).send(refusal(verdict, request.url));
-  };
+    reply.headers(REFUSAL_HEADERS);
+    return refusal(verdict, request.url);
+  }
 }
 
 export type Refusal = Extract<Verdict, { kind: 'rate-limited' | 'banned' }>;
@@ -57,7 +101,12 @@ export function isRefusal(verdict: Verdict): verdict is Refusal {
 export const REFUSAL_HEADERS: Readonly<Record<string, string>> = { 'cache-control': 'no-store', 'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8` };
 
 /** A refusal's metrics, and the log line of the one that starts a ban. */
-export function noteRefusal(verdict: Refusal, { caller, policy }: Pick<Identity, 'caller' | 'policy'>, log: { warn(fields: object, message: string): void }, metrics: Metrics): void {
+export function noteRefusal(
+  verdict: Refusal,
+  { caller, policy }: Pick<Caller, 'caller' | 'policy'>,
+  log: { warn(fields: object, message: string): void },
+  metrics: RefusalMetrics,
+): void {
   if (verdict.kind === 'rate-limited' && verdict.banStarted) {
     const { until, durationMs } = verdict.banStarted;
     log.warn({ caller, plan: policy.name, bannedUntil: new Date(until).toISOString(), banSeconds: durationMs / 1000 }, 'caller banned');

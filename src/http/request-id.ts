@@ -3,13 +3,15 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
+/** Node hands header names over in lower case. */
+const REQUEST_ID_FIELD = REQUEST_ID_HEADER.toLowerCase();
 
 // Sane: short and plain, so that it cannot smuggle anything into logs or headers.
 const SANE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The caller's request id when it sent a sane one, else a new one. */
 export function requestIdOf(req: IncomingMessage): string {
-  const sent = req.headers['x-request-id'];
+  const sent = req.headers[REQUEST_ID_FIELD];
   return typeof sent === 'string' && SANE.test(sent) ? sent : randomUUID();
 }
 

@@ -1,5 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { PLAN_NAMES } from '../ratelimit/plans.js';
+import { MAX_RETRY_AFTER_SECONDS } from '../ratelimit/headers.js';
+import { MAX_LIMIT, PLAN_NAMES } from '../ratelimit/plans.js';
 import { MAX_HEAD_BYTES } from './limits.js';
 
 /**
@@ -19,7 +20,7 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
 }
 
 /** Whole seconds to wait: at most a day (the day window's reset). */
-export const RetryAfterSeconds = (description: string) => Type.Integer({ format: 'int32', minimum: 1, maximum: 86_400, description });
+export const RetryAfterSeconds = (description: string) => Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_RETRY_AFTER_SECONDS, description });
 
 /** A positive int64 in decimal: the form of every record id. */
 export const Int64Id = (description: string) => Type.Integer({ format: 'int64', minimum: 1, description });
@@ -30,7 +31,10 @@ export const Problem = Type.Object(
     title: Type.String({ maxLength: 200 }),
     status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599 }),
     detail: Type.String({ maxLength: 20_000 }),
-    instance: Type.String({ maxLength: MAX_HEAD_BYTES, description: 'The path of the request that failed; empty when not even its request line could be read.' }),
+    instance: Type.String({
+      maxLength: MAX_HEAD_BYTES,
+      description: 'The path of the request that failed; empty when not even its request line could be read.',
+    }),
   },
   { $id: 'Problem', description: 'An RFC 9457 problem.', additionalProperties: true },
 );
@@ -54,7 +58,7 @@ export const RateLimitedProblem = Type.Intersect(
     ref(Problem),
     Type.Object({
       window: StringEnum(['minute', 'day'], { description: 'The window that refused the request.' }),
-      limit: Type.Integer({ format: 'int32', minimum: 1, maximum: 2_147_483_647 }),
+      limit: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_LIMIT }),
       plan: StringEnum([...PLAN_NAMES, 'anonymous']),
       retryAfter: RetryAfterSeconds('Seconds, the same as the `Retry-After` header.'),
     }),
@@ -63,7 +67,13 @@ export const RateLimitedProblem = Type.Intersect(
 );
 
 export const BannedProblem = Type.Intersect(
-  [ref(Problem), Type.Object({ retryAfter: RetryAfterSeconds('Seconds until the ban ends, the same as `Retry-After`.'), bannedUntil: Type.String({ format: 'date-time', maxLength: 30 }) })],
+  [
+    ref(Problem),
+    Type.Object({
+      retryAfter: RetryAfterSeconds('Seconds until the ban ends, the same as `Retry-After`.'),
+      bannedUntil: Type.String({ format: 'date-time', maxLength: 30 }),
+    }),
+  ],
   { $id: 'BannedProblem', description: 'A `429` of type `key-banned`.' },
 );
 
@@ -83,7 +93,9 @@ export function Page<T extends TSchema>(item: T, description: string) {
   return Type.Object(
     {
       data: Type.Array(item, { maxItems: 100 }),
-      nextCursor: Type.Union([Type.String({ maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' }), Type.Null()], { description: 'Pass as `cursor` for the next page; `null` on the last page.' }),
+      nextCursor: Type.Union([Type.String({ maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' }), Type.Null()], {
+        description: 'Pass as `cursor` for the next page; `null` on the last page.',
+      }),
     },
     { description },
   );

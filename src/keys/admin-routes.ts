@@ -1,11 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import Type from 'typebox';
 import { ProblemError } from '../http/problems.js';
-import type { App } from '../http/types.js';
-import { PLAN_NAMES } from '../ratelimit/plans.js';
-import type { LimiterStore } from '../ratelimit/store.js';
 import { StringEnum } from '../http/schemas.js';
-import { KeyInputError, MAX_LIMIT, NAME_MAX_LENGTH, NAME_PATTERN, type KeyRecord, type KeysRepository } from './repository.js';
+import type { App } from '../http/types.js';
+import { keyCaller } from '../ratelimit/callers.js';
+import { MAX_LIMIT, PLAN_NAMES } from '../ratelimit/plans.js';
+import type { LimiterStore } from '../ratelimit/store.js';
+import { KeyInputError, type KeyRecord, type KeysRepository, NAME_MAX_LENGTH, NAME_PATTERN } from './repository.js';
 import { KeyView, keyView } from './views.js';
 
 const PlanBody = {
@@ -33,7 +34,7 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
 
   const view = async (record: KeyRecord | undefined, id: string) => {
     if (!record) throw new ProblemError('not-found', `There is no key ${id}.`);
-    return keyView(record, await limiter.banOf(`key:${record.id}`, record.unbanSeq));
+    return keyView(record, await limiter.banOf(keyCaller(record.id), record.unbanSeq));
   };
   const input = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
@@ -52,11 +53,14 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
     async (request, reply) => {
       const { record, key } = await input(() => keys.create(request.body));
       // The only response that ever carries the full key.
-      return reply.code(201).header('cache-control', 'no-store').send({ ...keyView(record, null), key });
+      return reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send({ ...keyView(record, null), key });
     },
   );
   app.get('/admin/keys', async () => ({
-    data: await Promise.all((await keys.list()).map(async (k) => keyView(k, await limiter.banOf(`key:${k.id}`, k.unbanSeq)))),
+    data: await Promise.all((await keys.list()).map(async (k) => keyView(k, await limiter.banOf(keyCaller(k.id), k.unbanSeq)))),
   }));
   app.get('/admin/keys/:id', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
     view(await keys.get(request.params.id), request.params.id),
@@ -72,7 +76,7 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
   app.post('/admin/keys/:id/unban', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) => {
     const record = await keys.requestUnban(request.params.id);
     // Lifted here at once; other instances apply the signal written to the key's row.
-    if (record) await limiter.unban(`key:${record.id}`);
+    if (record) await limiter.unban(keyCaller(record.id));
     return view(record, request.params.id);
   });
 }

@@ -1,8 +1,9 @@
-import type { Selectable } from 'kysely';
+import type { Selectable, UpdateQueryBuilder, UpdateResult } from 'kysely';
+import type { Clock } from '../clock.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
-import type { ApiKeysTable } from '../db/schema.js';
-import { policyFor, type PlanName, type Policy } from '../ratelimit/plans.js';
+import type { ApiKeysTable, Database } from '../db/schema.js';
+import { MAX_LIMIT, type PlanName, type Policy, policyFor } from '../ratelimit/plans.js';
 import { displayPrefix, generateKey, generateKeyId, hashKey } from './key-format.js';
 
 export interface KeyRecord {
@@ -34,8 +35,6 @@ export class KeyInputError extends Error {
   }
 }
 
-/** The most requests a custom limit may allow: what the stores' integer column holds (PostgreSQL's `integer`). */
-export const MAX_LIMIT = 2_147_483_647;
 export const NAME_MAX_LENGTH = 200;
 /** No control characters: PostgreSQL cannot store NUL, and a name is printed on terminals. */
 export const NAME_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
@@ -53,7 +52,7 @@ export function policyOfKey(key: KeyRecord): Policy {
 export class KeysRepository {
   constructor(
     private readonly db: Db,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock,
     private readonly changes?: Pick<ChangeFeed, 'changed'>,
   ) {}
 
@@ -69,7 +68,7 @@ export class KeysRepository {
       per_day: limits.perDay,
       key_hash: hashKey(key),
       key_prefix: displayPrefix(key),
-      created_at: new Date(this.now()).toISOString(),
+      created_at: new Date(this.clock()).toISOString(),
       revoked_at: null,
     };
     await this.db.insertInto('api_keys').values(row).execute();
@@ -96,46 +95,37 @@ export class KeysRepository {
   }
 
   async count(): Promise<number> {
-    const { n } = await this.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(n);
   }
 
   async setPlan(id: string, choice: PlanChoice): Promise<KeyRecord | undefined> {
     const limits = checkedLimits(choice);
-    await this.db
-      .updateTable('api_keys')
-      .set({ plan: choice.plan, per_minute: limits.perMinute, per_day: limits.perDay })
-      .where('id', '=', id)
-      .execute();
-    return this.#changed(id);
+    return this.#update(id, (row) => row.set({ plan: choice.plan, per_minute: limits.perMinute, per_day: limits.perDay }));
   }
 
   /** Revoking twice keeps the first revocation time. */
   async revoke(id: string): Promise<KeyRecord | undefined> {
-    await this.db
-      .updateTable('api_keys')
-      .set({ revoked_at: new Date(this.now()).toISOString() })
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .execute();
-    return this.#changed(id);
+    return this.#update(id, (row) => row.set({ revoked_at: new Date(this.clock()).toISOString() }).where('revoked_at', 'is', null));
   }
 
   /** Signals every instance, through the store, to lift the key's ban on its next request. */
   async requestUnban(id: string): Promise<KeyRecord | undefined> {
-    await this.db
-      .updateTable('api_keys')
-      .set((eb) => ({ unban_seq: eb('unban_seq', '+', 1) }))
-      .where('id', '=', id)
-      .execute();
-    return this.#changed(id);
+    return this.#update(id, (row) => row.set((eb) => ({ unban_seq: eb('unban_seq', '+', 1) })));
   }
 
-  #changed(id: string): Promise<KeyRecord | undefined> {
+  /** Changes the key's row, then tells the caches (every instance's, through the change feed) before answering the record as it is now. */
+  async #update(id: string, change: (row: KeyRowUpdate) => KeyRowUpdate): Promise<KeyRecord | undefined> {
+    await change(this.db.updateTable('api_keys').where('id', '=', id)).execute();
     this.changes?.changed('api_keys', id);
     return this.get(id);
   }
 }
+
+type KeyRowUpdate = UpdateQueryBuilder<Database, 'api_keys', 'api_keys', UpdateResult>;
 
 function checkedLimits(choice: PlanChoice): { perMinute: number | null; perDay: number | null } {
   const custom = choice.perMinute !== undefined || choice.perDay !== undefined;
@@ -145,9 +135,15 @@ function checkedLimits(choice: PlanChoice): { perMinute: number | null; perDay: 
   }
   const { perMinute, perDay } = choice;
   if (perMinute === undefined || perDay === undefined) {
-    throw new KeyInputError('an enterprise key needs its own per-minute and per-day limits (positive whole numbers)', perMinute === undefined ? 'perMinute' : 'perDay');
+    throw new KeyInputError(
+      'an enterprise key needs its own per-minute and per-day limits (positive whole numbers)',
+      perMinute === undefined ? 'perMinute' : 'perDay',
+    );
   }
-  for (const [field, n] of [['perMinute', perMinute], ['perDay', perDay]] as const) {
+  for (const [field, n] of [
+    ['perMinute', perMinute],
+    ['perDay', perDay],
+  ] as const) {
     if (!Number.isSafeInteger(n) || n < 1 || n > MAX_LIMIT) {
       throw new KeyInputError(`${field === 'perMinute' ? 'per-minute' : 'per-day'} must be a whole number from 1 to ${MAX_LIMIT}`, field);
     }

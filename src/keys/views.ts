@@ -1,6 +1,6 @@
 import Type from 'typebox';
-import { PLAN_NAMES } from '../ratelimit/plans.js';
 import { StringEnum } from '../http/schemas.js';
+import { PLAN_NAMES } from '../ratelimit/plans.js';
 import type { KeyRecord } from './repository.js';
 
 /** How the admin API and the CLI show a key: never the key itself, only its display prefix. */

@@ -1,34 +1,73 @@
 import type { SwaggerOptions } from '@fastify/swagger';
+import { ALLOW_ORIGIN_HEADER } from '../http/cors.js';
+import { REQUEST_ID_HEADER } from '../http/request-id.js';
+import { API_KEY_HEADER } from '../keys/identify.js';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../orders/schemas.js';
+import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
 import { bansInWords } from '../ratelimit/ban-prose.js';
 import type { BanRules } from '../ratelimit/decision.js';
-import { ALLOW_ORIGIN_HEADER } from '../http/cors.js';
-import { API_KEY_HEADER } from '../http/identity.js';
-import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
-import { REQUEST_ID_HEADER } from '../http/request-id.js';
-import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
-import { PLAN_LIMITS } from '../ratelimit/plans.js';
-import { IDEMPOTENT_REPLAYED_HEADER } from '../orders/schemas.js';
+import {
+  LIMIT_HEADER,
+  MAX_RETRY_AFTER_SECONDS,
+  POLICY_HEADER,
+  RATE_LIMIT_HEADER,
+  REMAINING_HEADER,
+  RESET_HEADER,
+  RETRY_AFTER_HEADER,
+} from '../ratelimit/headers.js';
+import { MAX_LIMIT, PLAN_LIMITS } from '../ratelimit/plans.js';
+import { DAY_MS, MINUTE_MS } from '../ratelimit/state.js';
 import { openapiTags, tagGroups } from './tags.js';
 
 export const SECURITY_SCHEME = 'ApiKey';
 
+/** The windows' lengths in seconds, as the headers give them (`w`, `t`). */
+const MINUTE_S = MINUTE_MS / 1000;
+const DAY_S = DAY_MS / 1000;
+
 /** Headers declared once under `components.headers` and referenced from every response. */
 const HEADERS: Record<string, { description: string; schema: object; required?: boolean }> = {
-  [LIMIT_HEADER]: { description: 'The limit of the binding window (the one with the least left; on a tie, the day).', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 2_147_483_647 } },
-  [REMAINING_HEADER]: { description: 'Requests left in the binding window; 0 while banned.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 } },
-  [RESET_HEADER]: { description: 'Unix time (seconds, rounded up) at which the binding window is full again, or the ban ends.', schema: { type: 'integer', format: 'int64', minimum: 0 } },
-  [POLICY_HEADER]: { description: 'Both windows of your plan, IETF draft form: `"minute";q=60;w=60, "day";q=1000;w=86400`.', schema: { type: 'string', maxLength: 100, pattern: '^"minute";q=\\d+;w=60, "day";q=\\d+;w=86400$' } },
+  [LIMIT_HEADER]: {
+    description: 'The limit of the binding window (the one with the least left; on a tie, the day).',
+    schema: { type: 'integer', format: 'int32', minimum: 1, maximum: MAX_LIMIT },
+  },
+  [REMAINING_HEADER]: {
+    description: 'Requests left in the binding window; 0 while banned.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_LIMIT },
+  },
+  [RESET_HEADER]: {
+    description: 'Unix time (seconds, rounded up) at which the binding window is full again, or the ban ends.',
+    schema: { type: 'integer', format: 'int64', minimum: 0 },
+  },
+  [POLICY_HEADER]: {
+    description: `Both windows of your plan, IETF draft form: \`"minute";q=60;w=${MINUTE_S}, "day";q=1000;w=${DAY_S}\`.`,
+    schema: { type: 'string', maxLength: 100, pattern: `^"minute";q=\\d+;w=${MINUTE_S}, "day";q=\\d+;w=${DAY_S}$` },
+  },
   [RATE_LIMIT_HEADER]: {
-    description:
-      'What is left in each window (`r`) and `t` (draft-ietf-httpapi-ratelimit-headers-11): while quota remains, the seconds the window in effect still runs (the minute: until its oldest counted request leaves, 60 when none is counted; the day: until the next UTC midnight); with none left, the seconds until one more request is admitted. On a `429` the window that refused comes first: `"minute";r=59;t=60, "day";r=999;t=43200`.',
+    description: `What is left in each window (\`r\`) and \`t\` (draft-ietf-httpapi-ratelimit-headers-11): while quota remains, the seconds the window in effect still runs (the minute: until its oldest counted request leaves, ${MINUTE_S} when none is counted; the day: until the next UTC midnight); with none left, the seconds until one more request is admitted. On a \`429\` the window that refused comes first: \`"minute";r=59;t=60, "day";r=999;t=43200\`.`,
     schema: { type: 'string', maxLength: 100, pattern: '^"(minute|day)";r=\\d+;t=\\d+, "(minute|day)";r=\\d+;t=\\d+$' },
   },
-  [REQUEST_ID_HEADER]: { description: 'Your `X-Request-Id` if you sent a sane one, else a new id. Quote it when you report a problem.', schema: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' } },
-  [RETRY_AFTER_HEADER]: { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86_400 } },
-  [ALLOW_ORIGIN_HEADER]: { description: 'Any origin may call the API from a browser (keys travel in a header, not in cookies).', schema: { type: 'string', const: '*' } },
+  [REQUEST_ID_HEADER]: {
+    description: 'Your `X-Request-Id` if you sent a sane one, else a new id. Quote it when you report a problem.',
+    schema: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' },
+  },
+  [RETRY_AFTER_HEADER]: {
+    description: 'Whole seconds to wait before retrying.',
+    schema: { type: 'integer', format: 'int32', minimum: 1, maximum: MAX_RETRY_AFTER_SECONDS },
+  },
+  [ALLOW_ORIGIN_HEADER]: {
+    description: 'Any origin may call the API from a browser (keys travel in a header, not in cookies).',
+    schema: { type: 'string', const: '*' },
+  },
   [DEPRECATION_HEADER]: { description: 'RFC 9745: `@<unix seconds>` of the deprecation.', schema: { type: 'string', maxLength: 21, pattern: '^@-?\\d+$' } },
-  [SUNSET_HEADER]: { description: 'RFC 8594: the HTTP date from which the operation answers `410`.', schema: { type: 'string', maxLength: 29, pattern: '^[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$' } },
-  [LINK_HEADER]: { description: 'Links with `rel="deprecation"` and `rel="sunset"` to the page that explains them.', schema: { type: 'string', maxLength: 4096 } },
+  [SUNSET_HEADER]: {
+    description: 'RFC 8594: the HTTP date from which the operation answers `410`.',
+    schema: { type: 'string', maxLength: 29, pattern: '^[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$' },
+  },
+  [LINK_HEADER]: {
+    description: 'Links with `rel="deprecation"` and `rel="sunset"` to the page that explains them.',
+    schema: { type: 'string', maxLength: 4096 },
+  },
 };
 
 const ON_EVERY_RESPONSE = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REQUEST_ID_HEADER, ALLOW_ORIGIN_HEADER];
@@ -58,7 +97,8 @@ function description(rules: BanRules): string {
     '',
     `**Authentication.** Send your key in the \`${API_KEY_HEADER}\` header on every operation.`,
     '',
-    '**Rate limits.** Counted per key (without a valid key: per client address, with the free numbers). The minute window slides: at most N requests in any 60 seconds. The day window is the UTC calendar day. Every response carries the rate-limit headers; a refused request gets `429` with `Retry-After`. Back off exponentially. ' + bansInWords(rules),
+    '**Rate limits.** Counted per key (without a valid key: per client address, with the free numbers). The minute window slides: at most N requests in any 60 seconds. The day window is the UTC calendar day. Every response carries the rate-limit headers; a refused request gets `429` with `Retry-After`. Back off exponentially. ' +
+      bansInWords(rules),
     '',
     plansTable(),
     '',
@@ -142,11 +182,7 @@ function withResponseHeaders(document: OpenApiDocument): OpenApiDocument {
   document.components = { ...document.components, headers: HEADERS };
   for (const operation of operationsOf(document)) {
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
-      const names = [
-        ...ON_EVERY_RESPONSE,
-        ...(status === '429' || status === '503' ? ON_RETRYABLE : []),
-        ...(operation.deprecated ? ON_DEPRECATED : []),
-      ];
+      const names = [...ON_EVERY_RESPONSE, ...(status === '429' || status === '503' ? ON_RETRYABLE : []), ...(operation.deprecated ? ON_DEPRECATED : [])];
       // What a route declares itself is always sent, but for the few that say when they are.
       for (const [name, header] of Object.entries(response.headers ?? {})) {
         (header as { required?: boolean }).required = !SOMETIMES.has(name.toLowerCase());

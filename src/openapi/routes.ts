@@ -1,6 +1,6 @@
 import { stringify } from 'yaml';
-import { API_KEY_HEADER } from '../http/identity.js';
 import type { App } from '../http/types.js';
+import { API_KEY_HEADER } from '../keys/identify.js';
 
 interface Document {
   info: { title: string };

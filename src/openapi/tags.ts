@@ -5,11 +5,17 @@
 export const TAG = {
   catalogue: 'Catalogue',
   orders: 'Orders',
+  usage: 'Usage',
 } as const;
 
 export const TAG_GROUPS = [
   { name: 'Pets', description: 'The pets of the store.', tags: [{ name: TAG.catalogue, description: 'Read the catalogue of pets.' }] },
   { name: 'Store', description: 'Orders placed with the store.', tags: [{ name: TAG.orders, description: 'Place, read and cancel your orders.' }] },
+  {
+    name: 'Account',
+    description: 'Your key and its plan.',
+    tags: [{ name: TAG.usage, description: 'What your plan allows, and what is left of it: counts nothing.' }],
+  },
 ] as const;
 
 export function openapiTags() {

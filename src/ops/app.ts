@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { ChangeFeed } from '../db/change-feed.js';
-import { ping, type Db } from '../db/database.js';
+import { type Db, ping } from '../db/database.js';
 import { errorHandler, frameworkErrorHandler, notFoundHandler, refuseContentEncoding } from '../http/errors.js';
 import { MAX_HEAD_BYTES } from '../http/limits.js';
 import { requestIdOf, setRequestId } from '../http/request-id.js';

@@ -1,5 +1,8 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
+import type { LogFormat } from '../config.js';
+import { API_KEY_HEADER } from '../keys/identify.js';
 
 /**
  * What a logged URL may not show: anything shaped like an API key, and any run long enough to be one's
@@ -7,12 +10,17 @@ import pino, { type Logger } from 'pino';
  */
 const SECRET_LIKE = /pet_|[A-Za-z0-9_-]{24}/i;
 
+/** What makes a URL need a look part by part: an encoding (`%`, `+`) or a query. */
+const PLAIN_UNLESS = /[%+?]/;
+
 /**
  * A request's URL as logged. A client may put a key or the admin token in a URL, percent-encoded once,
  * twice or partly, in any case: each path segment and query parameter name is shown unless, decoded as
  * often as it decodes, it looks like a secret or holds one of `secrets`; query values are never shown.
  */
 export function loggableUrl(url: string, secrets: readonly string[] = []): string {
+  // Nothing encoded, no query, nothing secret-like: what every segment would show, the URL shows whole.
+  if (!PLAIN_UNLESS.test(url) && !SECRET_LIKE.test(url) && !secrets.some((secret) => url.toLowerCase().includes(secret.toLowerCase()))) return url;
   const hidden = (part: string) => {
     const plain = decodedFully(part);
     const lower = plain.toLowerCase();
@@ -52,21 +60,51 @@ function decodedFully(text: string): string {
 }
 
 /**
- * JSON logs on stdout. Keys and the admin token never reach them: headers are not logged, URLs are
- * logged as `loggableUrl` shows them (`secrets`: the admin token, when there is one).
- * Lines are written asynchronously (what arrives while a write is under way goes out with the next one),
- * so that an access line per request does not cost a system call per request; `flush` before exiting.
- * Tests pass a destination of their own.
+ * The service's logger, writing to `destination` (see `stdout`; tests pass one of their own). Keys
+ * and the admin token never reach the logs: headers are not logged, URLs are logged as `loggableUrl`
+ * shows them (`secrets`: the admin token, when there is one). `flush` before exiting.
  */
-export function createLogger(level: string, destination: pino.DestinationStream = pino.destination({ dest: 1, sync: false }), secrets: readonly string[] = []): Logger {
+export function createLogger(level: string, destination: pino.DestinationStream = stdout('json'), secrets: readonly string[] = []): Logger {
   const options = {
     level,
     serializers: {
       req: (request: FastifyRequest) => ({ method: request.method, url: loggableUrl(request.url, secrets), remoteAddress: request.ip }),
     },
-    redact: { paths: ['req.headers', 'headers', 'authorization', '["x-api-key"]'], remove: true },
+    redact: { paths: ['req.headers', 'headers', 'authorization', `[${JSON.stringify(API_KEY_HEADER.toLowerCase())}]`], remove: true },
   };
   return pino(options, destination);
+}
+
+/**
+ * Standard output as a destination: JSON lines for machines (written asynchronously: what arrives
+ * while a write is under way goes out with the next one, so an access line per request does not cost
+ * a system call per request), or lines for people (pino-pretty: time, level, message, then the fields).
+ */
+export function stdout(format: 'json' | 'pretty'): pino.DestinationStream {
+  if (format === 'json') return pino.destination({ dest: 1, sync: false });
+  return pinoPretty({
+    destination: 1,
+    colorize: Boolean(process.stdout.isTTY),
+    translateTime: 'SYS:HH:MM:ss.l',
+    singleLine: true,
+    ignore: 'pid,hostname,reqId,req,statusCode,responseTime',
+    messageFormat: prettyMessage,
+  });
+}
+
+/** A line's message for people: an access line reads as `GET /pets/1 200 1.2 ms`; every line ends with its request id. */
+function prettyMessage(line: Record<string, unknown>, messageKey: string): string {
+  const req = line.req as { method?: string; url?: string; remoteAddress?: string } | undefined;
+  const responseTime = typeof line.responseTime === 'number' ? ` ${line.responseTime.toFixed(1)} ms` : '';
+  const status = line.statusCode === undefined ? '' : ` ${line.statusCode}`;
+  const request = req ? ` ${req.method} ${req.url}${status}${responseTime} from ${req.remoteAddress}` : '';
+  const id = line.reqId === undefined ? '' : ` (${line.reqId})`;
+  return `${line[messageKey]}${request ? ':' : ''}${request}${id}`;
+}
+
+/** `auto` means pretty on a terminal, JSON anywhere else (a pipe, a file, a log collector). */
+export function logFormatFor(format: LogFormat, isTerminal: boolean): 'json' | 'pretty' {
+  return format === 'auto' ? (isTerminal ? 'pretty' : 'json') : format;
 }
 
 type LogArgs = Parameters<FastifyBaseLogger['info']>;
@@ -92,33 +130,22 @@ class LazyChild {
     return this.#child?.level ?? this.parent.level;
   }
   set level(level: string) {
-    this.#real().level = level;
-  }
-  fatal(...args: LogArgs) {
-    this.#real().fatal(...args);
-  }
-  error(...args: LogArgs) {
-    this.#real().error(...args);
-  }
-  warn(...args: LogArgs) {
-    this.#real().warn(...args);
-  }
-  info(...args: LogArgs) {
-    this.#real().info(...args);
-  }
-  debug(...args: LogArgs) {
-    this.#real().debug(...args);
-  }
-  trace(...args: LogArgs) {
-    this.#real().trace(...args);
-  }
-  silent(...args: LogArgs) {
-    this.#real().silent(...args);
+    this.real().level = level;
   }
   child(bindings: object, options?: object) {
-    return this.#real().child(bindings, options);
+    return this.real().child(bindings, options);
   }
-  #real(): FastifyBaseLogger {
+  /** The pino child, made on first use. */
+  real(): FastifyBaseLogger {
     return (this.#child ??= this.parent.child(this.bindings, this.options));
   }
+}
+
+// Each level's method passes the call to the real child, made then.
+for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) {
+  Object.defineProperty(LazyChild.prototype, level, {
+    value(this: LazyChild, ...args: LogArgs) {
+      this.real()[level](...args);
+    },
+  });
 }

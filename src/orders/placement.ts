@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { toUtcDateTime } from '../http/date-time.js';
 import { ProblemError } from '../http/problems.js';
 import type { PetCache } from '../pets/pet-cache.js';
 import type { Pet } from '../pets/schemas.js';
+import { IDEMPOTENCY_WINDOW_IN_WORDS, IDEMPOTENCY_WINDOW_MS } from './idempotency-window.js';
 import { OrdersRepository } from './repository.js';
 import type { NewOrder, Order } from './schemas.js';
 
-const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const DEFAULT_SHIP_DELAY_MS = 2 * 24 * 60 * 60 * 1000;
 
 export interface Placed {
@@ -19,9 +20,10 @@ export interface Placed {
 
 /**
  * Placing an order. With an idempotency key, the order and the record of the key are written in one
- * transaction, so a crash leaves either both or neither; the same key and body within 24 hours get the
- * original response, the same key with another body a `422`. Only successes are remembered: a request
- * refused with `404` or `409` may be retried with the same key once the pet is available.
+ * transaction, so a crash leaves either both or neither; the same key and body within
+ * `IDEMPOTENCY_WINDOW_MS` get the original response, the same key with another body a `422`. Only
+ * successes are remembered: a request refused with `404` or `409` may be retried with the same key
+ * once the pet is available.
  */
 export class OrderPlacement {
   constructor(
@@ -39,7 +41,8 @@ export class OrderPlacement {
     // A retry while the original is still being processed here gets a 409 (draft-ietf-httpapi-
     // idempotency-key-header). Across instances the store's unique index makes it wait and replay.
     const slot = `${owner}\u0000${idempotencyKey}`;
-    if (this.#inProgress.has(slot)) throw new ProblemError('idempotency-key-in-progress', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
+    if (this.#inProgress.has(slot))
+      throw new ProblemError('idempotency-key-in-progress', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
     this.#inProgress.add(slot);
     try {
       return await this.#place(owner, input, idempotencyKey);
@@ -72,7 +75,10 @@ export class OrderPlacement {
         .executeTakeFirst();
       if (earlier && Date.parse(earlier.created_at) > now - IDEMPOTENCY_WINDOW_MS) {
         if (earlier.request_hash !== hash) {
-          throw new ProblemError('idempotency-key-reused', 'This Idempotency-Key was used with another request body in the last 24 hours.');
+          throw new ProblemError(
+            'idempotency-key-reused',
+            `This Idempotency-Key was used with another request body in the last ${IDEMPOTENCY_WINDOW_IN_WORDS}.`,
+          );
         }
         return { order: JSON.parse(earlier.response_body) as Order, replayed: true };
       }
@@ -114,11 +120,10 @@ export class OrderPlacement {
 
 /** The body as the client meant it: member order and white space do not make another request. */
 function requestHash(input: NewOrder): string {
-  const canonical = JSON.stringify(Object.keys(input).sort().map((k) => [k, input[k as keyof NewOrder]]));
+  const canonical = JSON.stringify(
+    Object.keys(input)
+      .sort()
+      .map((k) => [k, input[k as keyof NewOrder]]),
+  );
   return createHash('sha256').update(canonical).digest('hex');
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }

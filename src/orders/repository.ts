@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import { canExist } from '../db/ids.js';
+import { type PageRequest, pageOfRows, type Rows } from '../db/keyset.js';
 import type { OrdersTable } from '../db/schema.js';
-import { toPage, type PageRequest } from '../http/pagination.js';
 import type { Order } from './schemas.js';
 
 /**
@@ -35,11 +35,12 @@ export class OrdersRepository {
     return row && toOrder(row);
   }
 
-  async list(owner: string, filter: { status?: Order['status'] }, page: PageRequest) {
-    let query = this.db.selectFrom('orders').select(ORDER_COLUMNS).where('api_key_id', '=', owner).where('id', '>', page.afterId);
+  /** The page's orders of the owner after the requested id, and whether more follow: the route makes the cursor. */
+  async list(owner: string, filter: { status?: Order['status'] }, page: PageRequest): Promise<Rows<Order>> {
+    let query = this.db.selectFrom('orders').select(ORDER_COLUMNS).where('api_key_id', '=', owner);
     if (filter.status) query = query.where('status', '=', filter.status);
-    const rows = await query.orderBy('id').limit(page.limit + 1).execute();
-    return toPage(rows.map(toOrder), page.limit);
+    const { rows, more } = await pageOfRows(query, page);
+    return { rows: rows.map(toOrder), more };
   }
 
   async setStatus(owner: string, id: number, status: Order['status']): Promise<void> {

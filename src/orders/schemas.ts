@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { Int64Id, ListQuery, StringEnum } from '../http/schemas.js';
+import { IDEMPOTENCY_WINDOW_IN_WORDS } from './idempotency-window.js';
 
 export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
 
@@ -37,7 +38,9 @@ export const OrderParams = Type.Object({ orderId: Int64Id('The id of one of your
 
 export const OrderListQuery = ListQuery(ORDER_STATUSES, 'orders');
 
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+/** The header's name as documented (CORS lists it so); Node hands it over in lower case, as the schema names it. */
+export const IDEMPOTENCY_KEY_HEADER_NAME = 'Idempotency-Key';
+export const IDEMPOTENCY_KEY_HEADER = IDEMPOTENCY_KEY_HEADER_NAME.toLowerCase() as Lowercase<typeof IDEMPOTENCY_KEY_HEADER_NAME>;
 /** Set on the answer to a replayed request. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
@@ -48,8 +51,7 @@ export const PlaceOrderHeaders = Type.Object({
       // A bare token of visible characters, or a Structured Field string (`"…"`, `\\` and `\"` escaped);
       // either way the key has 1 to 255 characters.
       pattern: '^(?:[\\x21\\x23-\\x7E][\\x21-\\x7E]{0,254}|"(?:[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]|\\\\[\\\\"]){1,255}")$',
-      description:
-        'Makes the request safe to retry: the same key and body within 24 hours get the original response; the same key with another body gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way.',
+      description: `Makes the request safe to retry: the same key and body within ${IDEMPOTENCY_WINDOW_IN_WORDS} get the original response; the same key with another body gets \`422\`; a retry while the original is still being processed gets \`409\`. A bare token (\`8e03…\`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (\`"8e03…"\`): the same key either way.`,
     }),
   ),
 });

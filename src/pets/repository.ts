@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import { canExist } from '../db/ids.js';
+import { type PageRequest, pageOfRows, type Rows } from '../db/keyset.js';
 import type { PetsTable } from '../db/schema.js';
-import { toPage, type PageRequest } from '../http/pagination.js';
 import type { Pet } from './schemas.js';
 
 export class PetsRepository {
@@ -14,11 +14,12 @@ export class PetsRepository {
     return row && toPet(row);
   }
 
-  async list(filter: { status?: Pet['status'] }, page: PageRequest) {
-    let query = this.db.selectFrom('pets').selectAll().where('id', '>', page.afterId);
+  /** The page's pets after the requested id, and whether more follow: the route makes the cursor. */
+  async list(filter: { status?: Pet['status'] }, page: PageRequest): Promise<Rows<Pet>> {
+    let query = this.db.selectFrom('pets').selectAll();
     if (filter.status) query = query.where('status', '=', filter.status);
-    const rows = await query.orderBy('id').limit(page.limit + 1).execute();
-    return toPage(rows.map(toPet), page.limit);
+    const { rows, more } = await pageOfRows(query, page);
+    return { rows: rows.map(toPet), more };
   }
 }
 

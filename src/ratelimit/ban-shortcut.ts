@@ -1,9 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Policy } from './plans.js';
 import type { LimiterStore } from './store.js';
-import { ceilSeconds, type Verdict } from './verdict.js';
-
-type Banned = Extract<Verdict, { kind: 'banned' }>;
+import { type Banned, ceilSeconds, type Verdict } from './verdict.js';
 
 interface Held {
   /** The ban as the store last answered it; only `at` and the wait change while it lasts. */

@@ -5,8 +5,8 @@
  */
 import { logAfter, logAppend } from './minute-log.js';
 import type { Policy } from './plans.js';
-import { type CallerState, FRESH_STATE, MINUTE_MS, dayOf } from './state.js';
-import { type Assessment, type Verdict, assess, bindingUntil, ceilSeconds, rateLimited } from './verdict.js';
+import { type CallerState, dayOf, FRESH_STATE, MINUTE_MS } from './state.js';
+import { type Assessment, assess, banned, bindingUntil, rateLimited, type Verdict } from './verdict.js';
 
 /** Shared by every empty log, which is safe because states are never mutated. */
 const NONE: readonly number[] = [];
@@ -46,9 +46,7 @@ export function decide(state: CallerState | undefined, now: number, policy: Poli
   const assessment = assess(current, now, policy);
   // Verdict literals start with `kind`: V8 builds a literal that starts with a spread several times slower.
   if (current.bannedUntil > now) {
-    const retryAfterSeconds = ceilSeconds(current.bannedUntil - now);
-    const verdict = { kind: 'banned', ...assessment, bannedUntil: current.bannedUntil, retryAfterSeconds, bindingUntil: bindingUntil(current.minuteLog, assessment) } as const;
-    return { verdict, state: current };
+    return { verdict: banned(assessment, current.bannedUntil, bindingUntil(current.minuteLog, assessment)), state: current };
   }
   if (assessment.minute.remaining > 0 && assessment.day.remaining > 0) {
     const admitted = { ...current, minuteLog: logAppend(current.minuteLog, now), dayCount: current.dayCount + 1 };
@@ -97,8 +95,8 @@ function refuse(state: CallerState, assessment: Assessment, rules: BanRules): De
   const now = assessment.at;
   const rejections = state.rejections.concat(now);
   if (rejections.length < rules.rejections) return { verdict: rateLimited(assessment, 0), state: { ...state, rejections } };
-  const banned = startBan(state, now, rules);
-  return { verdict: rateLimited(assessment, banned.bannedUntil), state: banned };
+  const started = startBan(state, now, rules);
+  return { verdict: rateLimited(assessment, started.bannedUntil), state: started };
 }
 
 /** Starts a ban; `state` is pruned, so a `banLevel` above 0 means the previous ban ended within the escalation window. */

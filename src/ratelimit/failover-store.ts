@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import type { Clock } from '../clock.js';
 import { MemoryLimiterStore } from './memory-store.js';
 import type { Policy } from './plans.js';
 import { RedisLimiterStore, type RedisLimiterStoreOptions } from './redis-store.js';
@@ -23,7 +24,9 @@ export interface FailoverLog {
   info(obj: object, msg: string): void;
 }
 
-export interface FailoverLimiterStoreOptions extends RedisLimiterStoreOptions {
+export interface FailoverLimiterStoreOptions extends Omit<RedisLimiterStoreOptions, 'clock'> {
+  /** The memory fallback's clock. Redis decides on its own `TIME`, the one clock every instance shares. */
+  clock: Clock;
   log: FailoverLog;
   /** Called on every switch (not for the starting mode), e.g. to feed /readyz and a metric. */
   onModeChange?: (mode: LimiterMode) => void;
@@ -66,10 +69,10 @@ export class FailoverLimiterStore implements LimiterStore {
   #timeouts = 0;
 
   /** Takes ownership of `redis`, best made by `createLimiterRedis`. */
-  constructor(redis: Redis, { log, onModeChange = () => {}, ...options }: FailoverLimiterStoreOptions) {
+  constructor(redis: Redis, { clock, log, onModeChange = () => {}, ...options }: FailoverLimiterStoreOptions) {
     this.#redis = redis;
     this.#primary = new RedisLimiterStore(redis, options);
-    this.#fallback = new MemoryLimiterStore({ clock: options.clock, rules: options.rules });
+    this.#fallback = new MemoryLimiterStore({ clock, rules: options.rules });
     this.#log = log;
     this.#onModeChange = onModeChange;
     this.#mode = redis.status === 'ready' ? 'redis' : 'memory';

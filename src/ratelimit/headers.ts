@@ -1,6 +1,6 @@
 /** The rate-limit headers of every response. Header names are written down here and nowhere else. */
 import { DAY_MS, MINUTE_MS } from './state.js';
-import { type Verdict, type WindowStatus, bindingWindow, ceilSeconds } from './verdict.js';
+import { bindingWindow, ceilSeconds, type Verdict, type WindowStatus } from './verdict.js';
 
 export const LIMIT_HEADER = 'X-RateLimit-Limit';
 export const REMAINING_HEADER = 'X-RateLimit-Remaining';
@@ -8,6 +8,9 @@ export const RESET_HEADER = 'X-RateLimit-Reset';
 export const POLICY_HEADER = 'RateLimit-Policy';
 export const RATE_LIMIT_HEADER = 'RateLimit';
 export const RETRY_AFTER_HEADER = 'Retry-After';
+
+/** The most seconds a `Retry-After` says, as the documents declare it: a day, the longest wait of the day window. */
+export const MAX_RETRY_AFTER_SECONDS = DAY_MS / 1000;
 
 /**
  * The X-RateLimit-* headers describe the binding window (the one with the least left; on a tie, the

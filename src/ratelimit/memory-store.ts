@@ -6,7 +6,7 @@ import type { LimiterStore } from './store.js';
 import type { Verdict } from './verdict.js';
 
 export interface MemoryLimiterStoreOptions {
-  clock?: Clock;
+  clock: Clock;
   rules?: BanRules;
   /** How often idle callers are forgotten. */
   sweepIntervalMs?: number;
@@ -33,7 +33,7 @@ export class MemoryLimiterStore implements LimiterStore {
   #sweepLeft = 0;
   #nextSlice: NodeJS.Immediate | null = null;
 
-  constructor({ clock = Date.now, rules = DEFAULT_BAN_RULES, sweepIntervalMs = 60_000, sweepSlice = SWEEP_SLICE }: MemoryLimiterStoreOptions = {}) {
+  constructor({ clock, rules = DEFAULT_BAN_RULES, sweepIntervalMs = 60_000, sweepSlice = SWEEP_SLICE }: MemoryLimiterStoreOptions) {
     this.#clock = clock;
     this.#rules = rules;
     if (!Number.isInteger(sweepSlice) || sweepSlice < 1) throw new RangeError(`sweepSlice must be a positive integer, not ${sweepSlice}`);

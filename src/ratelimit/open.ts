@@ -1,6 +1,6 @@
 import { once } from 'node:events';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { systemClock } from '../clock.js';
 import { BanShortcut } from './ban-shortcut.js';
 import { createLimiterRedis, FailoverLimiterStore, type FailoverLog } from './failover-store.js';
 import { MemoryLimiterStore } from './memory-store.js';
@@ -19,24 +19,26 @@ const REDIS_START_WAIT_MS = 3_000;
 
 /**
  * The limiter the configuration asks for: in memory without REDIS_URL; with it, Redis with a memory
- * fallback for outages. `onChange` hears every switch, for metrics.
+ * fallback for outages. `onChange` hears every switch, for metrics. In memory, `clock` tells the time;
+ * Redis decides on its own `TIME`.
  */
 export async function openLimiter(
   config: Pick<Config, 'redisUrl' | 'redisKeyPrefix' | 'ban'>,
+  clock: Clock,
   log: FailoverLog,
   onChange: (status: LimiterStatus) => void,
 ): Promise<Limiter> {
   if (!config.redisUrl) {
     const status: LimiterStatus = { configured: 'memory', deciding: 'memory' };
     onChange(status);
-    return { store: new MemoryLimiterStore({ rules: config.ban }), status: () => status };
+    return { store: new MemoryLimiterStore({ clock, rules: config.ban }), status: () => status };
   }
   const redis = createLimiterRedis(config.redisUrl);
   await Promise.race([once(redis, 'ready'), new Promise((resolve) => setTimeout(resolve, REDIS_START_WAIT_MS).unref())]);
   const status = (): LimiterStatus => ({ configured: 'redis', deciding: failover.mode });
-  const failover = new FailoverLimiterStore(redis, { log, rules: config.ban, prefix: config.redisKeyPrefix, onModeChange: () => onChange(status()) });
+  const failover = new FailoverLimiterStore(redis, { clock, log, rules: config.ban, prefix: config.redisKeyPrefix, onModeChange: () => onChange(status()) });
   // A banned caller costs no round trip until its ban ends.
-  const store = new BanShortcut(failover, { clock: systemClock });
+  const store = new BanShortcut(failover, { clock });
   if (failover.mode === 'memory') log.warn({ limiter: 'memory' }, 'Redis does not answer yet: rate limits are decided in memory until it does');
   onChange(status());
   return { store, status };

@@ -5,6 +5,9 @@
 export const PLAN_NAMES = ['free', 'pro', 'business', 'enterprise'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
+/** The most requests a window may allow (an enterprise key's own numbers): what the stores' integer column holds (PostgreSQL's `integer`). */
+export const MAX_LIMIT = 2_147_483_647;
+
 /** The limits in force for one caller. `name` is what the 429 body reports as `plan`. */
 export interface Policy {
   readonly name: PlanName | 'anonymous' | 'documentation';
@@ -48,6 +51,7 @@ export function policyFor(plan: PlanName, custom?: { perMinute: number | null; p
 }
 
 /** Built once: a key of a fixed plan shares its plan's policy. */
-const FIXED_POLICIES = Object.fromEntries(
-  Object.entries(PLAN_LIMITS).map(([name, limits]) => [name, Object.freeze({ name, ...limits })]),
-) as Record<keyof typeof PLAN_LIMITS, Policy>;
+const FIXED_POLICIES = Object.fromEntries(Object.entries(PLAN_LIMITS).map(([name, limits]) => [name, Object.freeze({ name, ...limits })])) as Record<
+  keyof typeof PLAN_LIMITS,
+  Policy
+>;

@@ -1,8 +1,15 @@
+import { DAY_MS, MINUTE_MS } from './state.js';
+
 /**
- * The Redis store's only script, so that every call is one atomic round trip. It mirrors
- * ./decision.ts and the window arithmetic of ./verdict.ts step by step (the names in the comments
- * point there); test/ratelimit/vectors.json and a differential test against the memory store hold
- * it to them. It lives in a TS module rather than a .lua file so that the build carries it along.
+ * The Redis store's only script, so that every call is one atomic round trip. That is why it is a
+ * deliberate mirror of ./decision.ts and of the window arithmetic of ./verdict.ts, step by step (the
+ * names in the comments point there), rather than a call to them: the shared vectors
+ * (test/ratelimit/vectors.json, run by test/ratelimit/vectors.ts against both the memory and the Redis
+ * store) and the differential test in test/ratelimit/redis-store.test.ts hold the two equal. The window
+ * lengths come from ./state.ts, written into the source once when this module loads, so the script and
+ * its SHA stay the same for every call. The script only counts; which window a refusal names, and
+ * every other verdict shape, is built by the core from its numbers (see ./redis-store.ts). It lives in
+ * a TS module rather than a .lua file so that the build carries it along.
  *
  * KEYS: the caller's minute log (LIST of admission instants, oldest first), rejections (LIST of
  *       instants, oldest first) and the rest of its state (HASH day, count, until, level, lastEnd, seq).
@@ -15,7 +22,7 @@
  */
 export const LIMITER_SCRIPT = `
 local LOG, REJ, STATE = KEYS[1], KEYS[2], KEYS[3]
-local MINUTE, DAY = 60000, 86400000
+local MINUTE, DAY = ${MINUTE_MS}, ${DAY_MS}
 local mode, now = ARGV[1], tonumber(ARGV[2])
 if not now then
   local t = redis.call('TIME')

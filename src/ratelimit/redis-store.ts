@@ -3,10 +3,9 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import { type BanRules, DEFAULT_BAN_RULES } from './decision.js';
 import type { Policy } from './plans.js';
-import { MINUTE_MS } from './state.js';
 import { LIMITER_SCRIPT } from './redis-script.js';
 import type { LimiterStore } from './store.js';
-import { type Assessment, type Verdict, ceilSeconds, rateLimited } from './verdict.js';
+import { type Assessment, banned, minuteWindowMs, rateLimited, type Verdict } from './verdict.js';
 
 export interface RedisLimiterStoreOptions {
   rules?: BanRules;
@@ -101,9 +100,10 @@ export class RedisLimiterStore implements LimiterStore {
   }
 }
 
-/** The verdict shapes of ./decision.ts, from the numbers the script decided. */
+/** The verdict shapes of ./decision.ts, built by the same functions of ./verdict.ts from the numbers the script decided. */
 function verdictOf(reply: Reply, policy: Policy): Verdict {
-  const [kind, at, minuteRemaining, minuteResetAt, minuteNext, dayRemaining, dayResetAt, dayNext, bannedUntil, banStartedUntil, bindingUntil, oldestLeavesAt] = reply;
+  const [kind, at, minuteRemaining, minuteResetAt, minuteNext, dayRemaining, dayResetAt, dayNext, bannedUntil, banStartedUntil, bindingUntil, oldestLeavesAt] =
+    reply;
   const assessment: Assessment = {
     plan: policy.name,
     at,
@@ -112,7 +112,7 @@ function verdictOf(reply: Reply, policy: Policy): Verdict {
       remaining: minuteRemaining,
       resetAt: minuteResetAt,
       nextAdmitInMs: minuteNext,
-      windowMs: oldestLeavesAt > 0 ? oldestLeavesAt - at : MINUTE_MS,
+      windowMs: minuteWindowMs(oldestLeavesAt > 0 ? oldestLeavesAt : undefined, at),
     },
     day: { limit: policy.perDay, remaining: dayRemaining, resetAt: dayResetAt, nextAdmitInMs: dayNext, windowMs: dayResetAt - at },
   };
@@ -120,7 +120,7 @@ function verdictOf(reply: Reply, policy: Policy): Verdict {
     case 'admitted':
       return { kind, ...assessment };
     case 'banned':
-      return { kind, ...assessment, bannedUntil, retryAfterSeconds: ceilSeconds(bannedUntil - at), bindingUntil };
+      return banned(assessment, bannedUntil, bindingUntil);
     case 'peek':
       return bannedUntil > 0 ? { kind, ...assessment, bannedUntil } : { kind, ...assessment };
     case 'rate-limited':

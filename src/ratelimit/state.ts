@@ -55,11 +55,5 @@ export function dayOf(now: number): number {
  * `unbanSeq` does not matter: a signal applied to a fresh state changes nothing.
  */
 export function isFresh(state: CallerState): boolean {
-  return (
-    logSize(state.minuteLog) === 0 &&
-    state.dayCount === 0 &&
-    state.rejections.length === 0 &&
-    state.bannedUntil === 0 &&
-    state.banLevel === 0
-  );
+  return logSize(state.minuteLog) === 0 && state.dayCount === 0 && state.rejections.length === 0 && state.bannedUntil === 0 && state.banLevel === 0;
 }

@@ -1,6 +1,6 @@
-import type { Policy } from './plans.js';
 import { logAt, logSize, type MinuteLog } from './minute-log.js';
-import { type CallerState, DAY_MS, MINUTE_MS, dayOf } from './state.js';
+import type { Policy } from './plans.js';
+import { type CallerState, DAY_MS, dayOf, MINUTE_MS } from './state.js';
 
 export type WindowName = 'minute' | 'day';
 
@@ -83,6 +83,22 @@ export function rateLimited(assessment: Assessment, banStartedUntil: number): Ra
   return { ...refusal, retryAfterSeconds: Math.max(slotSeconds, ceilSeconds(durationMs)), banStarted: { until: banStartedUntil, durationMs } };
 }
 
+export type Banned = Extract<Verdict, { kind: 'banned' }>;
+
+/** The refusal of a banned caller: `Retry-After` tells the ban's end. Every store builds it here. */
+export function banned(assessment: Assessment, bannedUntil: number, bindingUntil: number): Banned {
+  // Starts with `kind`, like every verdict literal (see ./decision.ts).
+  return { kind: 'banned', ...assessment, bannedUntil, retryAfterSeconds: ceilSeconds(bannedUntil - assessment.at), bindingUntil };
+}
+
+/**
+ * The minute in effect (`WindowStatus.windowMs`): until its oldest counted request leaves at
+ * `oldestLeavesAt`, the whole minute when none is counted (`undefined`).
+ */
+export function minuteWindowMs(oldestLeavesAt: number | undefined, now: number): number {
+  return oldestLeavesAt === undefined ? MINUTE_MS : oldestLeavesAt - now;
+}
+
 /** The window with the least left; on a tie, the day. */
 export function bindingWindow(verdict: Assessment): WindowName {
   return verdict.minute.remaining < verdict.day.remaining ? 'minute' : 'day';
@@ -115,13 +131,13 @@ function minuteStatus(log: MinuteLog, now: number, limit: number): WindowStatus 
   const newest = logAt(log, size - 1);
   // Requests leave oldest first, so one more fits once the limit-th newest has left (or if there is none).
   const blocking = logAt(log, size - limit);
-  const oldest = counted > 0 ? logAt(log, expired)! : undefined;
+  const oldestLeavesAt = counted > 0 ? logAt(log, expired)! + MINUTE_MS : undefined;
   return {
     limit,
     remaining: Math.max(0, limit - counted),
     resetAt: newest === undefined ? now : Math.max(now, newest + MINUTE_MS),
     nextAdmitInMs: blocking === undefined ? 0 : Math.max(0, blocking + MINUTE_MS - now),
-    windowMs: oldest === undefined ? MINUTE_MS : oldest + MINUTE_MS - now,
+    windowMs: minuteWindowMs(oldestLeavesAt, now),
   };
 }
 

@@ -1,7 +1,7 @@
 /** `Deprecation`/`Sunset` on `getPet`: one notice per operation per client, with the sunset date. */
 import { afterEach, expect, it, vi } from 'vitest';
-import { PetstoreClient, type DeprecationNotice } from '../../client/index.js';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { type DeprecationNotice, PetstoreClient } from '../../client/index.js';
+import { type TestApp, testApp } from '../helpers/app.js';
 import { clientOptions } from './harness.js';
 
 let t: TestApp;

@@ -1,6 +1,5 @@
 /** Every error answer of the real server becomes the error class of its problem type, with its members. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { PROBLEM_SLUGS } from '../../src/http/problems.js';
 import {
   BannedError,
   ConflictError,
@@ -15,7 +14,8 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../client/index.js';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { PROBLEM_SLUGS } from '../../src/http/problems.js';
+import { type TestApp, testApp } from '../helpers/app.js';
 import { clientOptions, injectFetch } from './harness.js';
 
 let t: TestApp;
@@ -98,7 +98,14 @@ describe('error answers of the server', () => {
     await hammer(key, 70);
     let sent = 0;
     const fetch = injectFetch(t.app);
-    const client = new PetstoreClient({ ...clientOptions(t.app, t.clock, key), maxWaitMs: 30_000, fetch: (r) => (sent++, fetch(r)) });
+    const client = new PetstoreClient({
+      ...clientOptions(t.app, t.clock, key),
+      maxWaitMs: 30_000,
+      fetch: (r) => {
+        sent++;
+        return fetch(r);
+      },
+    });
     const error = (await client.listPets().catch((e: unknown) => e)) as BannedError;
     expect(error).toBeInstanceOf(BannedError);
     expect(error.retryAfter).toBe(60);

@@ -1,6 +1,6 @@
+import type { Fetch, PetstoreClientOptions } from '../../client/index.js';
 import type { App } from '../../src/http/types.js';
 import type { FakeClock } from '../helpers/clock.js';
-import type { Fetch, PetstoreClientOptions } from '../../client/index.js';
 
 export const BASE_URL = 'http://petstore.test';
 

@@ -1,9 +1,9 @@
 /** When the client sends again, and how long it waits first. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { NetworkError, PetstoreClient, ServiceUnavailableError, type Fetch } from '../../client/index.js';
+import { type Fetch, NetworkError, PetstoreClient, ServiceUnavailableError } from '../../client/index.js';
 import { Transport } from '../../client/transport.js';
+import { type TestApp, testApp } from '../helpers/app.js';
 import { fakeClock } from '../helpers/clock.js';
-import { testApp, type TestApp } from '../helpers/app.js';
 import { BASE_URL, clientOptions, injectFetch, sharedClock } from './harness.js';
 
 const KEY = 'pet_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
@@ -32,7 +32,14 @@ function recordedSleeps() {
   const clock = fakeClock();
   const sleeps: number[] = [];
   const { now, sleep } = sharedClock(clock);
-  return { sleeps, now, sleep: (ms: number) => (sleeps.push(ms), sleep!(ms)) };
+  return {
+    sleeps,
+    now,
+    sleep: (ms: number) => {
+      sleeps.push(ms);
+      return sleep!(ms);
+    },
+  };
 }
 
 describe('503 and network errors: exponential backoff with full jitter and a cap, bounded attempts', () => {
@@ -79,7 +86,9 @@ describe('503 and network errors: exponential backoff with full jitter and a cap
     const placed = () => new Response(JSON.stringify({ id: 1 }), { status: 201, headers: { 'content-type': 'application/json' } });
     const { fetch, requests } = scripted([inProgress, placed]);
     const transport = new Transport(BASE_URL, KEY, { fetch, ...o });
-    await expect(transport.send({ operation: 'placeOrder', method: 'POST', path: '/store/orders', body: { petId: 1 }, headers: { 'idempotency-key': 'k' } })).resolves.toEqual({ id: 1 });
+    await expect(
+      transport.send({ operation: 'placeOrder', method: 'POST', path: '/store/orders', body: { petId: 1 }, headers: { 'idempotency-key': 'k' } }),
+    ).resolves.toEqual({ id: 1 });
     expect(requests).toHaveLength(2);
     expect(o.sleeps).toEqual([0.5 * 1000]);
   });
@@ -121,7 +130,10 @@ describe('against the server', () => {
     const fetch: Fetch = async (request) => {
       keys.push(request.headers.get('idempotency-key'));
       const answer = await server(request);
-      if (request.method === 'POST' && !lost) throw ((lost = true), new TypeError('fetch failed'));
+      if (request.method === 'POST' && !lost) {
+        lost = true;
+        throw new TypeError('fetch failed');
+      }
       return answer;
     };
     const client = new PetstoreClient({ ...clientOptions(t.app, t.clock, key), fetch });

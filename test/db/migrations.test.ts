@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../../src/db/database.js';
+import { type Db, openDatabase } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrations.js';
 import { PET_CATALOGUE } from '../../src/pets/catalogue.js';
 import { postgresAvailable, testDatabase } from '../helpers/database.js';
@@ -30,9 +30,15 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
     await Promise.all(instances.map((instance) => migrate(instance, 'postgres')));
 
     const check = instances[0]!;
-    const { n } = await check.selectFrom('pets').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await check
+      .selectFrom('pets')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(n)).toBe(PET_CATALOGUE.length);
-    const applied = await check.selectFrom('kysely_migration' as never).select('name' as never).execute();
+    const applied = await check
+      .selectFrom('kysely_migration' as never)
+      .select('name' as never)
+      .execute();
     expect(applied.map((row) => (row as { name: string }).name)).toEqual(['001_tables', '002_pet_catalogue', '003_change_notifications']);
   });
 });

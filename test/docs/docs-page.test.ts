@@ -2,14 +2,14 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumInstalled, launchChromium } from '../helpers/browser.js';
-import { startServer, tempDir, type Server } from '../helpers/process.js';
+import { type Server, startServer, tempDir } from '../helpers/process.js';
 
 const SUNSET = '2031-03-15T00:00:00Z';
 const KEY_LINE = /^ {2}free +(pet_[A-Za-z0-9_-]{32})$/m;
 
 /** Operation ids of the page (`operations-<tag>-<operationId>`) by navigation group. */
-const GROUPS = { Pets: ['listPets', 'getPet'], Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder'] };
-const STABILITY: Record<string, string> = { listPets: 'beta', placeOrder: 'beta', getOrder: 'experimental', cancelOrder: 'experimental' };
+const GROUPS = { Pets: ['listPets', 'getPet'], Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder'], Account: ['getUsage'] };
+const STABILITY: Record<string, string> = { listPets: 'beta', placeOrder: 'beta', getOrder: 'experimental', cancelOrder: 'experimental', getUsage: 'beta' };
 
 describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
   let server: Server;
@@ -19,7 +19,7 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
   const outside: string[] = [];
 
   beforeAll(async () => {
-    server = await startServer({ DATABASE_URL: join(tempDir(), 'p.db'), PETS_GET_SUNSET_AT: SUNSET });
+    server = await startServer({ DATABASE_URL: join(tempDir(), 'p.db'), PETS_GET_SUNSET_AT: SUNSET, BAN_AFTER_REJECTIONS: '2' });
     key = KEY_LINE.exec(server.output())![1]!;
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
@@ -38,10 +38,12 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
 
   const operation = (id: string) => page.locator(`.opblock[id$="-${id}"]`);
 
-  it('shows the navigation groups Pets and Store holding their operations', async () => {
-    expect(await page.locator('.petstore-group__title').allTextContents()).toEqual(['Pets', 'Store']);
+  it('shows the navigation groups Pets, Store and Account holding their operations', async () => {
+    expect(await page.locator('.petstore-group__title').allTextContents()).toEqual(['Pets', 'Store', 'Account']);
     for (const [group, ids] of Object.entries(GROUPS)) {
-      const inGroup = await page.locator(`.petstore-group[data-group="${group}"] .opblock`).evaluateAll((els) => els.map((e) => e.id.replace(/^operations-[^-]+-/, '')));
+      const inGroup = await page
+        .locator(`.petstore-group[data-group="${group}"] .opblock`)
+        .evaluateAll((els) => els.map((e) => e.id.replace(/^operations-[^-]+-/, '')));
       expect(inGroup).toEqual(ids);
     }
   });
@@ -91,6 +93,44 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
     expect(shown).toMatch(/x-ratelimit-reset:\s*\d+/);
     expect(shown).toContain('"data"');
   });
+
+  it('shows a live meter once a key is authorised: the bar falls with every answer, then a 429 and the ban counts down', async () => {
+    const meter = page.locator('#petstore-meter');
+    await meter.waitFor();
+    const minute = meter.locator('[data-window="minute"]');
+    const remaining = async () => Number(await minute.getAttribute('data-remaining'));
+    expect(await minute.getAttribute('data-limit')).toBe('60');
+    expect(await meter.locator('[data-window="day"]').getAttribute('data-limit')).toBe('1000');
+    // Requests the browser cannot answer from its cache (a read it holds is revalidated, and its 304
+    // counts nothing): cancelling order 1, which this key does not have, is a counted 404.
+    const cancel = operation('cancelOrder');
+    await cancel.locator('.opblock-summary').first().click();
+    await cancel.locator('.try-out__btn').click();
+    for (let left = await remaining(); left > 0; left--) {
+      await cancel.locator('.execute').click();
+      await page.waitForFunction(
+        (expected) => document.querySelector('#petstore-meter [data-window="minute"]')?.getAttribute('data-remaining') === String(expected),
+        left - 1,
+      );
+    }
+    expect(await minute.locator('.petstore-meter__label').textContent()).toMatch(/0 of 60 left · next slot in \d+ s/);
+    expect(await meter.locator('.petstore-meter__fill').first().getAttribute('style')).toContain('width:0%');
+    // Over the limit: a 429 and its wait; sent again, the ban (BAN_AFTER_REJECTIONS=2) and its countdown.
+    await cancel.locator('.execute').click();
+    const countdown = meter.locator('.petstore-meter__countdown');
+    await countdown.waitFor();
+    expect(await countdown.textContent()).toMatch(/^Rate limited: \d+ s to wait$/);
+    for (let i = 0; i < 3 && (await countdown.getAttribute('data-banned')) !== 'true'; i++) {
+      await cancel.locator('.execute').click();
+      await page.waitForTimeout(300);
+    }
+    expect(await countdown.getAttribute('data-banned')).toBe('true');
+    const first = Number(await countdown.getAttribute('data-seconds'));
+    expect(await countdown.textContent()).toBe(`Banned: ${first} s to wait`);
+    await page.waitForFunction((start) => Number(document.querySelector('.petstore-meter__countdown')?.getAttribute('data-seconds')) < start, first, {
+      timeout: 3_000,
+    });
+  }, 60_000);
 
   it('requests nothing outside localhost', () => {
     expect(outside).toEqual([]);

@@ -6,7 +6,7 @@
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runScript, startServer, tempDir, type Server } from '../helpers/process.js';
+import { runScript, type Server, startServer, tempDir } from '../helpers/process.js';
 
 const HEADERS_S = 1;
 const REQUEST_S = 2;
@@ -98,7 +98,9 @@ describe('abusive connections', () => {
     const body = JSON.stringify({ petId: 1, quantity: 1, padding: 'x'.repeat(200) });
     const abusers = await Promise.all(Array.from({ length: 200 }, () => open()));
     for (const { socket } of abusers) {
-      socket.write(`POST /store/orders HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      socket.write(
+        `POST /store/orders HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
       dribble(socket, body);
     }
     const took = await normalClientServed();

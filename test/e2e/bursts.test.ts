@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
 import { KeysRepository } from '../../src/keys/repository.js';
-import { postgresAvailable, testDatabase, type TestDatabase } from '../helpers/database.js';
-import { startServer, type Server } from '../helpers/process.js';
+import { postgresAvailable, type TestDatabase, testDatabase } from '../helpers/database.js';
+import { type Server, startServer } from '../helpers/process.js';
 import { redisForTests } from '../helpers/redis.js';
 
 // Two fresh instances on PostgreSQL and Redis, hit by bursts far larger than their event loops can
@@ -20,9 +21,14 @@ describe.skipIf(!available)('bursts at two instances sharing PostgreSQL and Redi
 
   beforeAll(async () => {
     store = await testDatabase({ kind: 'postgres' });
-    keys = new KeysRepository(store.db);
+    keys = new KeysRepository(store.db, systemClock);
     // 500 sockets per instance from one address stand for a crowd of clients: above the default allowance per address.
-    const env = { DATABASE_URL: store.url, REDIS_URL: redis!.url, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(4).toString('hex')}:`, MAX_CONNECTIONS_PER_ADDRESS: '1000' };
+    const env = {
+      DATABASE_URL: store.url,
+      REDIS_URL: redis!.url,
+      REDIS_KEY_PREFIX: `petstore-test-${randomBytes(4).toString('hex')}:`,
+      MAX_CONNECTIONS_PER_ADDRESS: '1000',
+    };
     servers = await Promise.all([startServer(env), startServer(env)]);
   });
   afterAll(async () => {

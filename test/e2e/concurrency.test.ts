@@ -1,7 +1,7 @@
-import { request, Agent } from 'node:http';
+import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { type TestApp, testApp } from '../helpers/app.js';
 
 let t: TestApp;
 afterAll(async () => t.close());

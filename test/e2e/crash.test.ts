@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
 import { KeysRepository } from '../../src/keys/repository.js';
 import { testDatabase } from '../helpers/database.js';
 import { startServer, tempDir } from '../helpers/process.js';
@@ -31,7 +32,7 @@ describe('kill -9 during a stream of idempotent orders', () => {
   it('keeps every acknowledged order exactly once, and its key replays it after the restart', async () => {
     const file = join(tempDir(), 'petstore.db');
     const store = await testDatabase({ kind: 'sqlite', sqliteFile: file });
-    const { key } = await new KeysRepository(store.db).create({ plan: 'enterprise', perMinute: 1_000_000, perDay: 1_000_000 });
+    const { key } = await new KeysRepository(store.db, systemClock).create({ plan: 'enterprise', perMinute: 1_000_000, perDay: 1_000_000 });
     await store.db.destroy();
     const env = { DATABASE_URL: file, DEMO_KEYS: 'false' };
 
@@ -89,8 +90,10 @@ describe('kill -9 during a stream of idempotent orders', () => {
         if (orderOfKey.has(s.idempotencyKey)) expect(order.id).toBe(orderOfKey.get(s.idempotencyKey));
       }
       const listed: number[] = [];
-      for (let cursor: string | null = ''; cursor !== null; ) {
-        const page = (await (await fetch(`${second.url}/store/orders?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers: { 'x-api-key': key } })).json()) as { data: { id: number }[]; nextCursor: string | null };
+      for (let cursor: string | null = ''; cursor !== null;) {
+        const page = (await (
+          await fetch(`${second.url}/store/orders?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers: { 'x-api-key': key } })
+        ).json()) as { data: { id: number }[]; nextCursor: string | null };
         listed.push(...page.data.map((o) => o.id));
         cursor = page.nextCursor;
       }

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { request, Agent } from 'node:http';
+import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
 import { KeysRepository } from '../../src/keys/repository.js';
-import { postgresAvailable, testDatabase, type TestDatabase } from '../helpers/database.js';
-import { cli, startServer, type Server } from '../helpers/process.js';
-import { nginxInstalled, startNginx, type Nginx } from '../helpers/nginx.js';
+import { postgresAvailable, type TestDatabase, testDatabase } from '../helpers/database.js';
+import { type Nginx, nginxInstalled, startNginx } from '../helpers/nginx.js';
+import { cli, type Server, startServer } from '../helpers/process.js';
 import { redisForTests } from '../helpers/redis.js';
 
 // Two real server processes sharing one PostgreSQL schema and one Redis: they must behave as one.
@@ -21,7 +22,7 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
 
   beforeAll(async () => {
     store = await testDatabase({ kind: 'postgres' });
-    keys = new KeysRepository(store.db);
+    keys = new KeysRepository(store.db, systemClock);
     env = {
       DATABASE_URL: store.url,
       REDIS_URL: redis!.url,
@@ -62,7 +63,7 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
     expect(await get(b.url, '/pets', key)).toBe(401);
   });
 
-  it('a change made anywhere reaches the other instance\'s key cache within a second, typically milliseconds', async () => {
+  it("a change made anywhere reaches the other instance's key cache within a second, typically milliseconds", async () => {
     const { record, key } = await keys.create({ plan: 'free' });
     // B holds the key in memory from here on.
     for (let i = 0; i < 3; i++) expect(await get(b.url, '/pets?limit=1', key)).toBe(200);
@@ -125,8 +126,9 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
       agent.destroy();
       expect(statuses.filter((s) => s === 200)).toHaveLength(60);
       expect(statuses.filter((s) => s === 429)).toHaveLength(240);
-      const served = (await Promise.all([a, b].map(async (s) => (await fetch(`${s.adminUrl}/metrics`)).text())))
-        .map((text) => Number(/petstore_http_requests_total\{method="GET",route="\/pets",status="429"\} (\d+)/.exec(text)?.[1] ?? 0));
+      const served = (await Promise.all([a, b].map(async (s) => (await fetch(`${s.adminUrl}/metrics`)).text()))).map((text) =>
+        Number(/petstore_http_requests_total\{method="GET",route="\/pets",status="429"\} (\d+)/.exec(text)?.[1] ?? 0),
+      );
       expect(served.every((n) => n > 0)).toBe(true);
     });
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, testApp, type TestApp } from '../helpers/app.js';
+import { json, type TestApp, testApp } from '../helpers/app.js';
 import { postgresAvailable, TEST_DATABASE_URL } from '../helpers/database.js';
-import { tcpProxy, type Proxy } from '../helpers/proxy.js';
+import { type TcpProxy, tcpProxy } from '../helpers/proxy.js';
 
 const available = await postgresAvailable();
 
 describe.skipIf(!available)('PostgreSQL unreachable', () => {
-  let proxy: Proxy;
+  let proxy: TcpProxy;
   let t: TestApp;
   let key: string;
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startServer, tempDir, type Server } from '../helpers/process.js';
-import { redisServerInstalled, startRedisServer, type RedisServer } from '../helpers/redis.js';
+import { freePort, type Server, startServer, tempDir } from '../helpers/process.js';
+import { type RedisServer, redisServerInstalled, startRedisServer } from '../helpers/redis.js';
 
 const KEY_LINE = /^ {2}free +(pet_[A-Za-z0-9_-]{32})$/m;
 
@@ -32,8 +32,13 @@ describe.skipIf(!redisServerInstalled())('the service through a Redis outage', (
   });
 
   const readyz = async () => (await (await fetch(`${server.adminUrl}/readyz`)).json()) as { status: string; limiter: { deciding: string } };
-  const gauge = async (store: string) => Number(new RegExp(`petstore_ratelimit_deciding_store\\{store="${store}"\\} (\\d)`).exec(await (await fetch(`${server.adminUrl}/metrics`)).text())?.[1]);
-  const switches = (text: string) => server.output().split('\n').filter((line) => line.includes(text)).length;
+  const gauge = async (store: string) =>
+    Number(new RegExp(`petstore_ratelimit_deciding_store\\{store="${store}"\\} (\\d)`).exec(await (await fetch(`${server.adminUrl}/metrics`)).text())?.[1]);
+  const switches = (text: string) =>
+    server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(text)).length;
 
   it('keeps answering from memory while Redis is down, says so, and returns to Redis by itself', async () => {
     expect((await readyz()).limiter.deciding).toBe('redis');

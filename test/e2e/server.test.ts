@@ -45,7 +45,12 @@ describe('the service as started by npm start', () => {
     // Headers now, body later: the request is in flight when the signal arrives.
     const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(
-        { port, method: 'POST', path: '/store/orders', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          port,
+          method: 'POST',
+          path: '/store/orders',
+          headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
         (res) => {
           let text = '';
           res.on('data', (d) => (text += d));

@@ -11,7 +11,6 @@ const SHUTDOWN_S = 5;
 const IN_FLIGHT = 50;
 const LOAD_CLIENTS = 20;
 
-
 interface Outcome {
   status?: number;
   body?: string;
@@ -21,11 +20,17 @@ interface Outcome {
 /** A POST whose headers and half its body go now, and the rest when `finish` is called. */
 function slowPost(port: number, key: string, agent: Agent) {
   const body = JSON.stringify({ petId: 1, quantity: 2 });
-  let outcome!: Promise<Outcome>;
   let req!: ReturnType<typeof request>;
-  outcome = new Promise((resolve) => {
+  const outcome: Promise<Outcome> = new Promise((resolve) => {
     req = request(
-      { port, host: '127.0.0.1', method: 'POST', path: '/store/orders', agent, headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        port,
+        host: '127.0.0.1',
+        method: 'POST',
+        path: '/store/orders',
+        agent,
+        headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         let text = '';
         res.on('data', (d) => (text += d));
@@ -71,7 +76,9 @@ describe('SIGTERM under load', () => {
   it('finishes every request in flight, resets no connection, and exits 0 within SHUTDOWN_TIMEOUT_SECONDS', async () => {
     const databaseUrl = join(tempDir(), 'p.db');
     const server = await startServer({ DATABASE_URL: databaseUrl, DEMO_KEYS: 'false', SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_S) });
-    const created = await cli(['keys', 'create', '--plan', 'enterprise', '--per-minute', '1000000', '--per-day', '1000000', '--json'], { DATABASE_URL: databaseUrl });
+    const created = await cli(['keys', 'create', '--plan', 'enterprise', '--per-minute', '1000000', '--per-day', '1000000', '--json'], {
+      DATABASE_URL: databaseUrl,
+    });
     const key = (JSON.parse(created.stdout) as { key: string }).key;
     const port = Number(new URL(server.url).port);
     const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { buildPublicApp, type PublicConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { openChangeFeed, type ChangeFeed } from '../../src/db/change-feed.js';
+import { type ChangeFeed, openChangeFeed } from '../../src/db/change-feed.js';
 import type { Db } from '../../src/db/database.js';
 import type { App } from '../../src/http/types.js';
 import { KeysRepository, type PlanChoice } from '../../src/keys/repository.js';
@@ -10,7 +10,7 @@ import { createLogger } from '../../src/ops/logger.js';
 import { createMetrics, type Metrics } from '../../src/ops/metrics.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
-import { fakeClock, type FakeClock } from './clock.js';
+import { type FakeClock, fakeClock } from './clock.js';
 import { TEST_STORE, testDatabase } from './database.js';
 
 export interface TestApp {
@@ -86,6 +86,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   };
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test reads whatever a body holds; the assertions check it.
 export function json<T = any>(response: LightMyRequestResponse): T {
   return JSON.parse(response.body) as T;
 }

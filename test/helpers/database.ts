@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../src/config.js';
-import { openDatabase, type Db } from '../../src/db/database.js';
+import { type Db, openDatabase } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrations.js';
 
 /** Which store the API suites run on: the vitest project sets TEST_STORE (see vitest.config.ts). */

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, tempDir } from './process.js';
@@ -39,7 +39,12 @@ export async function startNginx(upstreams: [string, string]): Promise<Nginx> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 5_000;
-  while (!(await fetch(`${url}/openapi.json`).then((r) => r.ok, () => false))) {
+  while (
+    !(await fetch(`${url}/openapi.json`).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error('nginx did not start');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

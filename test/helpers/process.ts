@@ -1,17 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
+export const ROOT = new URL('../../', import.meta.url).pathname;
 // Node itself with tsx's loader, not tsx's CLI: the CLI relays signals through a process of its own,
 // which may SIGKILL the service under load and leaves it orphaned when it is killed itself.
 // The loader by absolute URL: a server may run in a folder of its own, where 'tsx' would not resolve.
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const NODE_TS = [process.execPath, ['--import', TSX_LOADER]] as const;
+export const NODE_TS = [process.execPath, ['--import', TSX_LOADER]] as const;
 
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'petstore-test-'));
@@ -77,7 +77,10 @@ export async function startServer(env: Record<string, string>, cwd = ROOT): Prom
   const deadline = Date.now() + 20_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    const up = await fetch(`${adminUrl}/healthz`).then((r) => r.ok, () => false);
+    const up = await fetch(`${adminUrl}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');

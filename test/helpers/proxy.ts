@@ -1,17 +1,17 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /**
  * A TCP proxy in front of a real server, which a test can cut and restore: the way to make
  * PostgreSQL "unreachable" for one app without stopping the server every other test uses.
  */
-export interface Proxy {
+export interface TcpProxy {
   port: number;
   cut(): Promise<void>;
   restore(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function tcpProxy(target: { host: string; port: number }): Promise<Proxy> {
+export async function tcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | null = null;
   let port = 0;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { type TestApp, testApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -20,7 +20,11 @@ describe('CORS', () => {
     const response = await t.app.inject({
       method: 'OPTIONS',
       url: '/store/orders',
-      headers: { origin: 'https://notebook.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key, content-type, idempotency-key' },
+      headers: {
+        origin: 'https://notebook.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-api-key, content-type, idempotency-key',
+      },
     });
     expect(response.statusCode).toBe(204);
     expect(response.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, DELETE');

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, testApp, type TestApp } from '../helpers/app.js';
+import { json, type TestApp, testApp } from '../helpers/app.js';
 
 const BASE = 'http://petstore.test';
 
@@ -85,7 +85,9 @@ describe('wrong methods', () => {
   ] as const)('answers %s %s with 405 and Allow listing exactly the allowed methods', async (method, url, allowed) => {
     const response = await t.app.inject({ method, url, headers: withKey() });
     await expectProblem(t, response, 405, 'method-not-allowed', url);
-    const allow = String(response.headers.allow ?? '').split(/\s*,\s*/).filter(Boolean);
+    const allow = String(response.headers.allow ?? '')
+      .split(/\s*,\s*/)
+      .filter(Boolean);
     expect(new Set(allow)).toEqual(new Set(allowed));
     expect(allow).toHaveLength(allowed.length);
   });
@@ -114,7 +116,12 @@ describe('request bodies', () => {
 
   it('answers a compressed body with 415, not as broken JSON; the path and the method are still judged first', async () => {
     const gzip = (method: 'POST' | 'PUT', url: string) =>
-      t.app.inject({ method, url, headers: withKey({ 'content-type': 'application/json', 'content-encoding': 'gzip' }), payload: Buffer.from([0x1f, 0x8b, 8, 0, 0, 0]) });
+      t.app.inject({
+        method,
+        url,
+        headers: withKey({ 'content-type': 'application/json', 'content-encoding': 'gzip' }),
+        payload: Buffer.from([0x1f, 0x8b, 8, 0, 0, 0]),
+      });
     const body = await expectProblem(t, await gzip('POST', '/store/orders'), 415, 'unsupported-media-type', '/store/orders');
     expect(body.detail).toContain('gzip');
     await expectProblem(t, await gzip('PUT', '/pets/1'), 405, 'method-not-allowed', '/pets/1');
@@ -139,7 +146,13 @@ describe('request bodies', () => {
       const smallKey = await small.newKey('business');
       const send = (payload: string) =>
         small.app.inject({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': smallKey, 'content-type': 'application/json' }, payload });
-      await expectProblem(small, await send(JSON.stringify({ petId: 1, quantity: 1, shipDate: `2026-12-01T10:00:00${'.0'.padEnd(90, '0')}Z` })), 413, 'payload-too-large', '/store/orders');
+      await expectProblem(
+        small,
+        await send(JSON.stringify({ petId: 1, quantity: 1, shipDate: `2026-12-01T10:00:00${'.0'.padEnd(90, '0')}Z` })),
+        413,
+        'payload-too-large',
+        '/store/orders',
+      );
       expect((await send(JSON.stringify({ petId: 1, quantity: 1 }))).statusCode).toBe(201);
     } finally {
       await small.close();

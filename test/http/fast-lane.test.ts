@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.js';
-import { fakeClock } from '../helpers/clock.js';
-import { TEST_STORE } from '../helpers/database.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
 import type { Verdict } from '../../src/ratelimit/verdict.js';
+import { type TestApp, testApp } from '../helpers/app.js';
+import { fakeClock } from '../helpers/clock.js';
+import { TEST_STORE } from '../helpers/database.js';
 
 /**
  * The fast lane (src/http/fast-lane.ts) answers `GET /pets/{petId}` in front of Fastify when the key
@@ -120,45 +120,51 @@ async function side(over: 'socket' | 'inject', limiting: Limiting = 'at once') {
       .map((line) => JSON.parse(line) as { msg: string; reqId?: string; req: unknown; statusCode: number; level: number })
       .filter((line) => line.reqId !== undefined)
       .map(({ msg, reqId, req, statusCode, level }) => ({ msg, reqId, req, statusCode, level }));
-  const requestMetrics = async () => (await t.metrics.registry.metrics()).split('\n').filter((line) => line.startsWith('petstore_http_requests_total') || line.startsWith('petstore_rate_limit'));
+  const requestMetrics = async () =>
+    (await t.metrics.registry.metrics())
+      .split('\n')
+      .filter((line) => line.startsWith('petstore_http_requests_total') || line.startsWith('petstore_rate_limit'));
   return { t, limiter, send, accessLines, requestMetrics };
 }
 
 describe('the fast lane', () => {
-  it.each<Limiting>(['at once', 'awaited'])('answers GET /pets/{petId} exactly as Fastify does: admitted, over the limit, banned, and what it leaves to Fastify (limiter deciding %s)', async (limiting) => {
-    const socket = await side('socket', limiting);
-    const inject = await side('inject', limiting);
-    const steps: Step[] = [
-      // The first request of a key reads it from the store (Fastify); later ones find it in memory.
-      ...Array.from({ length: 60 }, (_, i): Step => ({ path: '/pets/1', key: 'free', wait: i === 0 ? 0 : 250 })),
-      // Over the minute's 60: refused, until the tenth refusal starts a ban; then banned.
-      ...Array.from({ length: 12 }, (): Step => ({ path: '/pets/1', key: 'free', wait: 100 })),
-      // A pet not in memory yet: Fastify refuses it (a refusal never reads the pet).
-      { path: '/pets/2', key: 'free', wait: 10 },
-      // What the lane leaves to Fastify: a query string, a pet that does not exist, a revoked key, no key.
-      { path: '/pets/1?x=1', key: 'free', wait: 10 },
-      { path: '/pets/999999', key: 'free', wait: 10 },
-      { path: '/pets/1', key: 'revoked', wait: 10 },
-      { path: '/pets/1', key: 'none', wait: 10 },
-      // Past the ban: admitted again.
-      { path: '/pets/1', key: 'free', wait: 3_600_000 },
-    ];
-    let laneAnswers = 0;
-    for (const step of steps) {
-      const { laneAnswered, ...viaSocket } = await socket.send(step);
-      const { laneAnswered: injectReachedLane, ...viaInject } = await inject.send(step);
-      expect(injectReachedLane, 'inject never reaches the lane').toBe(false);
-      if (laneAnswered) laneAnswers++;
-      expect(viaSocket, `${step.path} with ${step.key}`).toEqual(viaInject);
-    }
-    // The lane did answer: the free key's requests for pet 1 but the first. (On PostgreSQL fewer: a row
-    // read more than a second ago on the test's clock, which jumps, is read again unless the channel's
-    // last heartbeat, on the same clock, is younger; see db/change-feed.ts.)
-    if (TEST_STORE === 'sqlite') expect(laneAnswers).toBe(59 + 12 + 1);
-    else expect(laneAnswers).toBeGreaterThan(0);
-    expect(socket.accessLines()).toEqual(inject.accessLines());
-    expect(await socket.requestMetrics()).toEqual(await inject.requestMetrics());
-  });
+  it.each<Limiting>(['at once', 'awaited'])(
+    'answers GET /pets/{petId} exactly as Fastify does: admitted, over the limit, banned, and what it leaves to Fastify (limiter deciding %s)',
+    async (limiting) => {
+      const socket = await side('socket', limiting);
+      const inject = await side('inject', limiting);
+      const steps: Step[] = [
+        // The first request of a key reads it from the store (Fastify); later ones find it in memory.
+        ...Array.from({ length: 60 }, (_, i): Step => ({ path: '/pets/1', key: 'free', wait: i === 0 ? 0 : 250 })),
+        // Over the minute's 60: refused, until the tenth refusal starts a ban; then banned.
+        ...Array.from({ length: 12 }, (): Step => ({ path: '/pets/1', key: 'free', wait: 100 })),
+        // A pet not in memory yet: Fastify refuses it (a refusal never reads the pet).
+        { path: '/pets/2', key: 'free', wait: 10 },
+        // What the lane leaves to Fastify: a query string, a pet that does not exist, a revoked key, no key.
+        { path: '/pets/1?x=1', key: 'free', wait: 10 },
+        { path: '/pets/999999', key: 'free', wait: 10 },
+        { path: '/pets/1', key: 'revoked', wait: 10 },
+        { path: '/pets/1', key: 'none', wait: 10 },
+        // Past the ban: admitted again.
+        { path: '/pets/1', key: 'free', wait: 3_600_000 },
+      ];
+      let laneAnswers = 0;
+      for (const step of steps) {
+        const { laneAnswered, ...viaSocket } = await socket.send(step);
+        const { laneAnswered: injectReachedLane, ...viaInject } = await inject.send(step);
+        expect(injectReachedLane, 'inject never reaches the lane').toBe(false);
+        if (laneAnswered) laneAnswers++;
+        expect(viaSocket, `${step.path} with ${step.key}`).toEqual(viaInject);
+      }
+      // The lane did answer: the free key's requests for pet 1 but the first. (On PostgreSQL fewer: a row
+      // read more than a second ago on the test's clock, which jumps, is read again unless the channel's
+      // last heartbeat, on the same clock, is younger; see db/change-feed.ts.)
+      if (TEST_STORE === 'sqlite') expect(laneAnswers).toBe(59 + 12 + 1);
+      else expect(laneAnswers).toBeGreaterThan(0);
+      expect(socket.accessLines()).toEqual(inject.accessLines());
+      expect(await socket.requestMetrics()).toEqual(await inject.requestMetrics());
+    },
+  );
 
   it('hands a request whose limiter call fails to Fastify, which counts it once', async () => {
     const socket = await side('socket', 'awaited');

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_SLUGS, PROBLEM_TYPES } from '../../src/http/problems.js';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { type TestApp, testApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -48,7 +48,8 @@ describe('prose follows the configuration', () => {
   it('with other ban rules, the document and the key-banned page say those rules, not the defaults', async () => {
     const custom = await testApp({ env: { BAN_MAX_SECONDS: '7200', BAN_FIRST_SECONDS: '120', BAN_AFTER_REJECTIONS: '5', BAN_WITHIN_SECONDS: '30' } });
     try {
-      const rules = 'A client that gets 5 or more `429`s within 30 seconds is banned for 120 seconds; each further ban within 24 hours of the last one lasts twice as long, up to 2 hours.';
+      const rules =
+        'A client that gets 5 or more `429`s within 30 seconds is banned for 120 seconds; each further ban within 24 hours of the last one lasts twice as long, up to 2 hours.';
       const document = JSON.parse((await custom.app.inject({ url: '/openapi.json' })).body) as { info: { description: string } };
       expect(document.info.description).toContain(rules);
       const page = (await custom.app.inject({ url: '/problems/key-banned' })).body;
@@ -59,6 +60,8 @@ describe('prose follows the configuration', () => {
     }
     // And the defaults, as the contract gives them.
     const page = (await t.app.inject({ url: '/problems/key-banned' })).body;
-    expect(page).toContain('10 or more <code>429</code>s within 60 seconds is banned for 60 seconds; each further ban within 24 hours of the last one lasts twice as long, up to one hour.');
+    expect(page).toContain(
+      '10 or more <code>429</code>s within 60 seconds is banned for 60 seconds; each further ban within 24 hours of the last one lasts twice as long, up to one hour.',
+    );
   });
 });

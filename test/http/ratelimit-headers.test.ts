@@ -1,6 +1,6 @@
 import type { InjectOptions } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { json, testApp, type TestApp } from '../helpers/app.js';
+import { json, type TestApp, testApp } from '../helpers/app.js';
 
 let t: TestApp;
 afterEach(async () => t.close());
@@ -13,7 +13,7 @@ function expectRateLimitHeaders(headers: Record<string, unknown>, policy = '"min
   expect(headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
   expect(headers['x-ratelimit-reset']).toMatch(/^\d+$/);
   expect(headers['ratelimit-policy']).toBe(policy);
-  expect(headers['ratelimit']).toMatch(/^"(minute|day)";r=\d+;t=[1-9]\d*, "(minute|day)";r=\d+;t=[1-9]\d*$/);
+  expect(headers.ratelimit).toMatch(/^"(minute|day)";r=\d+;t=[1-9]\d*, "(minute|day)";r=\d+;t=[1-9]\d*$/);
 }
 
 describe('rate-limit headers on every response of the public listener', () => {
@@ -33,7 +33,7 @@ describe('rate-limit headers on every response of the public listener', () => {
     await send({ url: '/pets/1' });
     await send({ url: '/pets/999', headers: k });
     await send({ method: 'PUT', url: '/pets/1', headers: k });
-    const pending = json((await t.app.inject({ url: '/pets?status=pending', headers: k }))).data[0].id;
+    const pending = json(await t.app.inject({ url: '/pets?status=pending', headers: k })).data[0].id;
     await send({ method: 'POST', url: '/store/orders', headers: k, payload: { petId: pending } });
     await send({ method: 'POST', url: '/store/orders', headers: k, payload: { petId: 1, name: 'x'.repeat(2000) } });
     await send({ method: 'POST', url: '/store/orders', headers: { ...k, 'content-type': 'text/plain' }, payload: 'hello' });
@@ -68,7 +68,7 @@ describe('rate-limit headers on every response of the public listener', () => {
     expect(fifth['x-ratelimit-limit']).toBe('10');
     expect(fifth['x-ratelimit-remaining']).toBe('5');
     // `t` is the window in effect: the minute until its oldest counted request leaves, the day until midnight.
-    expect(fifth['ratelimit']).toBe('"minute";r=5;t=60, "day";r=7;t=43200');
+    expect(fifth.ratelimit).toBe('"minute";r=5;t=60, "day";r=7;t=43200');
     // The minute window is full again when the newest counted request leaves it.
     expect(fifth['x-ratelimit-reset']).toBe(String(Math.ceil((start + 60_000) / 1000)));
 
@@ -105,9 +105,9 @@ describe('RateLimit t (draft-ietf-httpapi-ratelimit-headers-11)', () => {
   it('is the window in effect while quota remains, never 0; the wait for a slot once none is left; the refusing window first on a 429', async () => {
     t = await testApp();
     const key = await t.newKey({ plan: 'enterprise', perMinute: 3, perDay: 100 });
-    const get = async () => (await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } })).headers['ratelimit'];
+    const get = async () => (await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } })).headers.ratelimit;
     // Nothing counted yet: the whole minute; the day runs until midnight (12 h on the test clock).
-    expect((await t.app.inject({ url: '/openapi.json', headers: { 'x-api-key': key } })).headers['ratelimit']).toBe('"minute";r=3;t=60, "day";r=100;t=43200');
+    expect((await t.app.inject({ url: '/openapi.json', headers: { 'x-api-key': key } })).headers.ratelimit).toBe('"minute";r=3;t=60, "day";r=100;t=43200');
     expect(await get()).toBe('"minute";r=2;t=60, "day";r=99;t=43200');
     t.clock.advance(25_000);
     // The oldest counted request leaves 35 s from now.
@@ -117,7 +117,7 @@ describe('RateLimit t (draft-ietf-httpapi-ratelimit-headers-11)', () => {
     // Refused by the minute: it comes first, with the wait for its next slot.
     expect(await get()).toBe('"minute";r=0;t=25, "day";r=97;t=43165');
     const dayKey = await t.newKey({ plan: 'enterprise', perMinute: 100, perDay: 1 });
-    const getDay = async () => (await t.app.inject({ url: '/pets', headers: { 'x-api-key': dayKey } })).headers['ratelimit'];
+    const getDay = async () => (await t.app.inject({ url: '/pets', headers: { 'x-api-key': dayKey } })).headers.ratelimit;
     expect(await getDay()).toBe('"minute";r=99;t=60, "day";r=0;t=43165');
     // Refused by the day: it comes first.
     expect(await getDay()).toBe('"day";r=0;t=43165, "minute";r=99;t=60');

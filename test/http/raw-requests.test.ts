@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUS_POLICY } from '../../src/ratelimit/plans.js';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { type TestApp, testApp } from '../helpers/app.js';
 
 /**
  * Requests Node itself would answer or drop before any handler (an `Expect` it does not know, a
@@ -109,9 +109,14 @@ describe('what one client can hold', () => {
     const capped = await testApp({ env: { MAX_CONNECTIONS_PER_ADDRESS: '3' } });
     try {
       const cappedPort = Number(new URL(await capped.app.listen({ host: '127.0.0.1', port: 0 })).port);
-      const held = await Promise.all([1, 2, 3].map(() => new Promise<ReturnType<typeof connect>>((resolve) => {
-        const s = connect(cappedPort, '127.0.0.1', () => resolve(s));
-      })));
+      const held = await Promise.all(
+        [1, 2, 3].map(
+          () =>
+            new Promise<ReturnType<typeof connect>>((resolve) => {
+              const s = connect(cappedPort, '127.0.0.1', () => resolve(s));
+            }),
+        ),
+      );
       const refused = await exchange('GET /pets/1 HTTP/1.1\r\nHost: x\r\n\r\n', cappedPort);
       expect(refused.status).toBe(429);
       expect(JSON.parse(refused.body)).toMatchObject({ type: 'http://petstore.test/problems/too-many-connections', status: 429 });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { type TestApp, testApp } from '../helpers/app.js';
 import { TEST_STORE } from '../helpers/database.js';
 import { cli, tempDir } from '../helpers/process.js';
 

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { openChangeFeed, type ChangeFeed } from '../../src/db/change-feed.js';
-import { openDatabase, type Db } from '../../src/db/database.js';
+import { type ChangeFeed, openChangeFeed } from '../../src/db/change-feed.js';
+import { type Db, openDatabase } from '../../src/db/database.js';
 import { KeyCache } from '../../src/keys/key-cache.js';
 import { KeysRepository } from '../../src/keys/repository.js';
-import { TEST_DATABASE_URL, TEST_STORE, testDatabase, type TestDatabase } from '../helpers/database.js';
+import { TEST_DATABASE_URL, TEST_STORE, type TestDatabase, testDatabase } from '../helpers/database.js';
 import { tempDir } from '../helpers/process.js';
-import { tcpProxy, type Proxy } from '../helpers/proxy.js';
+import { type TcpProxy, tcpProxy } from '../helpers/proxy.js';
 
 /** Everything a test opened, closed after it. */
 const opened: { close(): Promise<unknown> }[] = [];
@@ -37,7 +37,12 @@ function instance(db: Db, store: TestDatabase, { max = 1000, listenVia }: { max?
 /** A fresh store of the suite's kind that other connections can reach: a SQLite file, or a PostgreSQL schema. */
 async function store(): Promise<TestDatabase> {
   const made = await testDatabase(TEST_STORE === 'sqlite' ? { sqliteFile: join(tempDir(), 'petstore.db') } : {});
-  opened.push({ close: async () => (await made.db.destroy(), await made.drop()) });
+  opened.push({
+    close: async () => {
+      await made.db.destroy();
+      await made.drop();
+    },
+  });
   return made;
 }
 
@@ -45,7 +50,7 @@ async function store(): Promise<TestDatabase> {
 async function elsewhere(s: TestDatabase): Promise<KeysRepository> {
   const db = openDatabase(s.config);
   opened.push({ close: () => db.destroy() });
-  return new KeysRepository(db);
+  return new KeysRepository(db, systemClock);
 }
 
 /** Polls until `check` holds; returns how long it took, in ms. */
@@ -79,7 +84,7 @@ describe('the key cache', () => {
 
   it('remembers no unknown key: a new key works at once, and guesses fill nothing', async () => {
     const s = await store();
-    const { cache, repository, loads } = instance(s.db, s);
+    const { cache, loads } = instance(s.db, s);
     const guess = `pet_${'G'.repeat(32)}`;
     for (let i = 0; i < 3; i++) expect(await cache.find(guess)).toBeUndefined();
     expect(loads).toHaveBeenCalledTimes(3);
@@ -105,7 +110,7 @@ describe('the key cache', () => {
     expect(loads).toHaveBeenCalledTimes(1);
   });
 
-  it('(a) applies a revocation, plan change or unban made by this instance at the key\'s next request', async () => {
+  it("(a) applies a revocation, plan change or unban made by this instance at the key's next request", async () => {
     const s = await store();
     const { cache, repository } = instance(s.db, s);
     const { key, record } = await repository.create({ plan: 'free' });
@@ -120,81 +125,83 @@ describe('the key cache', () => {
 });
 
 // Each store's own mechanism is tested in that store's project only (not skipped: not registered).
-if (TEST_STORE === 'sqlite') describe('the key cache on a SQLite file shared with the CLI', () => {
-  it('(b) applies a change another process made at the next request (PRAGMA data_version)', async () => {
-    const s = await store();
-    const { cache, repository, loads } = instance(s.db, s);
-    const cli = await elsewhere(s);
-    const { key, record } = await repository.create({ plan: 'free' });
-    await cache.find(key);
-    await cache.find(key);
-    expect(loads).toHaveBeenCalledTimes(1);
-    await cli.setPlan(record.id, { plan: 'pro' });
-    expect((await cache.find(key))?.plan).toBe('pro');
-    await cli.requestUnban(record.id);
-    expect((await cache.find(key))?.unbanSeq).toBe(1);
-    await cli.revoke(record.id);
-    expect((await cache.find(key))?.revokedAt).toEqual(expect.any(String));
-  });
-});
-
-if (TEST_STORE === 'postgres') describe('the key cache on PostgreSQL shared with other instances', () => {
-  it('(c) applies a change made by another process within a second (LISTEN/NOTIFY), typically milliseconds', async () => {
-    const s = await store();
-    const i = instance(s.db, s);
-    const { cache, repository, loads } = i;
-    const other = await elsewhere(s);
-    const { key, record } = await repository.create({ plan: 'free' });
-    await listening(i, key);
-    loads.mockClear();
-    const took: number[] = [];
-    for (const [change, seen] of [
-      [() => other.setPlan(record.id, { plan: 'pro' }), (found: Awaited<ReturnType<KeyCache['find']>>) => found?.plan === 'pro'],
-      [() => other.requestUnban(record.id), (found: Awaited<ReturnType<KeyCache['find']>>) => found?.unbanSeq === 1],
-      [() => other.revoke(record.id), (found: Awaited<ReturnType<KeyCache['find']>>) => found?.revokedAt != null],
-    ] as const) {
-      await change();
-      took.push(await within(1_000, async () => seen(await cache.find(key))));
-    }
-    // One read per change, none in between: the notification, not a timer, made the cache read again.
-    expect(loads).toHaveBeenCalledTimes(3);
-    console.info(`key changes reached the other connection's cache in ${took.map((ms) => ms.toFixed(1)).join(', ')} ms`);
-  });
-
-  it('re-reads cached keys at least once a second while its notification connection is cut, and listens again after', async () => {
-    const s = await store();
-    const { hostname, port } = new URL(TEST_DATABASE_URL);
-    const proxy: Proxy = await tcpProxy({ host: hostname, port: Number(port || 5432) });
-    opened.push(proxy);
-    const via = new URL(s.url);
-    via.hostname = '127.0.0.1';
-    via.port = String(proxy.port);
-    // The cache reads straight from PostgreSQL; only its notifications come through the proxy.
-    const i = instance(s.db, s, { listenVia: via.toString() });
-    const { cache, repository, loads } = i;
-    const { key, record } = await repository.create({ plan: 'free' });
-    await listening(i, key);
-
-    await proxy.cut();
-    const other = await elsewhere(s);
-    await other.setPlan(record.id, { plan: 'business' });
-    const took = await within(1_100, async () => (await cache.find(key))?.plan === 'business');
-    // Unheard, the change is still seen within a second of the key's last read.
-    expect(took).toBeLessThan(1_100);
-
-    await proxy.restore();
-    await within(5_000, async () => {
-      loads.mockClear();
+if (TEST_STORE === 'sqlite')
+  describe('the key cache on a SQLite file shared with the CLI', () => {
+    it('(b) applies a change another process made at the next request (PRAGMA data_version)', async () => {
+      const s = await store();
+      const { cache, repository, loads } = instance(s.db, s);
+      const cli = await elsewhere(s);
+      const { key, record } = await repository.create({ plan: 'free' });
       await cache.find(key);
-      await new Promise((resolve) => setTimeout(resolve, 1_100));
       await cache.find(key);
-      // Listening again: a key read more than a second ago is trusted, not read again.
-      return loads.mock.calls.length <= 1;
+      expect(loads).toHaveBeenCalledTimes(1);
+      await cli.setPlan(record.id, { plan: 'pro' });
+      expect((await cache.find(key))?.plan).toBe('pro');
+      await cli.requestUnban(record.id);
+      expect((await cache.find(key))?.unbanSeq).toBe(1);
+      await cli.revoke(record.id);
+      expect((await cache.find(key))?.revokedAt).toEqual(expect.any(String));
     });
-    await other.setPlan(record.id, { plan: 'pro' });
-    await within(1_000, async () => (await cache.find(key))?.plan === 'pro');
   });
-});
+
+if (TEST_STORE === 'postgres')
+  describe('the key cache on PostgreSQL shared with other instances', () => {
+    it('(c) applies a change made by another process within a second (LISTEN/NOTIFY), typically milliseconds', async () => {
+      const s = await store();
+      const i = instance(s.db, s);
+      const { cache, repository, loads } = i;
+      const other = await elsewhere(s);
+      const { key, record } = await repository.create({ plan: 'free' });
+      await listening(i, key);
+      loads.mockClear();
+      const took: number[] = [];
+      for (const [change, seen] of [
+        [() => other.setPlan(record.id, { plan: 'pro' }), (found: Awaited<ReturnType<KeyCache['find']>>) => found?.plan === 'pro'],
+        [() => other.requestUnban(record.id), (found: Awaited<ReturnType<KeyCache['find']>>) => found?.unbanSeq === 1],
+        [() => other.revoke(record.id), (found: Awaited<ReturnType<KeyCache['find']>>) => found?.revokedAt != null],
+      ] as const) {
+        await change();
+        took.push(await within(1_000, async () => seen(await cache.find(key))));
+      }
+      // One read per change, none in between: the notification, not a timer, made the cache read again.
+      expect(loads).toHaveBeenCalledTimes(3);
+      console.info(`key changes reached the other connection's cache in ${took.map((ms) => ms.toFixed(1)).join(', ')} ms`);
+    });
+
+    it('re-reads cached keys at least once a second while its notification connection is cut, and listens again after', async () => {
+      const s = await store();
+      const { hostname, port } = new URL(TEST_DATABASE_URL);
+      const proxy: TcpProxy = await tcpProxy({ host: hostname, port: Number(port || 5432) });
+      opened.push(proxy);
+      const via = new URL(s.url);
+      via.hostname = '127.0.0.1';
+      via.port = String(proxy.port);
+      // The cache reads straight from PostgreSQL; only its notifications come through the proxy.
+      const i = instance(s.db, s, { listenVia: via.toString() });
+      const { cache, repository, loads } = i;
+      const { key, record } = await repository.create({ plan: 'free' });
+      await listening(i, key);
+
+      await proxy.cut();
+      const other = await elsewhere(s);
+      await other.setPlan(record.id, { plan: 'business' });
+      const took = await within(1_100, async () => (await cache.find(key))?.plan === 'business');
+      // Unheard, the change is still seen within a second of the key's last read.
+      expect(took).toBeLessThan(1_100);
+
+      await proxy.restore();
+      await within(5_000, async () => {
+        loads.mockClear();
+        await cache.find(key);
+        await new Promise((resolve) => setTimeout(resolve, 1_100));
+        await cache.find(key);
+        // Listening again: a key read more than a second ago is trusted, not read again.
+        return loads.mock.calls.length <= 1;
+      });
+      await other.setPlan(record.id, { plan: 'pro' });
+      await within(1_000, async () => (await cache.find(key))?.plan === 'pro');
+    });
+  });
 
 /** Reads the key once the feed listens: from then on the cached key is trusted beyond a second. */
 async function listening({ cache, feed }: Instance, key: string): Promise<void> {

@@ -1,7 +1,7 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { type TestApp, testApp } from '../helpers/app.js';
 
 /**
  * Real traffic against the served document, checked by an independent validator (openapi-backend,
@@ -43,7 +43,8 @@ beforeAll(async () => {
   for (const methods of Object.values(asJson.paths)) {
     for (const op of Object.values(methods)) {
       for (const response of Object.values(op.responses)) {
-        for (const [name, header] of Object.entries(response.headers ?? {})) if (!('$ref' in header) && header.required === false) delete response.headers![name];
+        for (const [name, header] of Object.entries(response.headers ?? {}))
+          if (!('$ref' in header) && header.required === false) delete response.headers![name];
       }
     }
   }
@@ -107,13 +108,22 @@ describe('every response of real traffic conforms to the served document', () =>
     await send('getPet', { url: '/pets/abc', headers: as(key) });
     await send('getPet', { url: '/pets/1', headers: as('pet_unknownunknownunknownunknownunkn') });
     const pending = JSON.parse((await t.app.inject({ url: '/pets?status=pending', headers: as(other) })).body).data[0].id as number;
-    const placed = await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 1, quantity: 2 } });
+    const placed = await send('placeOrder', {
+      method: 'POST',
+      url: '/store/orders',
+      headers: as(key, { 'idempotency-key': 'k1' }),
+      payload: { petId: 1, quantity: 2 },
+    });
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 1, quantity: 2 } });
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 2 } });
     // The Structured Field form of the same key: the replay; and retries while the original is in
     // progress (409), whichever of them arrive in time.
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': '"k1"' }), payload: { petId: 1, quantity: 2 } });
-    await Promise.all([1, 2, 3].map(() => send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k-at-once' }), payload: { petId: 1 } })));
+    await Promise.all(
+      [1, 2, 3].map(() =>
+        send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k-at-once' }), payload: { petId: 1 } }),
+      ),
+    );
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: 999 } });
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: pending } });
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { quantity: 0 } });
@@ -144,7 +154,10 @@ describe('every response of real traffic conforms to the served document', () =>
     await send('listPets', { url: '/pets', headers: as(other) });
 
     for (const status of [200, 201, 400, 401, 404, 409, 410, 413, 415, 422, 429, 500]) {
-      expect(seen.some((s) => s.endsWith(` ${status}`)), `a ${status} was exercised`).toBe(true);
+      expect(
+        seen.some((s) => s.endsWith(` ${status}`)),
+        `a ${status} was exercised`,
+      ).toBe(true);
     }
     expect(mismatches).toEqual([]);
   });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { json, testApp, type TestApp } from '../helpers/app.js';
+import { json, type TestApp, testApp } from '../helpers/app.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the served document, walked freely by the assertions.
 type Json = any;
 interface Operation {
   method: string;
@@ -9,7 +10,15 @@ interface Operation {
   op: Json;
 }
 
-const EXPECTED_OPERATIONS = ['GET /pets', 'GET /pets/{petId}', 'GET /store/orders', 'POST /store/orders', 'GET /store/orders/{orderId}', 'DELETE /store/orders/{orderId}'];
+const EXPECTED_OPERATIONS = [
+  'GET /pets',
+  'GET /pets/{petId}',
+  'GET /store/orders',
+  'POST /store/orders',
+  'GET /store/orders/{orderId}',
+  'DELETE /store/orders/{orderId}',
+  'GET /usage',
+];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
 
@@ -69,8 +78,12 @@ describe('the served document', () => {
     expect(parseYaml(response.body)).toEqual(doc);
   });
 
-  it('documents exactly the six operations', () => {
-    expect(operationsOf(doc).map((o) => `${o.method} ${o.path}`).sort()).toEqual([...EXPECTED_OPERATIONS].sort());
+  it('documents exactly the seven operations', () => {
+    expect(
+      operationsOf(doc)
+        .map((o) => `${o.method} ${o.path}`)
+        .sort(),
+    ).toEqual([...EXPECTED_OPERATIONS].sort());
   });
 
   it('mentions the plans and their numbers', () => {
@@ -79,14 +92,14 @@ describe('the served document', () => {
 });
 
 describe('tags', () => {
-  it('groups the tags as Pets and Store, both in x-tagGroups and with x-parent', () => {
+  it('groups the tags as Pets, Store and Account, both in x-tagGroups and with x-parent', () => {
     const groups = doc['x-tagGroups'] as Array<{ name: string; tags: string[] }>;
-    expect(groups.map((g) => g.name)).toEqual(['Pets', 'Store']);
+    expect(groups.map((g) => g.name)).toEqual(['Pets', 'Store', 'Account']);
     const tags = doc.tags as Array<{ name: string; 'x-parent'?: string }>;
     const children = tags.filter((tag) => tag['x-parent'] !== undefined);
     expect(children.length).toBeGreaterThan(0);
     for (const child of children) {
-      expect(['Pets', 'Store']).toContain(child['x-parent']);
+      expect(['Pets', 'Store', 'Account']).toContain(child['x-parent']);
       expect(groups.find((g) => g.name === child['x-parent'])?.tags).toContain(child.name);
     }
     for (const group of groups) {
@@ -96,11 +109,11 @@ describe('tags', () => {
     }
   });
 
-  it('puts only child tags on operations, Pets operations under Pets and Store ones under Store', () => {
+  it('puts only child tags on operations, Pets operations under Pets, Store ones under Store, /usage under Account', () => {
     const parentOf = new Map((doc.tags as Json[]).filter((tag) => tag['x-parent']).map((tag) => [tag.name, tag['x-parent']]));
     for (const { path, op } of operationsOf(doc)) {
       expect(op.tags.length).toBeGreaterThan(0);
-      for (const tag of op.tags as string[]) expect(parentOf.get(tag)).toBe(path.startsWith('/pets') ? 'Pets' : 'Store');
+      for (const tag of op.tags as string[]) expect(parentOf.get(tag)).toBe(path.startsWith('/pets') ? 'Pets' : path === '/usage' ? 'Account' : 'Store');
     }
   });
 });
@@ -114,6 +127,7 @@ describe('extensions', () => {
       'DELETE /store/orders/{orderId}': 'experimental',
       'GET /pets/{petId}': undefined,
       'GET /store/orders': undefined,
+      'GET /usage': 'beta',
     };
     for (const { method, path, op } of operationsOf(doc)) expect(op['x-stability'], `${method} ${path}`).toBe(expected[`${method} ${path}`]);
   });
@@ -308,7 +322,11 @@ describe('for people reading /docs', () => {
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.headers['x-ratelimit-remaining']).toBe(before.headers['x-ratelimit-remaining']);
     const index = json(response);
-    expect(index).toMatchObject({ name: 'Petstore', docs: 'http://petstore.test/docs', openapi: { json: 'http://petstore.test/openapi.json', yaml: 'http://petstore.test/openapi.yaml' } });
+    expect(index).toMatchObject({
+      name: 'Petstore',
+      docs: 'http://petstore.test/docs',
+      openapi: { json: 'http://petstore.test/openapi.json', yaml: 'http://petstore.test/openapi.yaml' },
+    });
     expect(index.operations.map((o: Json) => `${o.method} ${o.path}`).sort()).toEqual([...EXPECTED_OPERATIONS].sort());
     expect(index.operations.find((o: Json) => o.operationId === 'getPet')).toMatchObject({ deprecated: true });
     expect(index.operations.find((o: Json) => o.operationId === 'listPets')).toMatchObject({ stability: 'beta' });

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { type TestApp, testApp } from '../helpers/app.js';
 import { tempDir } from '../helpers/process.js';
 
 const run = promisify(execFile);
@@ -29,9 +29,9 @@ describe('the served document passes the linters', () => {
 
   it('Spectral with the OWASP ruleset (.spectral.yaml): no error, no warning', async () => {
     const out = join(tempDir(), 'spectral.json');
-    await run(bin('spectral'), ['lint', file, '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--output', out, '--fail-severity', 'hint'], { cwd: ROOT }).catch(
-      (e) => e,
-    );
+    await run(bin('spectral'), ['lint', file, '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--output', out, '--fail-severity', 'hint'], {
+      cwd: ROOT,
+    }).catch((e) => e);
     const results = JSON.parse(readFileSync(out, 'utf8')) as Array<{ code: string; severity: number; path: string[] }>;
     expect(results.map((r) => `${r.code} at ${r.path.join('.')}`)).toEqual([]);
   }, 60_000);

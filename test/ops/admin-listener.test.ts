@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { json, testApp, type TestApp } from '../helpers/app.js';
+import { type AdminMethod, adminRequest, ADMIN_TOKEN as TOKEN } from '../helpers/admin.js';
+import { json, type TestApp, testApp } from '../helpers/app.js';
 
-const TOKEN = 'admin-token-for-tests-0123456789';
 let t: TestApp;
 afterEach(async () => t.close());
 
@@ -39,30 +39,7 @@ describe('admin listener: health, readiness, metrics', () => {
 });
 
 describe('admin API', () => {
-  const admin = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object, token: string | null = TOKEN) =>
-    t.admin.inject({ method, url, payload, headers: token === null ? {} : { authorization: `Bearer ${token}` } });
-
-  it('does not exist without ADMIN_TOKEN', async () => {
-    t = await testApp();
-    expect((await admin('GET', '/admin/keys')).statusCode).toBe(404);
-  });
-
-  it('refuses a missing or wrong token with a 401 problem', async () => {
-    t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
-    for (const token of [null, 'wrong-token-of-some-length', `${TOKEN}x`, '']) {
-      const response = await admin('GET', '/admin/keys', undefined, token);
-      expect(response.statusCode).toBe(401);
-      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-    }
-  });
-
-  it('is not on the public listener at all', async () => {
-    t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
-    for (const url of ['/admin/keys', '/admin/keys/x', '/healthz', '/metrics']) {
-      const response = await t.app.inject({ url, headers: { authorization: `Bearer ${TOKEN}` } });
-      expect(response.statusCode).toBe(404);
-    }
-  });
+  const admin = (method: AdminMethod, url: string, payload?: object, token?: string | null) => adminRequest(t.admin, method, url, payload, token);
 
   it('creates, lists, shows, re-plans and revokes keys; the full key appears only at creation', async () => {
     t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });

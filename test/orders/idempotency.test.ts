@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrderPlacement } from '../../src/orders/placement.js';
-import { json, testApp, type TestApp } from '../helpers/app.js';
+import { json, type TestApp, testApp } from '../helpers/app.js';
 
 interface Order {
   id: number;
@@ -207,7 +207,12 @@ describe('POST /store/orders with Idempotency-Key', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     const pet = json<{ id: number }>(await t.app.inject({ url: `/pets/${available}`, headers: { 'x-api-key': await t.newKey('pro') } }));
     // A catalogue that answers only when the test says so: the original request stays in progress.
-    const placement = new OrderPlacement(t.db, t.clock, { find: async () => (await held, pet as never) });
+    const placement = new OrderPlacement(t.db, t.clock, {
+      find: async () => {
+        await held;
+        return pet as never;
+      },
+    });
     const input = { petId: available, quantity: 1 };
     const original = placement.place(record.id, input, 'in-progress-1');
     await expect(placement.place(record.id, input, 'in-progress-1')).rejects.toMatchObject({ slug: 'idempotency-key-in-progress', status: 409 });

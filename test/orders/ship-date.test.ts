@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, testApp, type TestApp } from '../helpers/app.js';
+import { json, type TestApp, testApp } from '../helpers/app.js';
 
 /**
  * Every `shipDate` the schema accepts is stored and given back as RFC 3339 in UTC, to the millisecond;
@@ -71,7 +71,9 @@ describe('shipDate', () => {
       separator: fc.constantFrom('T', 't', ' '),
       offset: fc.oneof(
         fc.constantFrom('Z', 'z'),
-        fc.record({ sign: fc.constantFrom('+', '-'), hours: field(0, 24, 0, 23), minutes: field(0, 60, 0, 59) }).map(({ sign, hours, minutes }) => `${sign}${two(hours)}:${two(minutes)}`),
+        fc
+          .record({ sign: fc.constantFrom('+', '-'), hours: field(0, 24, 0, 23), minutes: field(0, 60, 0, 59) })
+          .map(({ sign, hours, minutes }) => `${sign}${two(hours)}:${two(minutes)}`),
       ),
     });
     await fc.assert(

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, testApp, type TestApp } from '../helpers/app.js';
+import { json, type TestApp, testApp } from '../helpers/app.js';
 
 interface Pet {
   id: number;

@@ -67,7 +67,7 @@ describe('BanShortcut', () => {
   });
 
   it('asks the store again at once after an unban, through it or signalled on the key, and after a plan change', async () => {
-    let now = NOON;
+    const now = NOON;
     const store = new MemoryLimiterStore({ clock: () => now });
     const shortcut = new BanShortcut(store, { clock: () => now });
     const ban = async (caller: string) => {
@@ -93,7 +93,9 @@ describe('BanShortcut', () => {
       { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 8 }), everyMs: fc.integer({ min: 0, max: 3_000 }) }), weight: 8 },
       { arbitrary: fc.record({ advanceMs: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.constantFrom(4_950, 5_000, 60_000, 86_400_000)) }), weight: 3 },
       fc.record({ signal: fc.integer({ min: 0, max: 2 }) }),
-      fc.record({ policy: fc.record({ name: fc.constant('enterprise' as const), perMinute: fc.integer({ min: 1, max: 6 }), perDay: fc.integer({ min: 1, max: 9 }) }) }),
+      fc.record({
+        policy: fc.record({ name: fc.constant('enterprise' as const), perMinute: fc.integer({ min: 1, max: 6 }), perDay: fc.integer({ min: 1, max: 9 }) }),
+      }),
     );
     const start = fc.integer({ min: NOON, max: NOON + 86_400_000 });
     await fc.assert(

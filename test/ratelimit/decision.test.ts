@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BAN_RULES, decide, peek, unban } from '../../src/ratelimit/decision.js';
-import { logEntries, logSize } from '../../src/ratelimit/minute-log.js';
 import { LIMIT_HEADER, REMAINING_HEADER, RETRY_AFTER_HEADER, rateLimitHeaders } from '../../src/ratelimit/headers.js';
+import { logEntries, logSize } from '../../src/ratelimit/minute-log.js';
 import { type Policy, policyFor } from '../../src/ratelimit/plans.js';
-import { type CallerState, DAY_MS, MINUTE_MS, dayOf } from '../../src/ratelimit/state.js';
+import { type CallerState, DAY_MS, dayOf, MINUTE_MS } from '../../src/ratelimit/state.js';
 import type { Verdict } from '../../src/ratelimit/verdict.js';
 
 const rules = DEFAULT_BAN_RULES;
@@ -35,7 +35,9 @@ function arrivals(policy: Policy, maxGroups: number): fc.Arbitrary<Arrival[]> {
 }
 
 /** Anywhere in a day, often in its last two minutes so that runs cross midnight. */
-const startInstant = fc.oneof(fc.integer({ min: 0, max: DAY_MS - 1 }), fc.integer({ min: DAY_MS - 120_000, max: DAY_MS - 1 })).map((offset) => NOON - NOON % DAY_MS + offset);
+const startInstant = fc
+  .oneof(fc.integer({ min: 0, max: DAY_MS - 1 }), fc.integer({ min: DAY_MS - 120_000, max: DAY_MS - 1 }))
+  .map((offset) => NOON - (NOON % DAY_MS) + offset);
 
 /**
  * Feeds the arrivals to `decide` and checks every verdict against a plain model of the contract:

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FailoverLimiterStore, type LimiterMode, createLimiterRedis } from '../../src/ratelimit/failover-store.js';
+import { systemClock } from '../../src/clock.js';
+import { createLimiterRedis, FailoverLimiterStore, type LimiterMode } from '../../src/ratelimit/failover-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
 import { limiterKeys } from '../../src/ratelimit/redis-store.js';
 import type { Verdict } from '../../src/ratelimit/verdict.js';
@@ -27,8 +28,11 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
     await once(client, 'ready');
     logged = [];
     switches = [];
-    const log = { warn: (_: object, msg: string) => logged.push({ level: 'warn', msg }), info: (_: object, msg: string) => logged.push({ level: 'info', msg }) };
-    store = new FailoverLimiterStore(client, { log, onModeChange: (mode) => switches.push(mode) });
+    const log = {
+      warn: (_: object, msg: string) => logged.push({ level: 'warn', msg }),
+      info: (_: object, msg: string) => logged.push({ level: 'info', msg }),
+    };
+    store = new FailoverLimiterStore(client, { clock: systemClock, log, onModeChange: (mode) => switches.push(mode) });
   });
   afterEach(async () => {
     await store.close();
@@ -119,7 +123,7 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
 
   it('starts in memory when its client is not ready, and still answers', async () => {
     await server.kill();
-    const late = new FailoverLimiterStore(createLimiterRedis(server.url), { log: { warn: () => {}, info: () => {} } });
+    const late = new FailoverLimiterStore(createLimiterRedis(server.url), { clock: systemClock, log: { warn: () => {}, info: () => {} } });
     expect(late.mode).toBe('memory');
     expect((await timed(late.hit(randomUUID(), free))).kind).toBe('admitted');
     await late.close();

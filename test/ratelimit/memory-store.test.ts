@@ -135,7 +135,7 @@ describe('MemoryLimiterStore: sweeping a slice at a time', () => {
   });
 
   it('refuses a slice of no callers', () => {
-    expect(() => new MemoryLimiterStore({ sweepSlice: 0 })).toThrow(RangeError);
+    expect(() => new MemoryLimiterStore({ clock: () => 0, sweepSlice: 0 })).toThrow(RangeError);
   });
 });
 

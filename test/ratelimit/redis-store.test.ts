@@ -6,7 +6,7 @@ import { DEFAULT_BAN_RULES } from '../../src/ratelimit/decision.js';
 import { RESET_HEADER, rateLimitHeaders } from '../../src/ratelimit/headers.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
-import { RedisLimiterStore, limiterKeys } from '../../src/ratelimit/redis-store.js';
+import { limiterKeys, RedisLimiterStore } from '../../src/ratelimit/redis-store.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
 import { redisForTests } from '../helpers/redis.js';
 import { runVectors } from './vectors.js';
@@ -44,7 +44,9 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
       fc.record({ unban: fc.constant(true) }),
       fc.record({ banOf: fc.constant(true) }),
       fc.record({ signal: fc.integer({ min: 0, max: 2 }) }),
-      fc.record({ policy: fc.record({ name: fc.constant('enterprise' as const), perMinute: fc.integer({ min: 0, max: 4 }), perDay: fc.integer({ min: 1, max: 9 }) }) }),
+      fc.record({
+        policy: fc.record({ name: fc.constant('enterprise' as const), perMinute: fc.integer({ min: 0, max: 4 }), perDay: fc.integer({ min: 1, max: 9 }) }),
+      }),
     );
     const start = fc.integer({ min: NOON, max: NOON + 86_400_000 });
     await fc.assert(

@@ -56,9 +56,7 @@ interface VectorCase {
   steps: Step[];
 }
 
-const VECTORS: readonly VectorCase[] = (
-  JSON.parse(readFileSync(new URL('./vectors.json', import.meta.url), 'utf8')) as { cases: VectorCase[] }
-).cases;
+const VECTORS: readonly VectorCase[] = (JSON.parse(readFileSync(new URL('./vectors.json', import.meta.url), 'utf8')) as { cases: VectorCase[] }).cases;
 
 /** Registers one test per case; each gets a fresh store reading a fake clock that only the steps move. */
 export function runVectors(makeStore: StoreFactory): void {

@@ -1,26 +1,22 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isWellFormedKey } from '../keys/key-format.js';
-import { policyOfKey, type KeyRecord } from '../keys/repository.js';
-import { ANONYMOUS_POLICY, type Policy } from '../ratelimit/plans.js';
-import { ProblemError } from './problems.js';
+import { ProblemError } from '../http/problems.js';
+import type { Caller } from '../http/ratelimit.js';
+import { addressCaller, keyCaller } from '../ratelimit/callers.js';
+import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
+import { isWellFormedKey } from './key-format.js';
+import { type KeyRecord, policyOfKey } from './repository.js';
 
+/** The header a key travels in, as documented; Node hands header names over in lower case. */
 export const API_KEY_HEADER = 'X-API-Key';
+const API_KEY_FIELD = API_KEY_HEADER.toLowerCase();
 
 /**
  * Who is calling. A valid key is its own caller; anything else (no key, a malformed, unknown or
  * revoked one) is counted per client address under the anonymous policy, which throttles guessing.
+ * A key sent that is malformed, unknown or revoked is counted against the address on every path.
  */
-export type Identity =
-  | { kind: 'key'; caller: string; policy: Policy; key: KeyRecord }
-  | {
-      kind: 'anonymous';
-      caller: string;
-      policy: Policy;
-      reason: string;
-      /** A key was sent and is malformed, unknown or revoked: counted against the address on every path. */
-      badKey: boolean;
-      failure?: unknown;
-    };
+export type Identity = Caller & ({ kind: 'key'; key: KeyRecord } | { kind: 'anonymous'; reason: string; failure?: unknown });
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,13 +27,13 @@ declare module 'fastify' {
 /** Finds a well-formed key's record, from memory when it can (keys/key-cache.ts). */
 export type FindKey = (key: string) => KeyRecord | undefined | Promise<KeyRecord | undefined>;
 
-const NO_KEY = 'Send your API key in the X-API-Key header.';
-const MALFORMED = 'The X-API-Key header does not hold a key of the form pet_….';
+const NO_KEY = `Send your API key in the ${API_KEY_HEADER} header.`;
+const MALFORMED = `The ${API_KEY_HEADER} header does not hold a key of the form pet_….`;
 
 /** The first step of every request: who is calling. Synchronous when the key is known in memory. */
 export function identifyHook(findKey: FindKey) {
   return function identify(request: FastifyRequest): Promise<void> | undefined {
-    const sent = request.headers['x-api-key'];
+    const sent = request.headers[API_KEY_FIELD];
     if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY, false));
     if (typeof sent !== 'string' || !isWellFormedKey(sent)) return void (request.identity = anonymous(request, MALFORMED, true));
     // The store is down (or failing): the request is still limited, per address, and carries the
@@ -62,11 +58,26 @@ function identityOf(request: FastifyRequest, key: KeyRecord | undefined): Identi
 /** The identity of a key's requests; none for a revoked key. */
 export function keyIdentity(key: KeyRecord): Extract<Identity, { kind: 'key' }> | undefined {
   if (key.revokedAt) return undefined;
-  return { kind: 'key', caller: `key:${key.id}`, policy: policyOfKey(key), key };
+  // An unban made anywhere (admin API, CLI, another instance) travels on the key's row.
+  return { kind: 'key', caller: keyCaller(key.id), policy: policyOfKey(key), unbanSeq: key.unbanSeq, countedEverywhere: false, key };
 }
 
 function anonymous(request: FastifyRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
-  return { kind: 'anonymous', caller: `ip:${request.ip}`, policy: ANONYMOUS_POLICY, reason, badKey, failure };
+  return { kind: 'anonymous', caller: addressCaller(request.ip), policy: ANONYMOUS_POLICY, unbanSeq: 0, countedEverywhere: badKey, reason, failure };
+}
+
+/**
+ * The caller of a raw request whose key memory holds (the fast lane's question, http/fast-lane.ts):
+ * undefined when there is no well-formed key, or memory does not hold it, or it was revoked; nothing
+ * is read from a store.
+ */
+export function cachedKeyCaller(cached: (key: string) => KeyRecord | undefined) {
+  return (headers: IncomingHttpHeaders): Caller | undefined => {
+    const sent = headers[API_KEY_FIELD];
+    if (typeof sent !== 'string' || !isWellFormedKey(sent)) return undefined;
+    const key = cached(sent);
+    return key && keyIdentity(key);
+  };
 }
 
 /** Runs after the limit step on every API operation: the limiter has counted the request by then. */

@@ -1,0 +1,17 @@
+import Type from 'typebox';
+import { PROBLEM_SLUGS, PROBLEM_TYPES, ProblemError, type ProblemSlug, problemDescription } from '../http/problems.js';
+import { IDEMPOTENCY_WINDOW_IN_WORDS } from '../orders/idempotency-window.js';
+import type { App } from '../http/types.js';
+import type { BanRules } from '../ratelimit/decision.js';
+import { htmlPage, inlineCode } from './page.js';
+
+/** `/problems/<slug>`: what each problem type means, for the person reading a problem's `type`. */
+export function problemPages(app: App, rules: BanRules): void {
+  app.get('/problems/:slug', { schema: { hide: true, params: Type.Object({ slug: Type.String() }) } }, async (request, reply) => {
+    const slug = request.params.slug as ProblemSlug;
+    if (!PROBLEM_SLUGS.includes(slug)) throw new ProblemError('not-found', `There is no problem type ${request.params.slug}.`);
+    const { status, title } = PROBLEM_TYPES[slug];
+    const body = `<p>HTTP status <strong>${status}</strong>. Problem type <code>${slug}</code>.</p>\n<p>${inlineCode(problemDescription(slug, { rules, idempotencyWindow: IDEMPOTENCY_WINDOW_IN_WORDS }))}</p>`;
+    return reply.type('text/html; charset=utf-8').send(htmlPage(title, body));
+  });
+}

@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
+
+/**
+ * Conditional reads (RFC 9110 §13): a route marked `config: { conditional: true }` answers its `200`
+ * with an `ETag`, and a request whose `If-None-Match` names the current one gets `304 Not Modified`
+ * with no body. A `304` to a valid key counts nothing (GitHub's rule: caching saves quota), so the
+ * limit step only looks at the limiter for such a request (./ratelimit.ts) and the count is made
+ * here, once the answer is known to be a `200`.
+ */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's `200` carries an `ETag` and honours `If-None-Match`. */
+    conditional?: boolean;
+  }
+  interface FastifyRequest {
+    /**
+     * Set by the limit step when it deferred the count (a key's conditional read): counts the request
+     * now and answers the refusal body, or undefined when admitted; the headers follow the verdict.
+     */
+    countLater?: (reply: FastifyReply) => Promise<string | undefined>;
+  }
+}
+
+export const ETAG_HEADER = 'ETag';
+export const IF_NONE_MATCH_HEADER = 'If-None-Match';
+const IF_NONE_MATCH_FIELD = IF_NONE_MATCH_HEADER.toLowerCase();
+
+/** A strong validator of a representation: a digest of its bytes (the same body, the same tag, on every instance). */
+export function etagOf(body: string): string {
+  return `"${createHash('sha1').update(body).digest('base64url')}"`;
+}
+
+/** Whether `If-None-Match` names `etag` (weak comparison, §13.1.2), or is `*`. */
+export function noneMatchHolds(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch.trim() === '*') return true;
+  const opaque = etag.slice(etag.indexOf('"'));
+  return ifNoneMatch.split(',').some((candidate) => {
+    const tag = candidate.trim();
+    return (tag.startsWith('W/') ? tag.slice(2) : tag) === opaque;
+  });
+}
+
+/** Whether the limit step may leave the count of this request to `conditionalSend`: a key's conditional read. */
+export function mayDeferCount(request: FastifyRequest): boolean {
+  return request.method === 'GET' && request.routeOptions.config?.conditional === true && typeof request.headers[IF_NONE_MATCH_FIELD] === 'string';
+}
+
+/**
+ * The `onSend` step of conditional routes: the `ETag` of a `200`, and a `304` in place of a `200` the
+ * client holds. Any other answer to a read whose count was deferred (a `200`, a `404`, a `400`, …) is
+ * counted here, as every request is; only the `304` is free.
+ */
+async function conditionalSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  const etag = reply.statusCode === 200 && typeof payload === 'string' ? etagOf(payload) : undefined;
+  const ifNoneMatch = request.headers[IF_NONE_MATCH_FIELD];
+  if (etag !== undefined && typeof ifNoneMatch === 'string' && noneMatchHolds(ifNoneMatch, etag)) {
+    reply.code(304).header(ETAG_HEADER, etag);
+    reply.removeHeader('content-type');
+    return '';
+  }
+  const refusal = await request.countLater?.(reply);
+  if (refusal !== undefined) {
+    reply.code(429);
+    return refusal;
+  }
+  if (etag !== undefined) reply.header(ETAG_HEADER, etag);
+  return payload;
+}
+
+/** A conditional route's `200`: its schema, with the `ETag` it carries. */
+function withEtag<T extends object>(schema: T): T & { headers: { etag: typeof CONDITIONAL.etag } } {
+  return { ...schema, headers: { etag: CONDITIONAL.etag } };
+}
+
+/**
+ * The options of a conditional read: marked `conditional`, reading `If-None-Match`, answering `ok`
+ * (with its `ETag`), `304`, and the `problems` it may answer; its `onSend` step is `conditionalSend`.
+ */
+export function conditionalRead<const S extends object, const O extends object, const P extends object>(schema: S, ok: O, problems: P) {
+  return {
+    config: { conditional: true },
+    onSend: conditionalSend,
+    schema: { ...schema, headers: CONDITIONAL.headers, response: { 200: withEtag(ok), ...CONDITIONAL.notModified, ...problems } },
+  };
+}
+
+/** What a conditional route declares: the `If-None-Match` it reads, the `ETag` of its `200`, its `304`. */
+const CONDITIONAL = {
+  headers: Type.Object({
+    [IF_NONE_MATCH_FIELD]: Type.Optional(
+      Type.String({
+        maxLength: 1_000,
+        description:
+          'The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing.',
+      }),
+    ),
+  }),
+  etag: { type: 'string', maxLength: 100, description: 'A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current.' },
+  notModified: {
+    304: {
+      description: 'Not modified: the representation you hold (its `ETag` in `If-None-Match`) is current. No body; counts nothing toward your limits.',
+      headers: { etag: { type: 'string', maxLength: 100, description: 'The current `ETag`, the one you sent.' } },
+    },
+  },
+} as const;

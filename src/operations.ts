@@ -1,0 +1,35 @@
+import type { Clock } from './clock.js';
+import type { Db } from './db/database.js';
+import type { App } from './http/types.js';
+import { cancelOrder } from './orders/cancel.js';
+import { getOrder } from './orders/get.js';
+import { listOrders } from './orders/list.js';
+import { placeOrder } from './orders/place.js';
+import type { Deprecation } from './pets/deprecation.js';
+import { getPet } from './pets/get.js';
+import { listPets } from './pets/list.js';
+import { getUsage } from './usage/get.js';
+import type { PetCache } from './pets/pet-cache.js';
+import type { PetsRepository } from './pets/repository.js';
+import type { LimiterStore } from './ratelimit/store.js';
+
+/** What the operations are built from; each takes the part it needs. */
+export interface OperationDeps {
+  db: Db;
+  pets: PetsRepository;
+  catalogue: PetCache;
+  clock: Clock;
+  publicUrl: string;
+  /** The deprecation of `GET /pets/{petId}`. */
+  deprecation: Deprecation;
+  limiter: LimiterStore;
+}
+
+/** One operation of the API, in its own file: registers its route, schema and handler together. */
+export type Operation = (app: App, deps: OperationDeps) => void;
+
+/**
+ * The API's operations, in the order they are registered, which is their order in the OpenAPI
+ * document. Adding an operation is adding its file and a line here.
+ */
+export const OPERATIONS: readonly Operation[] = [listPets, getPet, listOrders, placeOrder, getOrder, cancelOrder, getUsage];

@@ -1,0 +1,94 @@
+import fastJson from 'fast-json-stringify';
+import type { Clock } from '../clock.js';
+import type { FastRoute } from '../http/fast-lane.js';
+import { ProblemError } from '../http/problems.js';
+import { problemResponses } from '../http/responses.js';
+import { ref } from '../http/schemas.js';
+import type { App } from '../http/types.js';
+import { TAG } from '../openapi/tags.js';
+import { type Deprecation, dayOrInstant, deprecationHeaders, isSunset, sunsetDay } from './deprecation.js';
+import type { PetCache } from './pet-cache.js';
+import { Pet, PetParams } from './schemas.js';
+import { conditionalRead, etagOf } from '../http/conditional.js';
+
+export interface GetPetDeps {
+  catalogue: PetCache;
+  clock: Clock;
+  publicUrl: string;
+  deprecation: Deprecation;
+}
+
+/**
+ * `GET /pets/{petId}` (getPet): one pet, from memory. Deprecated: every response carries the
+ * deprecation headers, and from the sunset on it answers `410`.
+ */
+export function getPet(app: App, { catalogue, clock, publicUrl, deprecation }: GetPetDeps): void {
+  const headers = deprecationHeaders(deprecation, publicUrl);
+  const read = conditionalRead(
+    {
+      operationId: 'getPet',
+      summary: 'Get a pet',
+      description: `Deprecated: answers \`410\` from ${dayOrInstant(deprecation.sunsetAt)} on. Every response carries \`Deprecation\`, \`Sunset\` and \`Link\` headers. The pet stays available in \`GET /pets\`.`,
+      tags: [TAG.catalogue],
+      deprecated: true,
+      'x-deprecated-sunset': sunsetDay(deprecation),
+      params: PetParams,
+    },
+    ref(Pet),
+    problemResponses(400, 404, 410),
+  );
+  app.get(
+    '/pets/:petId',
+    {
+      ...read,
+      onSend: [
+        read.onSend,
+        // Every response of the operation carries the headers, errors included.
+        (_request, reply, payload, done) => {
+          reply.headers(headers);
+          done(null, payload);
+        },
+      ],
+      preValidation: (_request, _reply, done) => {
+        if (!isSunset(deprecation, clock())) return done();
+        done(new ProblemError('sunset', `GET /pets/{petId} reached its sunset on ${dayOrInstant(deprecation.sunsetAt)} and no longer answers.`));
+      },
+    },
+    // Synchronous while the pet is in memory, as it nearly always is.
+    (request) => {
+      const { petId } = request.params;
+      const found = (pet: Pet | undefined): Pet => {
+        if (!pet) throw new ProblemError('not-found', `There is no pet ${petId}.`);
+        return pet;
+      };
+      const pet = catalogue.find(petId);
+      return pet instanceof Promise ? pet.then(found) : found(pet);
+    },
+  );
+}
+
+/**
+ * `GET /pets/{petId}` for the fast lane (http/fast-lane.ts): a pet memory holds, before its sunset,
+ * serialised once by the serialiser Fastify compiles from the same schema, with its `ETag`.
+ */
+export function getPetFastRoute({ catalogue, clock, publicUrl, deprecation }: GetPetDeps): FastRoute {
+  const serialize = fastJson(Pet);
+  const answers = new WeakMap<Pet, { body: string; etag: string }>();
+  // The ids Fastify would take as they are: no leading zero, no sign, well within 2^53.
+  const path = /^\/pets\/([1-9][0-9]{0,14})$/;
+  return {
+    url: '/pets/:petId',
+    headers: deprecationHeaders(deprecation, publicUrl),
+    match: (url) => (isSunset(deprecation, clock()) ? undefined : path.exec(url)?.[1]),
+    answerFor(id) {
+      const pet = catalogue.cached(Number(id));
+      if (!pet) return undefined;
+      let answer = answers.get(pet);
+      if (answer === undefined) {
+        const body = serialize(pet);
+        answers.set(pet, (answer = { body, etag: etagOf(body) }));
+      }
+      return answer;
+    },
+  };
+}
