@@ -354,7 +354,9 @@ function parseResponses(text: string): Answer[] {
     const headers: Record<string, string> = {};
     for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
     const length = Number(headers['content-length'] ?? 0);
-    answers.push({ status: Number(statusLine!.split(' ')[1]), headers, body: text.slice(end + 4, end + 4 + length) });
+    const status = Number(statusLine!.split(' ')[1]);
+    // A `100 Continue` (Node's own, to `Expect: 100-continue`) is interim: the answer follows it.
+    if (status !== 100) answers.push({ status, headers, body: text.slice(end + 4, end + 4 + length) });
     text = text.slice(end + 4 + length);
   }
   return answers;
