@@ -45,17 +45,31 @@ export class BanShortcut implements LimiterStore {
 
   /** The ban held for the caller, else what the store can decide at once. */
   hitNow(caller: string, policy: Policy, unbanSeq = 0): Verdict | undefined {
-    const held = this.#held.get(caller);
-    if (held) {
-      const at = this.#clock() + held.offset;
-      if (at < held.until && held.unbanSeq === unbanSeq && samePolicy(held.policy, policy)) {
-        return { ...held.verdict, at, retryAfterSeconds: ceilSeconds(held.verdict.bannedUntil - at) };
-      }
-      this.#held.delete(caller);
-    }
+    const held = this.#heldBan(caller, policy, unbanSeq);
+    if (held) return held;
     const verdict = this.#store.hitNow(caller, policy, unbanSeq);
     if (verdict) this.#hold(caller, verdict, policy, unbanSeq);
     return verdict;
+  }
+
+  /** A forced refusal meets a held ban as any request does. */
+  async refuse(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    const held = this.#heldBan(caller, policy, unbanSeq);
+    if (held) return held;
+    const verdict = await this.#store.refuse(caller, policy, unbanSeq);
+    this.#hold(caller, verdict, policy, unbanSeq);
+    return verdict;
+  }
+
+  #heldBan(caller: string, policy: Policy, unbanSeq: number): Verdict | undefined {
+    const held = this.#held.get(caller);
+    if (!held) return undefined;
+    const at = this.#clock() + held.offset;
+    if (at < held.until && held.unbanSeq === unbanSeq && samePolicy(held.policy, policy)) {
+      return { ...held.verdict, at, retryAfterSeconds: ceilSeconds(held.verdict.bannedUntil - at) };
+    }
+    this.#held.delete(caller);
+    return undefined;
   }
 
   peek(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {

@@ -37,18 +37,20 @@ export interface Decision {
 
 /**
  * Decides one request: admitted requests count in both windows, refused and banned ones in neither.
+ * A `forced` refusal (a test key's `fault=429`, see faults/) is decided as if the windows had no room:
+ * a ban in force answers as ever, and otherwise the rejection counts toward a ban like any other.
  * The minute log holds only requests of the last 60 s and grows only while fewer than the policy's
  * per-minute limit are in it, so it never exceeds the largest limit in force during the last minute.
  * It is not cut down on a downgrade: what was counted stays counted, even if the key is upgraded back.
  */
-export function decide(state: CallerState | undefined, now: number, policy: Policy, rules: BanRules, unbanSeq = 0): Decision {
+export function decide(state: CallerState | undefined, now: number, policy: Policy, rules: BanRules, unbanSeq = 0, forced = false): Decision {
   const current = withUnbanSignal(pruneState(state ?? FRESH_STATE, now, rules), unbanSeq);
   const assessment = assess(current, now, policy);
   // Verdict literals start with `kind`: V8 builds a literal that starts with a spread several times slower.
   if (current.bannedUntil > now) {
     return { verdict: banned(assessment, current.bannedUntil, bindingUntil(current.minuteLog, assessment)), state: current };
   }
-  if (assessment.minute.remaining > 0 && assessment.day.remaining > 0) {
+  if (!forced && assessment.minute.remaining > 0 && assessment.day.remaining > 0) {
     const admitted = { ...current, minuteLog: logAppend(current.minuteLog, now), dayCount: current.dayCount + 1 };
     return { verdict: { kind: 'admitted', ...assess(admitted, now, policy) }, state: admitted };
   }

@@ -96,6 +96,10 @@ export class FailoverLimiterStore implements LimiterStore {
     return this.#mode === 'memory' ? this.#fallback.hitNow(caller, policy, unbanSeq) : undefined;
   }
 
+  refuse(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
+    return this.#call((store) => store.refuse(caller, policy, unbanSeq));
+  }
+
   peek(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
     return this.#call((store) => store.peek(caller, policy, unbanSeq));
   }

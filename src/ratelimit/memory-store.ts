@@ -57,6 +57,12 @@ export class MemoryLimiterStore implements LimiterStore {
     return verdict;
   }
 
+  async refuse(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    const { verdict, state } = decide(this.#callers.get(caller), this.#clock(), policy, this.#rules, unbanSeq, true);
+    this.#callers.set(caller, state);
+    return verdict;
+  }
+
   async peek(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
     return peek(this.#callers.get(caller), this.#clock(), policy, unbanSeq);
   }

@@ -13,9 +13,9 @@ import { DAY_MS, MINUTE_MS } from './state.js';
  *
  * KEYS: the caller's minute log (LIST of admission instants, oldest first), rejections (LIST of
  *       instants, oldest first) and the rest of its state (HASH day, count, until, level, lastEnd, seq).
- * ARGV: mode (hit | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq,
+ * ARGV: mode (hit | refuse | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq,
  *       and the ban rules: rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs.
- * hit and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
+ * refuse is hit without admission (decide's `forced`). hit, refuse and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
  * nextAdmitInMs, bannedUntil or 0, end of the ban this request started or 0, bindingUntil when
  * banned, else 0, when the minute's oldest counted request leaves or 0}; ban replies
  * {bannedUntil or 0, level}. Lua numbers are doubles, exact for ms instants.
@@ -99,7 +99,7 @@ local function save()
     level > 0 and lastEnd + escalation or 0))
 end
 
-if mode == 'hit' then
+if mode == 'hit' or mode == 'refuse' then
   -- pruneState
   local len = redis.call('LLEN', LOG)
   local old = olderCount(LOG, len, now - MINUTE)
@@ -123,7 +123,7 @@ if mode == 'hit' then
     save()
     return reply('banned', a, banned, 0, bindingUntil(a))
   end
-  if a[1] > 0 and a[4] > 0 then
+  if mode == 'hit' and a[1] > 0 and a[4] > 0 then
     redis.call('RPUSH', LOG, now)
     count = count + 1
     save()

@@ -15,7 +15,7 @@ export interface RedisLimiterStoreOptions {
   prefix?: string;
 }
 
-type Mode = 'hit' | 'peek' | 'ban' | 'unban';
+type Mode = 'hit' | 'refuse' | 'peek' | 'ban' | 'unban';
 
 /** What the script answers to `hit` and `peek` (see ./redis-script.ts). */
 type Reply = [
@@ -60,6 +60,10 @@ export class RedisLimiterStore implements LimiterStore {
 
   async hit(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
     return verdictOf((await this.#run('hit', caller, policy, unbanSeq)) as Reply, policy);
+  }
+
+  async refuse(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    return verdictOf((await this.#run('refuse', caller, policy, unbanSeq)) as Reply, policy);
   }
 
   /** Redis is always asked: one round trip. */

@@ -16,6 +16,11 @@ export interface LimiterStore {
    * already known); else `undefined`, having counted nothing. What the fast lane asks (http/fast-lane.ts).
    */
   hitNow(caller: string, policy: Policy, unbanSeq?: number): Verdict | undefined;
+  /**
+   * Refuses a request as if its windows had no room (a test key's forced `429`, see faults/): a ban in
+   * force answers as ever; otherwise a `rate-limited` verdict whose rejection counts toward a ban.
+   */
+  refuse(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict>;
   /** The caller's headers now, counting nothing (a `peek` verdict, never a refusal). */
   peek(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict>;
   /** Lifts the caller's ban and forgives its 429s; the escalation history is kept. */

@@ -70,12 +70,14 @@ export type RateLimited = Extract<Verdict, { kind: 'rate-limited' }>;
 
 /**
  * The refusal of a request the windows have no room for: the window that needs the longer wait (both
- * must have room), and that wait. `banStartedUntil` (0: none) is the end of the ban this rejection
+ * must have room), and that wait. A forced refusal, with room in both, names the window with the least
+ * left and says one second. `banStartedUntil` (0: none) is the end of the ban this rejection
  * starts; then waiting the window's slot would not do, and `Retry-After` tells the ban's end instead.
  * Every store builds its refusals here, the Redis store from its script's numbers.
  */
 export function rateLimited(assessment: Assessment, banStartedUntil: number): RateLimited {
-  const window = assessment.minute.nextAdmitInMs > assessment.day.nextAdmitInMs ? 'minute' : 'day';
+  const { minute, day } = assessment;
+  const window = minute.nextAdmitInMs === day.nextAdmitInMs ? bindingWindow(assessment) : minute.nextAdmitInMs > day.nextAdmitInMs ? 'minute' : 'day';
   const slotSeconds = Math.max(1, ceilSeconds(assessment[window].nextAdmitInMs));
   const refusal = { kind: 'rate-limited', ...assessment, window, limit: assessment[window].limit, retryAfterSeconds: slotSeconds } as const;
   if (banStartedUntil === 0) return refusal;

@@ -64,6 +64,9 @@ class AwaitedLimiter implements LimiterStore {
     }
     return this.#memory.hitNow(caller, policy, unbanSeq);
   }
+  refuse(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
+    return this.#memory.refuse(caller, policy, unbanSeq);
+  }
   peek(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
     return this.#memory.peek(caller, policy, unbanSeq);
   }

@@ -8,6 +8,7 @@
  *
  *   { "advanceMs": n }                                   move the fake clock forward
  *   { "hit": n, "everyMs"?: m, "caller"?: id, "expect": E } n requests, m ms apart; each must meet E
+ *   { "refuse": n, "caller"?: id, "expect": E }           n forced refusals (a test key's fault=429)
  *   { "peek": true, "caller"?: id, "expect": E }         headers without counting
  *   { "unbanSignal": n }                                 the unban counter the following requests carry
  *   { "unban": true, "caller"?: id }
@@ -42,6 +43,7 @@ interface Expectation {
 type Step =
   | { advanceMs: number }
   | { hit: number; everyMs?: number; caller?: string; expect: Expectation }
+  | { refuse: number; caller?: string; expect: Expectation }
   | { peek: true; caller?: string; expect: Expectation }
   | { unban: true; caller?: string }
   | { unbanSignal: number }
@@ -79,6 +81,11 @@ export function runVectors(makeStore: StoreFactory): void {
               if (n > 1) now += step.everyMs ?? 0;
               const verdict = await store.hit(callerOf(step), policy, unbanSeq);
               expect(observe(verdict, step.expect), `${where()}, request ${n} of ${step.hit}`).toEqual(step.expect);
+            }
+          } else if ('refuse' in step) {
+            for (let n = 1; n <= step.refuse; n++) {
+              const verdict = await store.refuse(callerOf(step), policy, unbanSeq);
+              expect(observe(verdict, step.expect), `${where()}, forced refusal ${n} of ${step.refuse}`).toEqual(step.expect);
             }
           } else if ('peek' in step) {
             expect(observe(await store.peek(callerOf(step), policy, unbanSeq), step.expect), where()).toEqual(step.expect);
