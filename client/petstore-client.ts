@@ -23,7 +23,7 @@ export type PetId = operations['getPet']['parameters']['path']['petId'];
 export type OrderId = operations['getOrder']['parameters']['path']['orderId'];
 
 export interface PetstoreClientOptions extends TransportOptions {
-  /** `pet_…` */
+  /** `pet_…`, or a test key `pet_test_…` (see `prefer`). */
   apiKey: string;
   /** Default: `http://localhost:8080`. */
   baseUrl?: string;

@@ -36,6 +36,12 @@ export interface TransportOptions {
   onResponse?: (event: ResponseEvent) => void;
   /** How many read answers (by URL) are kept to be revalidated with `If-None-Match`; 0 keeps none. Default: 100. */
   cacheSize?: number;
+  /**
+   * A `Prefer` header for every request. With a test key (`pet_test_…`) the service fails or waits on
+   * demand: `fault=503`, `fault=500`, `fault=429`, `fault=reset`, `latency=800`; a live key's are ignored.
+   * Default: none.
+   */
+  prefer?: string;
 }
 
 export interface ResponseEvent {
@@ -45,6 +51,8 @@ export interface ResponseEvent {
   attempt: number;
   rateLimit: RateLimitState;
   requestId?: string;
+  /** The service's `Preference-Applied`: the preferences (test keys' faults) this answer applied. */
+  preferenceApplied?: string;
 }
 
 export interface Call {
@@ -60,7 +68,7 @@ export interface Call {
 const RETRY_STATUSES = new Set([502, 503, 504]);
 
 export class Transport {
-  readonly #options: Required<Omit<TransportOptions, 'onResponse' | 'onDeprecation'>> & Pick<TransportOptions, 'onResponse'>;
+  readonly #options: Required<Omit<TransportOptions, 'onResponse' | 'onDeprecation' | 'prefer'>> & Pick<TransportOptions, 'onResponse' | 'prefer'>;
   readonly #gate: Gate;
   readonly #cache: ConditionalCache;
   readonly #deprecated: (operation: string, headers: Headers) => void;
@@ -155,7 +163,8 @@ export class Transport {
     this.#lastRateLimit = rateLimit;
     this.#deprecated(operation, response.headers);
     const requestId = response.headers.get('x-request-id') ?? undefined;
-    this.#options.onResponse?.({ operation, status: response.status, attempt, rateLimit, requestId });
+    const preferenceApplied = response.headers.get('preference-applied') ?? undefined;
+    this.#options.onResponse?.({ operation, status: response.status, attempt, rateLimit, requestId, preferenceApplied });
   }
 
   /** A read's body, kept with its `ETag` for the next read of the URL. */
@@ -177,6 +186,7 @@ export class Transport {
     const all = new Headers({ accept: 'application/json', 'x-api-key': this.apiKey, ...headers });
     const etag = method === 'GET' ? this.#cache.etagOf(url) : undefined;
     if (etag) all.set('if-none-match', etag);
+    if (this.#options.prefer) all.set('prefer', this.#options.prefer);
     if (body !== undefined) all.set('content-type', 'application/json');
     return new Request(url, { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
   }

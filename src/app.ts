@@ -7,6 +7,9 @@ import type { Config } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
 import type { Db } from './db/database.js';
 import { problemPages } from './docs/problem-pages.js';
+import { FaultDraws } from './faults/draws.js';
+import { PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from './faults/prefer.js';
+import { faultSteps } from './faults/step.js';
 import { docsRoutes } from './docs/routes.js';
 import { clientErrorHandler, connectHandler, tooManyConnections } from './http/client-errors.js';
 import { capConnectionsPerAddress } from './http/connections.js';
@@ -66,8 +69,9 @@ const CORS = corsPolicy({
     SUNSET_HEADER,
     LINK_HEADER,
     IDEMPOTENT_REPLAYED_HEADER,
+    PREFERENCE_APPLIED_HEADER,
   ],
-  allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER],
+  allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER, PREFER_HEADER],
   methods: ['GET', 'HEAD', 'POST', 'DELETE'],
 });
 
@@ -105,8 +109,15 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   const keys = new KeyCache(new KeysRepository(db, clock, changes), { feed: changes, clock, max: config.cache.keys });
   const pets = new PetsRepository(db);
   const catalogue = new PetCache(pets, { feed: changes, clock, max: config.cache.pets });
+  const faults = faultSteps(publicUrl, new FaultDraws());
   // The first steps of every request, in order.
-  const steps = [setRequestId, CORS.cors, identifyHook((key) => keys.find(key)), rateLimitHook(limiter, metrics, publicUrl, (request) => request.identity)];
+  const steps = [
+    setRequestId,
+    CORS.cors,
+    identifyHook((key) => keys.find(key)),
+    faults.planFault,
+    rateLimitHook(limiter, metrics, publicUrl, (request) => request.identity),
+  ];
   // Every answer's metrics and access line (one line per request, instead of Fastify's two).
   const record = requestRecorder(metrics);
   const access = logger ? accessLog(logger) : undefined;
@@ -163,11 +174,12 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
 
-  app.addHook('onRequest', inOrder([...steps, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath]));
+  app.addHook('onRequest', inOrder([...steps, faults.failNow, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath]));
   app.addHook('preParsing', refuseContentEncoding);
   app.decorate('draining', false);
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (app.draining) reply.header('connection', 'close');
+    faults.resetInstead(request, reply);
     done(null, payload);
   });
   // A client gone before its answer (an upload cut off): said once, at info; nothing failed here.

@@ -335,7 +335,13 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /**
+         * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+         * @example fault=503
+         */
+        Prefer: string;
+    };
     requestBodies: never;
     headers: {
         /** @description The limit of the binding window (the one with the least left; on a tie, the day). */
@@ -360,6 +366,8 @@ export interface components {
         Sunset: string;
         /** @description Links with `rel="deprecation"` and `rel="sunset"` to the page that explains them. */
         Link: string;
+        /** @description The preferences of `Prefer` this answer applied (test keys only), e.g. `fault=503`. Absent when none was. */
+        "Preference-Applied": string;
     };
     pathItems: never;
 }
@@ -378,6 +386,11 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
                 "if-none-match"?: string;
+                /**
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @example fault=503
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
             cookie?: never;
@@ -396,6 +409,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -418,6 +432,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -434,6 +449,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -450,6 +466,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -467,6 +484,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -483,6 +501,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -500,6 +519,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -514,6 +534,11 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
                 "if-none-match"?: string;
+                /**
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @example fault=503
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -541,6 +566,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -562,6 +588,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -581,6 +608,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -600,6 +628,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -619,6 +648,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -638,6 +668,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -658,6 +689,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -677,6 +709,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -697,6 +730,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -718,6 +752,11 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
                 "if-none-match"?: string;
+                /**
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @example fault=503
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
             cookie?: never;
@@ -736,6 +775,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -758,6 +798,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -774,6 +815,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -790,6 +832,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -807,6 +850,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -823,6 +867,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -840,6 +885,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -854,6 +900,11 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: the same key and body within 24 hours get the original response; the same key with another body gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
                 "idempotency-key"?: string;
+                /**
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @example fault=503
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
             cookie?: never;
@@ -878,6 +929,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -894,6 +946,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -910,6 +963,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -926,6 +980,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -942,6 +997,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -958,6 +1014,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -974,6 +1031,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -990,6 +1048,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1007,6 +1066,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1023,6 +1083,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1040,6 +1101,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1054,6 +1116,11 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
                 "if-none-match"?: string;
+                /**
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @example fault=503
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -1078,6 +1145,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1096,6 +1164,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1112,6 +1181,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1128,6 +1198,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1144,6 +1215,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1161,6 +1233,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1177,6 +1250,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1194,6 +1268,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1205,7 +1280,13 @@ export interface operations {
     cancelOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @example fault=503
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path: {
                 /**
                  * @description The id of one of your orders.
@@ -1227,6 +1308,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1243,6 +1325,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1259,6 +1342,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1275,6 +1359,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1291,6 +1376,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1308,6 +1394,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1324,6 +1411,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1341,6 +1429,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -92,6 +92,17 @@ function migrations(kind: Kind): Record<string, Migration> {
         }
       },
     },
+    '004_test_keys': {
+      // A test key (faults/): `test` is 1 for a `pet_test_…` key; `fault_profile` its standing fault
+      // profile as JSON (faults/profile.ts), or null. Existing keys are live keys without a profile.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .alterTable('api_keys')
+          .addColumn('test', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.schema.alterTable('api_keys').addColumn('fault_profile', 'text').execute();
+      },
+    },
   };
 }
 

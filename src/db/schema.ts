@@ -25,6 +25,10 @@ export interface ApiKeysTable {
   revoked_at: string | null;
   /** Raised by every unban, so that each instance notices an unban made anywhere on its next request. */
   unban_seq: ColumnType<number, number | undefined, number>;
+  /** 1 for a test key (`pet_test_…`, see faults/), else 0. */
+  test: ColumnType<number, number | undefined, number>;
+  /** A test key's standing fault profile, as JSON (faults/profile.ts); null for none. */
+  fault_profile: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PetsTable {

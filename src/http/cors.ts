@@ -33,9 +33,9 @@ export function corsPolicy({ exposed, allowed, methods }: CorsLists) {
      * A preflight (OPTIONS with Access-Control-Request-Method) is answered here, after the rate-limit
      * step like every request, before any route could answer 405.
      */
-    answerPreflight(request: FastifyRequest, reply: FastifyReply): void {
-      if (request.method !== 'OPTIONS' || !request.headers['access-control-request-method']) return;
-      reply.code(204).headers(preflightHeaders).send();
+    answerPreflight(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+      if (request.method !== 'OPTIONS' || !request.headers['access-control-request-method']) return undefined;
+      return reply.code(204).headers(preflightHeaders).send();
     },
   };
 }

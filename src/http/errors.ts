@@ -7,6 +7,16 @@ import { allInputErrors } from './validation.js';
 /** Seconds a client should wait before retrying when a store cannot be reached. */
 const STORE_RETRY_AFTER_SECONDS = 5;
 
+/** What the service answers when a store it needs cannot be reached: a `503` with `Retry-After`. */
+export function storeUnavailable(detail = 'A store the service needs cannot be reached. Retry shortly.'): ProblemError {
+  return new ProblemError('service-unavailable', detail, {}, { [RETRY_AFTER_HEADER]: String(STORE_RETRY_AFTER_SECONDS) });
+}
+
+/** What the service answers when it fails in a way it did not foresee: a `500` that says nothing of what failed. */
+export function internalError(detail = 'The service failed to handle the request.'): ProblemError {
+  return new ProblemError('internal-error', detail);
+}
+
 /** Fastify's own client errors, by code, as problems. */
 const FASTIFY_CODES: Record<string, [ProblemSlug, string, InputError[]?]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: ['payload-too-large', 'The request body is larger than the service accepts.'],
@@ -46,22 +56,13 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {
   // A client that stops sending its body fails the body's read with a connection error: that is the
   // client's doing, not a store's (and nobody is left to read the answer).
   if (request.raw.readableAborted) return new ProblemError('invalid-request', 'The request body was cut off: the client stopped sending it.', { errors: [] });
-  if (isStoreUnavailable(error)) {
-    return new ProblemError(
-      'service-unavailable',
-      'A store the service needs cannot be reached. Retry shortly.',
-      {},
-      {
-        [RETRY_AFTER_HEADER]: String(STORE_RETRY_AFTER_SECONDS),
-      },
-    );
-  }
+  if (isStoreUnavailable(error)) return storeUnavailable();
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     // Any other client error Fastify detects (a malformed URL, a bad Content-Length, …).
     return new ProblemError('invalid-request', 'The request is malformed.', { errors: [] });
   }
-  return new ProblemError('internal-error', 'The service failed to handle the request.');
+  return internalError();
 }
 
 function notFound(request: FastifyRequest): ProblemError {
@@ -105,7 +106,10 @@ export function notFoundHandler(publicUrl: string) {
   return (request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, publicUrl, notFound(request));
 }
 
-/** One of the first steps of every request: it may answer by itself (a 429, a preflight) or throw a problem. */
+/**
+ * One of the first steps of every request: it may answer by itself (a 429, a preflight), and then
+ * returns the reply; or throw a problem.
+ */
 export type Step = (request: FastifyRequest, reply: FastifyReply) => unknown;
 
 /**
@@ -115,12 +119,26 @@ export type Step = (request: FastifyRequest, reply: FastifyReply) => unknown;
 export function inOrder(steps: Step[]) {
   return async function firstSteps(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     for (const step of steps) {
-      const pending = step(request, reply);
-      if (pending instanceof Promise) await pending;
+      let answered = step(request, reply);
+      if (answered instanceof Promise) answered = await answered;
       if (reply.sent) return reply;
+      if (answered === reply) return ended(reply);
     }
     return undefined;
   };
+}
+
+/**
+ * Waits for an answer a step gave to be out. Fastify goes on to the route once its hooks are done
+ * unless the answer has ended, and an answer whose route has an asynchronous `onSend` step (a
+ * conditional read's, http/conditional.ts) has not ended yet: the route would answer a second time
+ * (fastify/fastify#4374).
+ */
+function ended(reply: FastifyReply): Promise<FastifyReply> {
+  return new Promise((resolve) => {
+    const done = () => resolve(reply);
+    reply.raw.once('finish', done).once('close', done);
+  });
 }
 
 /**

@@ -19,6 +19,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** What the limit step decided (or, on a path that counts nothing, saw) for this request. */
     rateLimit: Verdict;
+    /** Set by a step before the limit step (a test key's fault, faults/): refuse as if the windows had no room. */
+    forcedRefusal?: boolean;
   }
 }
 
@@ -55,7 +57,9 @@ export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, pu
     // Who a refusal is counted to: the caller, or the address's throttle of the uncounted paths.
     let counted: Pick<Caller, 'caller' | 'policy'> = identity;
     let verdict: Verdict;
-    if (identity.kind === 'key' && mayDeferCount(request)) {
+    if (request.forcedRefusal) {
+      verdict = await limiter.refuse(caller, policy, unbanSeq);
+    } else if (identity.kind === 'key' && mayDeferCount(request)) {
       // A key's conditional read: a `304` counts nothing, so only a look now; a banned key is refused
       // as ever; the count is made once the answer is known not to be a `304` (./conditional.ts).
       verdict = await limiter.peek(caller, policy, unbanSeq);

@@ -4,6 +4,7 @@ import { ProblemError } from '../http/problems.js';
 import { StringEnum } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyCaller } from '../ratelimit/callers.js';
+import { FAULTS, MAX_SEED } from '../faults/profile.js';
 import { MAX_LIMIT, PLAN_NAMES } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import { KeyInputError, type KeyRecord, type KeysRepository, NAME_MAX_LENGTH, NAME_PATTERN } from './repository.js';
@@ -15,6 +16,16 @@ const PlanBody = {
   perDay: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT })),
 };
 const Name = Type.String({ maxLength: NAME_MAX_LENGTH, pattern: NAME_PATTERN });
+/** A test key's standing fault profile as asked for (faults/profile.ts judges the rest). */
+const FaultsBody = Type.Object(
+  {
+    rate: Type.Number({ minimum: 0, maximum: 1 }),
+    faults: Type.Optional(Type.Array(StringEnum(FAULTS), { minItems: 1, maxItems: FAULTS.length, uniqueItems: true })),
+    latencyMs: Type.Optional(Type.Union([Type.Object({ min: Type.Integer(), max: Type.Integer() }, { additionalProperties: false }), Type.Null()])),
+    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEED })),
+  },
+  { additionalProperties: false },
+);
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
 /**
@@ -49,7 +60,14 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
 
   app.post(
     '/admin/keys',
-    { schema: { body: Type.Object({ name: Type.Optional(Name), ...PlanBody }, { additionalProperties: false }) } },
+    {
+      schema: {
+        body: Type.Object(
+          { name: Type.Optional(Name), ...PlanBody, test: Type.Optional(Type.Boolean()), faults: Type.Optional(FaultsBody) },
+          { additionalProperties: false },
+        ),
+      },
+    },
     async (request, reply) => {
       const { record, key } = await input(() => keys.create(request.body));
       // The only response that ever carries the full key.
@@ -69,6 +87,13 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
     '/admin/keys/:id',
     { schema: { params: IdParams, body: Type.Object(PlanBody, { additionalProperties: false }), response: { 200: KeyView } } },
     async (request) => view(await input(() => keys.setPlan(request.params.id, request.body)), request.params.id),
+  );
+  // A test key's standing fault profile: set (its seeded sequence starts over) or removed.
+  app.put('/admin/keys/:id/faults', { schema: { params: IdParams, body: FaultsBody, response: { 200: KeyView } } }, async (request) =>
+    view(await input(() => keys.setFaults(request.params.id, request.body)), request.params.id),
+  );
+  app.delete('/admin/keys/:id/faults', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
+    view(await input(() => keys.setFaults(request.params.id, null)), request.params.id),
   );
   app.post('/admin/keys/:id/revoke', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
     view(await keys.revoke(request.params.id), request.params.id),

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { describeProfile, type FaultProfileInput, parseLatency } from '../faults/profile.js';
 import { isPlanName, PLAN_NAMES, type PlanName } from '../ratelimit/plans.js';
 import { KeyInputError, type KeyRecord, type KeysRepository } from './repository.js';
 import { keyView } from './views.js';
@@ -13,7 +14,7 @@ export interface CliIo {
  * limiter, so `unban` is a signal written to the key's row, applied by each server when it sees it.
  */
 export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Command {
-  const command = new Command('keys').description('create, list, re-plan, revoke and unban API keys');
+  const command = new Command('keys').description("create, list, re-plan, revoke and unban API keys, and set test keys' faults");
   const print = (json: boolean, value: object, human: string) => io.out(json ? JSON.stringify(value) : human);
   const shown = (record: KeyRecord) => keyView(record, null);
   const found = (record: KeyRecord | undefined, id: string) => {
@@ -21,18 +22,34 @@ export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Com
     return record;
   };
 
-  command
+  const create = command
     .command('create')
     .description('create a key; the full key is printed this once')
     .requiredOption('--plan <plan>', `one of ${PLAN_NAMES.join(', ')}`, planArg)
     .option('--name <name>', 'a name to recognise the key by')
     .option('--per-minute <n>', 'enterprise only: requests per minute', positiveInt)
     .option('--per-day <n>', 'enterprise only: requests per day', positiveInt)
-    .option('--json', 'print one JSON object')
-    .action(async (o: { plan: PlanName; name?: string; perMinute?: number; perDay?: number; json?: boolean }) => {
-      const { record, key } = await (await keys()).create(o);
+    .option('--test', 'a test key (pet_test_…): same plans and limits, its own orders, faults on demand with Prefer')
+    .option('--json', 'print one JSON object');
+  withFaultOptions(create).action(
+    async (o: { plan: PlanName; name?: string; perMinute?: number; perDay?: number; test?: boolean; json?: boolean } & FaultOptions) => {
+      const { record, key } = await (await keys()).create({ ...o, faults: faultsOf(o) });
       print(!!o.json, { ...shown(record), key }, `${key}\n${describe(record)}\nKeep the key now: it is not stored and cannot be shown again.`);
-    });
+    },
+  );
+
+  withFaultOptions(
+    command
+      .command('set-faults <id>')
+      .description("set a test key's standing fault profile (its seeded sequence starts over), or remove it with --none")
+      .option('--none', 'remove the profile')
+      .option('--json', 'print one JSON object'),
+  ).action(async (id: string, o: FaultOptions & { none?: boolean; json?: boolean }) => {
+    const faults = faultsOf(o);
+    if (!faults && !o.none) throw new KeyInputError('give --fault-rate (and optionally --faults, --latency, --seed), or --none', 'faults');
+    const record = found(await (await keys()).setFaults(id, o.none ? null : faults!), id);
+    print(!!o.json, shown(record), describe(record));
+  });
 
   command
     .command('list')
@@ -72,7 +89,49 @@ export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Com
 
 function describe(r: KeyRecord): string {
   const limits = r.plan === 'enterprise' ? ` (${r.perMinute}/min, ${r.perDay}/day)` : '';
-  return `${r.id}  ${r.prefix}  ${r.plan}${limits}  "${r.name}"  created ${r.createdAt}${r.revokedAt ? `  REVOKED ${r.revokedAt}` : ''}`;
+  const test = r.test ? `  TEST${r.faults ? ` (faults: ${describeProfile(r.faults)})` : ''}` : '';
+  return `${r.id}  ${r.prefix}  ${r.plan}${limits}  "${r.name}"  created ${r.createdAt}${test}${r.revokedAt ? `  REVOKED ${r.revokedAt}` : ''}`;
+}
+
+interface FaultOptions {
+  faultRate?: number;
+  faults?: string[];
+  latency?: { min: number; max: number };
+  seed?: number;
+}
+
+/** The options of a standing fault profile (faults/profile.ts), for `create --test` and `set-faults`. */
+function withFaultOptions(command: Command): Command {
+  return command
+    .option('--fault-rate <r>', 'test keys: the share of requests that fail on their own, 0 to 1', rate)
+    .option('--faults <list>', 'test keys: which faults they draw from, comma-separated (default 503,500,429,reset)', (v: string) => v.split(','))
+    .option('--latency <ms>', 'test keys: every request waits this long, in milliseconds: 120 or 50-400', latency)
+    .option('--seed <n>', 'test keys: the seed of the fault sequence, to replay a run (default: random)', wholeNumber);
+}
+
+function faultsOf(o: FaultOptions): FaultProfileInput | undefined {
+  if (o.faultRate === undefined) {
+    if (o.faults || o.latency || o.seed !== undefined)
+      throw new KeyInputError('--faults, --latency and --seed need --fault-rate (0 for latency alone)', 'faults');
+    return undefined;
+  }
+  return { rate: o.faultRate, faults: o.faults, latencyMs: o.latency, seed: o.seed };
+}
+
+function rate(value: string): number {
+  if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(value)) throw new InvalidArgumentError('expected a number from 0 to 1');
+  return Number(value);
+}
+
+function latency(value: string): { min: number; max: number } {
+  const parsed = parseLatency(value);
+  if (!parsed) throw new InvalidArgumentError('expected milliseconds: 120 or 50-400');
+  return parsed;
+}
+
+function wholeNumber(value: string): number {
+  if (!/^(0|[1-9][0-9]*)$/.test(value)) throw new InvalidArgumentError('expected a whole number');
+  return Number(value);
 }
 
 function planArg(value: string): PlanName {

@@ -3,8 +3,9 @@ import type { KeysRepository } from './repository.js';
 const DEMO_PLANS = ['free', 'pro', 'business'] as const;
 
 /**
- * On the first start of an empty embedded store: one key per plan, printed once with a ready-to-paste
- * curl line. The store keeps only their hashes, so they are never shown again.
+ * On the first start of an empty embedded store: one key per plan and a free test key (faults/),
+ * printed once with ready-to-paste curl lines. The store keeps only their hashes, so they are never
+ * shown again.
  */
 export async function createDemoKeys(keys: KeysRepository, publicUrl: string): Promise<string> {
   const lines = ['', 'Demo API keys (shown once, never again):'];
@@ -13,6 +14,9 @@ export async function createDemoKeys(keys: KeysRepository, publicUrl: string): P
     lines.push(`  ${plan.padEnd(9)} ${key}`);
     if (plan === 'free') lines.push(`  try it:   curl -i -H 'X-API-Key: ${key}' ${publicUrl}/pets`);
   }
-  lines.push('Create more with: npx petstore keys create --plan pro', '');
+  const { key } = await keys.create({ plan: 'free', test: true, name: 'demo test' });
+  lines.push(`  ${'test'.padEnd(9)} ${key}`);
+  lines.push(`  faults:   curl -i -H 'X-API-Key: ${key}' -H 'Prefer: fault=503' ${publicUrl}/pets`);
+  lines.push('Create more with: npx petstore keys create --plan pro (add --test for a test key)', '');
   return lines.join('\n');
 }

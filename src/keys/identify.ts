@@ -68,15 +68,15 @@ function anonymous(request: FastifyRequest, reason: string, badKey: boolean, fai
 
 /**
  * The caller of a raw request whose key memory holds (the fast lane's question, http/fast-lane.ts):
- * undefined when there is no well-formed key, or memory does not hold it, or it was revoked; nothing
- * is read from a store.
+ * undefined when there is no well-formed key, or memory does not hold it, or it was revoked, or it is a
+ * test key (whose faults take Fastify's path, faults/); nothing is read from a store.
  */
 export function cachedKeyCaller(cached: (key: string) => KeyRecord | undefined) {
   return (headers: IncomingHttpHeaders): Caller | undefined => {
     const sent = headers[API_KEY_FIELD];
     if (typeof sent !== 'string' || !isWellFormedKey(sent)) return undefined;
     const key = cached(sent);
-    return key && keyIdentity(key);
+    return key && !key.test ? keyIdentity(key) : undefined;
   };
 }
 

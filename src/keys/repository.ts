@@ -1,8 +1,10 @@
+import { randomInt } from 'node:crypto';
 import type { Selectable, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
 import type { ApiKeysTable, Database } from '../db/schema.js';
+import { type FaultProfile, type FaultProfileInput, MAX_SEED, profileMistake, profileOf } from '../faults/profile.js';
 import { MAX_LIMIT, type PlanName, type Policy, policyFor } from '../ratelimit/plans.js';
 import { displayPrefix, generateKey, generateKeyId, hashKey } from './key-format.js';
 
@@ -16,6 +18,10 @@ export interface KeyRecord {
   createdAt: string;
   revokedAt: string | null;
   unbanSeq: number;
+  /** A test key (`pet_test_…`): same plans and limits, its own orders, and faults on demand (faults/). */
+  test: boolean;
+  /** A test key's standing fault profile, or null. */
+  faults: FaultProfile | null;
 }
 
 /** A plan with, for enterprise only, the key's own numbers. */
@@ -29,7 +35,7 @@ export interface PlanChoice {
 export class KeyInputError extends Error {
   constructor(
     message: string,
-    readonly field: 'plan' | 'perMinute' | 'perDay' | 'name' | 'id' = 'plan',
+    readonly field: 'plan' | 'perMinute' | 'perDay' | 'name' | 'id' | 'faults' | `faults/${string}` = 'plan',
   ) {
     super(message);
   }
@@ -56,10 +62,13 @@ export class KeysRepository {
     private readonly changes?: Pick<ChangeFeed, 'changed'>,
   ) {}
 
-  /** Returns the record and, this once, the full key. */
-  async create(input: { name?: string } & PlanChoice): Promise<{ record: KeyRecord; key: string }> {
+  /** Returns the record and, this once, the full key. A fault profile is for a test key only. */
+  async create(input: { name?: string; test?: boolean; faults?: FaultProfileInput } & PlanChoice): Promise<{ record: KeyRecord; key: string }> {
     const limits = checkedLimits(input);
-    const key = generateKey();
+    const test = input.test === true;
+    if (input.faults && !test) throw new KeyInputError('a fault profile is for test keys only (create the key as a test key)', 'faults');
+    const faults = input.faults ? this.#profile(input.faults) : null;
+    const key = generateKey(test);
     const row = {
       id: generateKeyId(),
       name: checkedName(input.name) || `${input.plan} key`,
@@ -70,6 +79,8 @@ export class KeysRepository {
       key_prefix: displayPrefix(key),
       created_at: new Date(this.clock()).toISOString(),
       revoked_at: null,
+      test: test ? 1 : 0,
+      fault_profile: faults && JSON.stringify(faults),
     };
     await this.db.insertInto('api_keys').values(row).execute();
     return { record: toRecord({ ...row, unban_seq: 0 }), key };
@@ -107,6 +118,18 @@ export class KeysRepository {
     return this.#update(id, (row) => row.set({ plan: choice.plan, per_minute: limits.perMinute, per_day: limits.perDay }));
   }
 
+  /**
+   * Sets (or, with null, removes) a test key's standing fault profile; its seeded sequence starts over
+   * on every instance from the key's next request, even when the profile is the same as before.
+   */
+  async setFaults(id: string, input: FaultProfileInput | null): Promise<KeyRecord | undefined> {
+    const found = await this.get(id);
+    if (!found) return undefined;
+    if (!found.test) throw new KeyInputError(`${id} is a live key: only test keys (pet_test_…) take a fault profile`, 'faults');
+    const faults = input && this.#profile(input);
+    return this.#update(id, (row) => row.set({ fault_profile: faults && JSON.stringify(faults) }));
+  }
+
   /** Revoking twice keeps the first revocation time. */
   async revoke(id: string): Promise<KeyRecord | undefined> {
     return this.#update(id, (row) => row.set({ revoked_at: new Date(this.clock()).toISOString() }).where('revoked_at', 'is', null));
@@ -115,6 +138,12 @@ export class KeysRepository {
   /** Signals every instance, through the store, to lift the key's ban on its next request. */
   async requestUnban(id: string): Promise<KeyRecord | undefined> {
     return this.#update(id, (row) => row.set((eb) => ({ unban_seq: eb('unban_seq', '+', 1) })));
+  }
+
+  #profile(input: FaultProfileInput): FaultProfile {
+    const mistake = profileMistake(input);
+    if (mistake) throw new KeyInputError(mistake.message, `faults/${mistake.field}`);
+    return profileOf(input, new Date(this.clock()).toISOString(), () => randomInt(MAX_SEED));
   }
 
   /** Changes the key's row, then tells the caches (every instance's, through the change feed) before answering the record as it is now. */
@@ -171,5 +200,7 @@ function toRecord(row: Selectable<ApiKeysTable>): KeyRecord {
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
     unbanSeq: row.unban_seq,
+    test: row.test === 1,
+    faults: row.fault_profile === null ? null : (JSON.parse(row.fault_profile) as FaultProfile),
   };
 }

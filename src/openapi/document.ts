@@ -1,5 +1,8 @@
 import type { SwaggerOptions } from '@fastify/swagger';
+import { PREFER_DESCRIPTION, PREFER_HEADER, PREFERENCE_APPLIED_DESCRIPTION, PREFERENCE_APPLIED_HEADER, TEST_KEYS_IN_WORDS } from '../faults/prefer.js';
 import { ALLOW_ORIGIN_HEADER } from '../http/cors.js';
+import { MAX_HEAD_BYTES } from '../http/limits.js';
+import { countsTowardLimit } from '../http/ratelimit.js';
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../orders/schemas.js';
@@ -68,16 +71,31 @@ const HEADERS: Record<string, { description: string; schema: object; required?: 
     description: 'Links with `rel="deprecation"` and `rel="sunset"` to the page that explains them.',
     schema: { type: 'string', maxLength: 4096 },
   },
+  [PREFERENCE_APPLIED_HEADER]: { description: PREFERENCE_APPLIED_DESCRIPTION, schema: { type: 'string', maxLength: 100, example: 'fault=503' } },
+};
+
+/** Parameters declared once under `components.parameters`: `Prefer`, on every operation that counts (test keys' faults). */
+const PARAMETERS = {
+  [PREFER_HEADER]: {
+    in: 'header',
+    name: PREFER_HEADER,
+    required: false,
+    description: PREFER_DESCRIPTION,
+    schema: { type: 'string', maxLength: MAX_HEAD_BYTES },
+    example: 'fault=503',
+  },
 };
 
 const ON_EVERY_RESPONSE = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REQUEST_ID_HEADER, ALLOW_ORIGIN_HEADER];
 const ON_RETRYABLE = [RETRY_AFTER_HEADER];
 const ON_DEPRECATED = [DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER];
+/** Sent only when a test key's preference was applied, which may happen on any answer of an operation that counts. */
+const ON_COUNTED = [PREFERENCE_APPLIED_HEADER];
 // Always there where they are declared, so that a validating proxy notices one missing.
 for (const name of [...ON_EVERY_RESPONSE, ...ON_DEPRECATED]) HEADERS[name] = { ...HEADERS[name]!, required: true };
 
 /** Headers a route declares that are sent only in the case their description gives. */
-const SOMETIMES = new Set([IDEMPOTENT_REPLAYED_HEADER.toLowerCase()]);
+const SOMETIMES = new Set([IDEMPOTENT_REPLAYED_HEADER.toLowerCase(), PREFERENCE_APPLIED_HEADER.toLowerCase()]);
 
 /** What each stability mark means, said where tools that ignore `x-stability` show it. */
 const STABILITY = {
@@ -103,6 +121,8 @@ function description(rules: BanRules): string {
     plansTable(),
     '',
     '**Errors** are `application/problem+json` (RFC 9457); each `type` URL explains itself.',
+    '',
+    TEST_KEYS_IN_WORDS,
   ].join('\n');
 }
 
@@ -130,7 +150,7 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
       const document = (documentObject as { openapiObject: OpenApiDocument }).openapiObject;
       // Every operation the document shows needs a key: said once, at the top, for tools that read only that.
       document.security = [{ [SECURITY_SCHEME]: [] }];
-      return withStability(withPathExamples(withResponseHeaders(document)));
+      return withStability(withPathExamples(withPrefer(withResponseHeaders(document))));
     },
   } as unknown as SwaggerOptions;
 }
@@ -151,7 +171,7 @@ interface OpenApiDocument {
 }
 
 function operationsOf(document: OpenApiDocument): Operation[] {
-  return Object.values(document.paths ?? {}).flatMap((operations) => Object.values(operations));
+  return operationsByPath(document).map(([, operation]) => operation);
 }
 
 /** A stability mark also in words and as a badge (Scalar, Redocly), for SDKs and renderers that ignore `x-stability`. */
@@ -176,13 +196,36 @@ function withPathExamples(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
-/** Declares the rate-limit headers on every response, `Retry-After` where it is sent, and the deprecation headers. */
+/** Every operation that counts takes `Prefer` (test keys' faults, faults/). */
+function withPrefer(document: OpenApiDocument): OpenApiDocument {
+  document.components = { ...document.components, parameters: PARAMETERS };
+  for (const [path, operation] of operationsByPath(document)) {
+    if (countsTowardLimit(path)) operation.parameters = [...(operation.parameters ?? []), { $ref: `#/components/parameters/${PREFER_HEADER}` } as never];
+  }
+  return document;
+}
+
+function operationsByPath(document: OpenApiDocument): Array<[string, Operation]> {
+  return Object.entries(document.paths ?? {}).flatMap(([path, operations]) =>
+    Object.values(operations).map((operation): [string, Operation] => [path, operation]),
+  );
+}
+
+/**
+ * Declares the rate-limit headers on every response, `Retry-After` where it is sent, the deprecation
+ * headers, and `Preference-Applied` on the answers of operations that count.
+ */
 function withResponseHeaders(document: OpenApiDocument): OpenApiDocument {
   const refTo = (name: string) => ({ $ref: `#/components/headers/${name}` });
   document.components = { ...document.components, headers: HEADERS };
-  for (const operation of operationsOf(document)) {
+  for (const [path, operation] of operationsByPath(document)) {
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
-      const names = [...ON_EVERY_RESPONSE, ...(status === '429' || status === '503' ? ON_RETRYABLE : []), ...(operation.deprecated ? ON_DEPRECATED : [])];
+      const names = [
+        ...ON_EVERY_RESPONSE,
+        ...(status === '429' || status === '503' ? ON_RETRYABLE : []),
+        ...(operation.deprecated ? ON_DEPRECATED : []),
+        ...(countsTowardLimit(path) ? ON_COUNTED : []),
+      ];
       // What a route declares itself is always sent, but for the few that say when they are.
       for (const [name, header] of Object.entries(response.headers ?? {})) {
         (header as { required?: boolean }).required = !SOMETIMES.has(name.toLowerCase());

@@ -39,6 +39,6 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       .selectFrom('kysely_migration' as never)
       .select('name' as never)
       .execute();
-    expect(applied.map((row) => (row as { name: string }).name)).toEqual(['001_tables', '002_pet_catalogue', '003_change_notifications']);
+    expect(applied.map((row) => (row as { name: string }).name)).toEqual(['001_tables', '002_pet_catalogue', '003_change_notifications', '004_test_keys']);
   });
 });

@@ -6,6 +6,7 @@ import { type Server, startServer, tempDir } from '../helpers/process.js';
 
 const SUNSET = '2031-03-15T00:00:00Z';
 const KEY_LINE = /^ {2}free +(pet_[A-Za-z0-9_-]{32})$/m;
+const TEST_KEY_LINE = /^ {2}test +(pet_test_[A-Za-z0-9_-]{32})$/m;
 
 /** Operation ids of the page (`operations-<tag>-<operationId>`) by navigation group. */
 const GROUPS = { Pets: ['listPets', 'getPet'], Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder'], Account: ['getUsage'] };
@@ -131,6 +132,21 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
       timeout: 3_000,
     });
   }, 60_000);
+
+  it('lets a test key ask for a fault from try-it: the Prefer field, and the 503 with Preference-Applied', async () => {
+    await page.locator('.auth-wrapper .authorize').click();
+    await page.locator('.modal-ux .auth-btn-wrapper button', { hasText: 'Logout' }).click();
+    await page.locator('.modal-ux input[type="text"]').fill(TEST_KEY_LINE.exec(server.output())![1]!);
+    await page.locator('.modal-ux .auth-btn-wrapper .authorize').click();
+    await page.locator('.modal-ux .btn-done').click();
+    const listPets = operation('listPets');
+    await listPets.locator('tr[data-param-name="Prefer"] input').fill('fault=503');
+    await listPets.locator('.execute').click();
+    const live = listPets.locator('.live-responses-table');
+    await page.waitForFunction(() => /preference-applied/.test(document.querySelector('.opblock[id$="-listPets"] .live-responses-table')?.textContent ?? ''));
+    expect((await live.locator('tr.response .response-col_status').textContent())?.trim()).toBe('503');
+    expect(await live.textContent()).toMatch(/preference-applied:\s*fault=503/);
+  });
 
   it('requests nothing outside localhost', () => {
     expect(outside).toEqual([]);

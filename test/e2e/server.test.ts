@@ -21,6 +21,11 @@ describe('the service as started by npm start', () => {
         expect(response.headers.get('x-ratelimit-limit')).toBe({ free: '60', pro: '300', business: '1000' }[plan]);
         expect(((await response.json()) as { data: unknown[] }).data.length).toBeGreaterThanOrEqual(10);
       }
+      // And a test key, with its line that asks for a fault.
+      const testKey = /^ {2}test +(pet_test_[A-Za-z0-9_-]{32})$/m.exec(first.output())![1]!;
+      expect(first.output()).toContain(`curl -i -H 'X-API-Key: ${testKey}' -H 'Prefer: fault=503' http://localhost:`);
+      const failed = await fetch(`${first.url}/pets`, { headers: { 'x-api-key': testKey, prefer: 'fault=503' } });
+      expect([failed.status, failed.headers.get('preference-applied')]).toEqual([503, 'fault=503']);
     } finally {
       expect(await first.stop()).toBe(0);
     }

@@ -72,7 +72,41 @@ describe('petstore keys', () => {
     expect(run.json()).toMatchObject({ id: created.id });
   });
 
+  it('create --test makes a pet_test_… key with a standing fault profile; set-faults sets it again or removes it', async () => {
+    const run = await petstore(
+      'keys',
+      'create',
+      '--plan',
+      'free',
+      '--test',
+      '--fault-rate',
+      '1',
+      '--faults',
+      '503',
+      '--latency',
+      '0-5',
+      '--seed',
+      '7',
+      '--json',
+    );
+    expect(run.code).toBe(0);
+    const created = run.json();
+    expect(created.key).toMatch(/^pet_test_[A-Za-z0-9_-]{32}$/);
+    expect(created).toMatchObject({ test: true, faults: { rate: 1, faults: ['503'], latencyMs: { min: 0, max: 5 }, seed: 7 } });
+    expect((await get(created.key)).statusCode).toBe(503);
+    const human = await petstore('keys', 'set-faults', created.id, '--fault-rate', '0.25', '--latency', '120');
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/TEST \(faults: 25% of 503, 500, 429, reset; 120 ms; seed \d+\)/);
+    expect((await petstore('keys', 'set-faults', created.id, '--none', '--json')).json().faults).toBeNull();
+    expect((await get(created.key)).statusCode).toBe(200);
+  });
+
   it.each([
+    [['keys', 'create', '--plan', 'free', '--fault-rate', '0.5'], 1, /for test keys only/],
+    [['keys', 'create', '--plan', 'free', '--test', '--fault-rate', '1.5'], 2, /expected a number from 0 to 1/],
+    [['keys', 'create', '--plan', 'free', '--test', '--fault-rate', '0.1', '--faults', '503,404'], 1, /faults are one or more of 503, 500, 429, reset/],
+    [['keys', 'create', '--plan', 'free', '--test', '--latency', '50-400'], 1, /need --fault-rate/],
+    [['keys', 'set-faults', 'key_nope', '--fault-rate', '0.5'], 1, /no key key_nope/],
     [['keys', 'create', '--plan', 'gold'], 2, /expected one of free, pro, business, enterprise/],
     [['keys', 'create'], 2, /--plan/],
     [['keys', 'create', '--plan', 'enterprise'], 1, /needs its own per-minute and per-day/],

@@ -1,0 +1,75 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { internalError, sendProblem, storeUnavailable } from '../http/errors.js';
+import { countsTowardLimit } from '../http/ratelimit.js';
+import type { FaultDraws } from './draws.js';
+import { appliedPreferences, PREFERENCE_APPLIED_HEADER, parsePrefer } from './prefer.js';
+import type { Fault } from './profile.js';
+
+const PREFER_FIELD = 'prefer';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The fault this test key's request meets, and what asked for it. */
+    fault?: { fault: Exclude<Fault, '429'>; by: string };
+  }
+}
+
+/**
+ * Test keys that misbehave on demand. Every request of a test key that counts toward its limits may
+ * meet a fault, asked for with `Prefer` or drawn from the key's profile (./draws.ts), and each
+ * behaves as the real one would:
+ *
+ * - `latency`: the request waits before anything else happens to it, whatever its answer;
+ * - `429`: refused by the limiter as if its windows were full (./ratelimit/store.ts `refuse`): real
+ *   headers, `Retry-After`, and the rejection counts toward a ban;
+ * - `503` and `500`: admitted and counted, then answered as a store outage or a failure would be,
+ *   before the route reads the request;
+ * - `reset`: handled in full (an order is placed), then the connection is reset instead of answered:
+ *   the lost answer that `Idempotency-Key` exists for.
+ *
+ * A live key's preferences are ignored; `Preference-Applied` names those applied.
+ */
+export function faultSteps(publicUrl: string, draws: FaultDraws) {
+  /** Before the limit step: which fault, if any; the wait, now. */
+  function planFault(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+    const identity = request.identity;
+    if (identity.kind !== 'key' || !identity.key.test || !countsTowardLimit(request.url)) return undefined;
+    const sent = request.headers[PREFER_FIELD];
+    const asked = parsePrefer(Array.isArray(sent) ? sent.join(', ') : sent);
+    // The profile draws for every request, asked for or not: its n-th request meets its n-th draw.
+    const drawn = identity.key.faults ? draws.next(identity.key.id, identity.key.faults) : undefined;
+    const applied = appliedPreferences(asked);
+    if (applied) reply.header(PREFERENCE_APPLIED_HEADER, applied);
+    const fault = asked.fault ?? drawn?.fault;
+    const latencyMs = asked.latencyMs ?? drawn?.latencyMs ?? 0;
+    if (fault === undefined && latencyMs === 0) return undefined;
+    const by = asked.fault ? `Prefer: fault=${asked.fault}` : 'its fault profile';
+    request.log.info({ fault, latencyMs, by }, 'test key fault');
+    if (fault === '429') request.forcedRefusal = true;
+    else if (fault) request.fault = { fault, by };
+    return latencyMs > 0 ? delay(latencyMs).then(() => undefined) : undefined;
+  }
+
+  /** After the limit step admitted the request: a `503` or a `500` here, in place of the route. */
+  function failNow(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+    const fault = request.fault;
+    if (fault?.fault === '503')
+      return sendProblem(reply, publicUrl, storeUnavailable(`${injected(fault.by)} a store the service needs cannot be reached. Retry shortly.`));
+    if (fault?.fault === '500') return sendProblem(reply, publicUrl, internalError(`${injected(fault.by)} the service failed to handle the request.`));
+    return undefined;
+  }
+
+  /** An `onSend` step: the answer of a `reset` is never sent; the connection is reset instead (and so no access line follows). */
+  function resetInstead(request: FastifyRequest, reply: FastifyReply): void {
+    if (request.fault?.fault !== 'reset') return;
+    request.raw.socket?.resetAndDestroy();
+    request.log.info({ statusCode: reply.statusCode }, 'test key fault: the connection was reset instead of answered');
+  }
+
+  return { planFault, failNow, resetInstead };
+}
+
+function injected(by: string): string {
+  return `Injected for this test key (${by}):`;
+}
