@@ -12,7 +12,8 @@ export interface Config {
   /** Unset: the admin API (`/admin/*`) is switched off. */
   adminToken: string | null;
   database: DatabaseConfig;
-  redisUrl: string | null;
+  /** Where the limiter keeps its state: one Redis (REDIS_URL), a Redis Cluster (REDIS_CLUSTER_NODES), or none (memory). */
+  redis: RedisConfig | null;
   /** Starts every limiter key in Redis, so that several services can share one Redis. */
   redisKeyPrefix: string;
   publicUrl: string;
@@ -31,6 +32,8 @@ export interface Config {
   /** How many keys and pets each instance holds in memory at most (the least recently used leave first). */
   cache: { keys: number; pets: number };
 }
+
+export type RedisConfig = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
 
 /** How long the public listener waits on a client, so that slow or idle ones cannot hold it. */
 export interface Timeouts {
@@ -92,7 +95,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminPort: portOf(env, 'ADMIN_PORT', DEFAULTS.adminPort),
     adminToken: adminTokenOf(env),
     database: databaseOf(env),
-    redisUrl: redisUrlOf(env),
+    redis: redisOf(env),
     redisKeyPrefix: redisKeyPrefixOf(env),
     publicUrl: publicUrlOf(env, port),
     production,
@@ -182,11 +185,27 @@ function databaseOf(env: Env): DatabaseConfig {
   return { kind: 'sqlite', file: raw };
 }
 
-function redisUrlOf(env: Env): string | null {
-  const raw = env.REDIS_URL;
-  if (raw === undefined || raw === '') return null;
-  if (!/^rediss?:\/\/./.test(raw)) throw new ConfigError('REDIS_URL', 'expected redis://host:port or rediss://…');
-  return raw;
+function redisOf(env: Env): RedisConfig | null {
+  const url = env.REDIS_URL || undefined;
+  const nodes = env.REDIS_CLUSTER_NODES || undefined;
+  if (url && nodes) throw new ConfigError('REDIS_CLUSTER_NODES', 'set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
+  if (nodes) return { kind: 'cluster', nodes: clusterNodesOf(nodes) };
+  if (url === undefined) return null;
+  if (!/^rediss?:\/\/./.test(url)) throw new ConfigError('REDIS_URL', 'expected redis://host:port or rediss://…');
+  return { kind: 'single', url };
+}
+
+/** `host:port,host:port,…`: seed nodes of a Redis Cluster (any few of its nodes; the client learns the rest). */
+function clusterNodesOf(raw: string): { host: string; port: number }[] {
+  const expected = 'expected host:port,host:port,… (seed nodes of the cluster)';
+  const nodes = raw.split(',').map((entry) => {
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry.trim());
+    const port = Number(match?.[2]);
+    if (!match || port < 1 || port > 65_535) throw new ConfigError('REDIS_CLUSTER_NODES', `${expected}; ${JSON.stringify(entry.slice(0, 100))} is not one`);
+    return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+  if (nodes.length > 100) throw new ConfigError('REDIS_CLUSTER_NODES', `${expected}; at most 100 of them`);
+  return nodes;
 }
 
 function redisKeyPrefixOf(env: Env): string {

@@ -11,7 +11,7 @@ describe('configuration', () => {
       adminPort: 8081,
       adminToken: null,
       database: { kind: 'sqlite', file: './data/petstore.db' },
-      redisUrl: null,
+      redis: null,
       publicUrl: 'http://localhost:8080',
       demoKeys: true,
       trustProxy: false,
@@ -25,6 +25,18 @@ describe('configuration', () => {
     expect(loadConfig({ DATABASE_URL: './other.db' }).database).toEqual({ kind: 'sqlite', file: './other.db' });
   });
 
+  it('reads one Redis from REDIS_URL, or a Redis Cluster from REDIS_CLUSTER_NODES', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redis).toEqual({ kind: 'single', url: 'redis://127.0.0.1:6379' });
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.internal:7001,[::1]:7002' }).redis).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: 'redis-b.internal', port: 7001 },
+        { host: '::1', port: 7002 },
+      ],
+    });
+  });
+
   it('never creates demo keys in production or with DEMO_KEYS=false', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).demoKeys).toBe(false);
     expect(loadConfig({ DEMO_KEYS: 'false' }).demoKeys).toBe(false);
@@ -36,6 +48,12 @@ describe('configuration', () => {
     [{ ADMIN_PORT: '-1' }, 'ADMIN_PORT'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ REDIS_CLUSTER_NODES: 'redis://a:7000' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_CLUSTER_NODES: 'a:7000,b' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_CLUSTER_NODES: 'a:0' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_CLUSTER_NODES: 'a:70000' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_CLUSTER_NODES: 'a:7000,,b:7001' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_CLUSTER_NODES: 'a:7000', REDIS_URL: 'redis://a:6379' }, 'REDIS_CLUSTER_NODES'],
     [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
     [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],
     [{ PETS_GET_SUNSET_AT: '2020-01-01T00:00:00Z' }, 'PETS_GET_SUNSET_AT'],
@@ -59,6 +77,10 @@ describe('configuration', () => {
   it.each([
     [{ PORT: 'abc' }, /^petstore: bad configuration: PORT: expected a positive whole number, got "abc"\n$/],
     [{ DATABASE_URL: 'mysql://x' }, /^petstore: bad configuration: DATABASE_URL: .*not supported\n$/],
+    [
+      { REDIS_CLUSTER_NODES: '127.0.0.1:7000,nope' },
+      /^petstore: bad configuration: REDIS_CLUSTER_NODES: expected host:port,host:port,… \(seed nodes of the cluster\); "nope" is not one\n$/,
+    ],
     [
       { PETS_GET_DEPRECATED_AT: '2027-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2026-01-01T00:00:00Z' },
       /^petstore: bad configuration: PETS_GET_SUNSET_AT: the sunset may not precede PETS_GET_DEPRECATED_AT\n$/,

@@ -1,5 +1,7 @@
-import { Redis } from 'ioredis';
+import { once } from 'node:events';
+import { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
+import type { RedisConfig } from '../config.js';
 import { MemoryLimiterStore } from './memory-store.js';
 import type { Policy } from './plans.js';
 import { RedisLimiterStore, type RedisLimiterStoreOptions } from './redis-store.js';
@@ -17,6 +19,10 @@ const MAX_EXCUSES = 4;
 const TIMEOUTS_TO_SWITCH = 3;
 
 const TIMED_OUT = Symbol('timed out');
+/** While a cluster decides in memory, how often it is asked whether every slot has a primary that answers again. */
+const CLUSTER_PROBE_MS = 250;
+/** Redis Cluster's slots: every key hashes to one of them. */
+const CLUSTER_SLOTS = 16_384;
 
 /** The two levels used, in pino's argument order. */
 export interface FailoverLog {
@@ -32,18 +38,32 @@ export interface FailoverLimiterStoreOptions extends Omit<RedisLimiterStoreOptio
   onModeChange?: (mode: LimiterMode) => void;
 }
 
+/** How either client reconnects: soon, then every second, never giving up. */
+const reconnectAfter = (attempt: number) => Math.min(attempt * 250, 1000);
+
+/** What every connection to a Redis server is told: a command is never retried, nor resent after a reconnect (its script may already have run). */
+const NEVER_TWICE = { maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false } as const;
+
 /**
- * The limiter's Redis client: a request must never wait for Redis, and a command must never run
- * twice. So a command fails at once instead of queueing while disconnected, is not retried, and is
- * not resent after a reconnect (its script may already have run); reconnecting never stops. How long
- * a reply may take is the failover store's to judge (`COMMAND_TIMEOUT_MS`), not the client's.
+ * The limiter's Redis client, for one Redis or a Redis Cluster: a request must never wait for Redis,
+ * and a command must never run twice. So a command fails at once instead of queueing while
+ * disconnected, is not retried, and is not resent after a reconnect; reconnecting never stops. How
+ * long a reply may take is the failover store's to judge (`COMMAND_TIMEOUT_MS`), not the client's.
+ *
+ * On a cluster the same holds: no queue while the cluster is not ready, no retry of a command whose
+ * connection closed or that met `CLUSTERDOWN` (ioredis would send it again elsewhere, and it may
+ * have run). Only a redirection is followed (`MOVED`, `ASK`, `TRYAGAIN`: the server says it did not
+ * run the script). A node's connection opens when it is first needed, and ioredis holds that node's
+ * first commands until it is open; the failover store's deadline bounds that wait like any other.
  */
-export function createLimiterRedis(url: string): Redis {
-  return new Redis(url, {
+export function createLimiterRedis(config: RedisConfig): Redis | Cluster {
+  if (config.kind === 'single') return new Redis(config.url, { enableOfflineQueue: false, retryStrategy: reconnectAfter, ...NEVER_TWICE });
+  return new Cluster(config.nodes, {
     enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    autoResendUnfulfilledCommands: false,
-    retryStrategy: (attempt) => Math.min(attempt * 250, 1000),
+    retryDelayOnFailover: 0,
+    retryDelayOnClusterDown: 0,
+    clusterRetryStrategy: reconnectAfter,
+    redisOptions: NEVER_TWICE,
   });
 }
 
@@ -59,7 +79,7 @@ export function createLimiterRedis(url: string): Redis {
  * and the timer was not itself late: a timer that fires late measures the loop's delay, not Redis's.
  */
 export class FailoverLimiterStore implements LimiterStore {
-  readonly #redis: Redis;
+  readonly #redis: Redis | Cluster;
   readonly #primary: RedisLimiterStore;
   readonly #fallback: MemoryLimiterStore;
   readonly #log: FailoverLog;
@@ -67,16 +87,19 @@ export class FailoverLimiterStore implements LimiterStore {
   #mode: LimiterMode;
   #closing = false;
   #timeouts = 0;
+  #probe: NodeJS.Timeout | undefined;
 
   /** Takes ownership of `redis`, best made by `createLimiterRedis`. */
-  constructor(redis: Redis, { clock, log, onModeChange = () => {}, ...options }: FailoverLimiterStoreOptions) {
+  constructor(redis: Redis | Cluster, { clock, log, onModeChange = () => {}, ...options }: FailoverLimiterStoreOptions) {
     this.#redis = redis;
     this.#primary = new RedisLimiterStore(redis, options);
     this.#fallback = new MemoryLimiterStore({ clock, rules: options.rules });
     this.#log = log;
     this.#onModeChange = onModeChange;
     this.#mode = redis.status === 'ready' ? 'redis' : 'memory';
-    redis.on('ready', () => this.#switch('redis'));
+    // One Redis is back when it is ready. A cluster is ready as soon as one node answers, even with a
+    // primary lost and not yet replaced: it is back once every slot has a primary that answers.
+    redis.on('ready', () => (redis instanceof Cluster ? this.#probeCluster(0) : this.#switch('redis')));
     // Switching on a lost connection keeps /readyz honest between requests and spares each request a failed try.
     redis.on('close', () => this.#switch('memory'));
     // ioredis reports each failed reconnect as an error; the switch is what gets logged, once.
@@ -116,6 +139,7 @@ export class FailoverLimiterStore implements LimiterStore {
 
   async close(): Promise<void> {
     this.#closing = true;
+    clearTimeout(this.#probe);
     await Promise.all([this.#primary.close(), this.#fallback.close()]);
   }
 
@@ -138,8 +162,24 @@ export class FailoverLimiterStore implements LimiterStore {
   #fail(error: unknown): void {
     this.#timeouts = 0;
     this.#switch('memory', error);
+    if (this.#redis instanceof Cluster) this.#probeCluster();
     // A hung server leaves the connection up, and no 'ready' would ever come back: reconnect to get one.
-    if (this.#redis.status === 'ready') this.#redis.disconnect(true);
+    else if (this.#redis.status === 'ready') this.#redis.disconnect(true);
+  }
+
+  /** Until the cluster serves every slot from a primary that answers, asks again every `CLUSTER_PROBE_MS`; then decides there again. */
+  #probeCluster(delayMs = CLUSTER_PROBE_MS): void {
+    if (this.#probe || this.#closing) return;
+    const cluster = this.#redis as Cluster;
+    const again = () => {
+      this.#probe = undefined;
+      if (this.#closing || this.#mode === 'redis' || cluster.status !== 'ready') return;
+      void everySlotAnswers(cluster).then((answers) => {
+        if (answers) this.#switch('redis');
+        else this.#probeCluster();
+      });
+    };
+    this.#probe = setTimeout(again, delayMs).unref();
   }
 
   #switch(mode: LimiterMode, err?: unknown): void {
@@ -149,6 +189,31 @@ export class FailoverLimiterStore implements LimiterStore {
     else this.#log.info({ limiter: mode }, 'Redis is available: rate limits are decided in Redis');
     this.#onModeChange(mode);
   }
+}
+
+/**
+ * Resolves once the client can take commands at once: one Redis is ready; a cluster is ready and has
+ * a connection open to each primary. (ioredis opens a node's connection at its first command, and
+ * without a queue it refuses the commands that come while that connection opens: a burst at a fresh
+ * instance would meet those refusals and switch it to memory.)
+ */
+export async function connected(redis: Redis | Cluster): Promise<void> {
+  if (redis.status !== 'ready') await once(redis, 'ready');
+  if (redis instanceof Cluster) await Promise.all(redis.nodes('master').map((node) => node.ping()));
+}
+
+/**
+ * Whether every slot has a primary, by the cluster's own account (its slot map fetched afresh), and
+ * every primary answers a `PING` in time. While a lost primary is not yet replaced, the map still names
+ * it, and it does not answer.
+ */
+async function everySlotAnswers(cluster: Cluster): Promise<boolean> {
+  const refreshed = await new Promise<boolean>((resolve) => cluster.refreshSlotsCache((error) => resolve(!error)));
+  if (!refreshed) return false;
+  for (let slot = 0; slot < CLUSTER_SLOTS; slot++) if (!cluster.slots[slot]?.length) return false;
+  const primaries = cluster.nodes('master');
+  const answers = await Promise.all(primaries.map((node) => withinDeadline(node.ping()).catch(() => TIMED_OUT)));
+  return primaries.length > 0 && answers.every((answer) => answer === 'PONG');
 }
 
 /** The reply, or `TIMED_OUT` once it is really late (see the class comment). */

@@ -1,8 +1,7 @@
-import { once } from 'node:events';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { BanShortcut } from './ban-shortcut.js';
-import { createLimiterRedis, FailoverLimiterStore, type FailoverLog } from './failover-store.js';
+import { connected, createLimiterRedis, FailoverLimiterStore, type FailoverLog } from './failover-store.js';
 import { MemoryLimiterStore } from './memory-store.js';
 import type { LimiterStore } from './store.js';
 
@@ -18,23 +17,23 @@ export interface Limiter {
 const REDIS_START_WAIT_MS = 3_000;
 
 /**
- * The limiter the configuration asks for: in memory without REDIS_URL; with it, Redis with a memory
- * fallback for outages. `onChange` hears every switch, for metrics. In memory, `clock` tells the time;
+ * The limiter the configuration asks for: in memory without REDIS_URL or REDIS_CLUSTER_NODES; with
+ * either, Redis (one server, or a cluster) with a memory fallback for outages. `onChange` hears every switch, for metrics. In memory, `clock` tells the time;
  * Redis decides on its own `TIME`.
  */
 export async function openLimiter(
-  config: Pick<Config, 'redisUrl' | 'redisKeyPrefix' | 'ban'>,
+  config: Pick<Config, 'redis' | 'redisKeyPrefix' | 'ban'>,
   clock: Clock,
   log: FailoverLog,
   onChange: (status: LimiterStatus) => void,
 ): Promise<Limiter> {
-  if (!config.redisUrl) {
+  if (!config.redis) {
     const status: LimiterStatus = { configured: 'memory', deciding: 'memory' };
     onChange(status);
     return { store: new MemoryLimiterStore({ clock, rules: config.ban }), status: () => status };
   }
-  const redis = createLimiterRedis(config.redisUrl);
-  await Promise.race([once(redis, 'ready'), new Promise((resolve) => setTimeout(resolve, REDIS_START_WAIT_MS).unref())]);
+  const redis = createLimiterRedis(config.redis);
+  await Promise.race([connected(redis).catch(() => {}), new Promise((resolve) => setTimeout(resolve, REDIS_START_WAIT_MS).unref())]);
   const status = (): LimiterStatus => ({ configured: 'redis', deciding: failover.mode });
   const failover = new FailoverLimiterStore(redis, { clock, log, rules: config.ban, prefix: config.redisKeyPrefix, onModeChange: () => onChange(status()) });
   // A banned caller costs no round trip until its ban ends.

@@ -3,6 +3,7 @@
  * printed; in CI (CI=true) it fails them, so that a broken CI setup cannot pass by skipping.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
 /** The shared Redis (TEST_REDIS_URL, default the local one), or null when it is unreachable. */
@@ -16,6 +17,35 @@ export function redisServerInstalled(): boolean {
   if (spawnSync('redis-server', ['--version']).error === undefined) return true;
   unavailable('redis-server is not installed');
   return false;
+}
+
+/** Whether a Redis Cluster can be started here (`redis-server` and `redis-cli`, see scripts/redis-cluster.ts). */
+export function redisClusterInstalled(): boolean {
+  for (const tool of ['redis-server', 'redis-cli']) {
+    if (spawnSync(tool, ['--version']).error !== undefined) {
+      unavailable(`${tool} is not installed (a Redis Cluster needs it)`);
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Six free ports in a row, and the cluster bus's six (each port + 10000), for a throwaway cluster. */
+export async function freeClusterPorts(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const first = 20_000 + Math.floor(Math.random() * 9_000);
+    const ports = Array.from({ length: 6 }, (_, i) => first + i).flatMap((p) => [p, p + 10_000]);
+    if ((await Promise.all(ports.map(portIsFree))).every(Boolean)) return first;
+  }
+  throw new Error('no six free ports in a row for a Redis Cluster');
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 export interface RedisServer {

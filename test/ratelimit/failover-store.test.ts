@@ -24,7 +24,7 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
   });
   beforeEach(async () => {
     server = await startRedisServer(port);
-    const client = createLimiterRedis(server.url);
+    const client = createLimiterRedis({ kind: 'single', url: server.url });
     await once(client, 'ready');
     logged = [];
     switches = [];
@@ -123,7 +123,10 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
 
   it('starts in memory when its client is not ready, and still answers', async () => {
     await server.kill();
-    const late = new FailoverLimiterStore(createLimiterRedis(server.url), { clock: systemClock, log: { warn: () => {}, info: () => {} } });
+    const late = new FailoverLimiterStore(createLimiterRedis({ kind: 'single', url: server.url }), {
+      clock: systemClock,
+      log: { warn: () => {}, info: () => {} },
+    });
     expect(late.mode).toBe('memory');
     expect((await timed(late.hit(randomUUID(), free))).kind).toBe('admitted');
     await late.close();

@@ -29,7 +29,7 @@ import type { Policy } from '../../src/ratelimit/plans.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
 import type { Verdict, WindowName } from '../../src/ratelimit/verdict.js';
 
-export type StoreFactory = (clock: Clock, rules: BanRules) => LimiterStore;
+export type StoreFactory = (clock: Clock, rules: BanRules) => LimiterStore | Promise<LimiterStore>;
 
 interface Expectation {
   kind: Verdict['kind'];
@@ -69,7 +69,7 @@ export function runVectors(makeStore: StoreFactory): void {
       let now = Date.parse(vector.start);
       let policy = vector.policy;
       let unbanSeq = 0;
-      const store = makeStore(() => now, { ...DEFAULT_BAN_RULES, ...vector.rules });
+      const store = await makeStore(() => now, { ...DEFAULT_BAN_RULES, ...vector.rules });
       const callerOf = (step: { caller?: string }) => `${run}/${index}/${step.caller ?? 'key:test'}`;
       try {
         for (const [i, step] of vector.steps.entries()) {

@@ -1,0 +1,142 @@
+/**
+ * A real Redis Cluster on this machine: three primaries and three replicas, each a `redis-server
+ * --cluster-enabled yes` without persistence, joined by `redis-cli --cluster create`. What the tests
+ * and the bench run the limiter on, and what the README's commands do by hand.
+ *
+ *   npx tsx scripts/redis-cluster.ts [first port, default 7000]   # runs until Ctrl-C
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface ClusterNode {
+  port: number;
+  /** Kills the node outright (SIGKILL): no shutdown, connections reset. */
+  kill(): Promise<void>;
+}
+
+export interface RedisCluster {
+  /** `host:port,…` of every node: the value of REDIS_CLUSTER_NODES. */
+  nodesVariable: string;
+  nodes: ClusterNode[];
+  /** The port of the primary that serves `key`'s slot now. */
+  primaryOf(key: string): Promise<number>;
+  /** Waits until every slot is served by a primary that answers (`cluster_state:ok` on every live node). */
+  healthy(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** How long a node may be silent before the others fail it over: short, so a failover takes about a second. */
+const NODE_TIMEOUT_MS = 1_000;
+
+export async function startRedisCluster(firstPort: number): Promise<RedisCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-redis-cluster-'));
+  const ports = Array.from({ length: 6 }, (_, i) => firstPort + i);
+  const children = new Map<number, { child: ChildProcess; exited: Promise<void> }>();
+  for (const port of ports) {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        String(NODE_TIMEOUT_MS),
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+      ],
+      { stdio: 'ignore' },
+    );
+    children.set(port, { child, exited: new Promise((resolve) => child.once('exit', () => resolve())) });
+  }
+  const kill = async (port: number) => {
+    const { child, exited } = children.get(port)!;
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  const stop = async () => {
+    await Promise.all(ports.map(kill));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const cli = (port: number, ...args: string[]) => run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 });
+  const live = () => ports.filter((port) => children.get(port)!.child.exitCode === null && children.get(port)!.child.signalCode === null);
+
+  try {
+    for (const port of ports) await until(async () => (await cli(port, 'ping')).stdout.trim() === 'PONG', 5_000, `node ${port} to start`);
+    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], { timeout: 30_000 });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const healthy = (timeoutMs = 15_000) =>
+    until(
+      async () => {
+        for (const port of live()) if (!(await cli(port, 'cluster', 'info')).stdout.includes('cluster_state:ok')) return false;
+        // Every replica has caught up with its primary's view: each live node lists 16384 served slots.
+        return true;
+      },
+      timeoutMs,
+      'the cluster to be healthy',
+    );
+  const cluster: RedisCluster = {
+    nodesVariable: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    nodes: ports.map((port) => ({ port, kill: () => kill(port) })),
+    async primaryOf(key) {
+      const slot = Number((await cli(live()[0]!, 'cluster', 'keyslot', key)).stdout.trim());
+      // CLUSTER SHARDS is Redis 7: each shard's slot ranges and its nodes with their roles and health.
+      const { stdout } = await cli(live()[0]!, '--json', 'cluster', 'shards');
+      type Shard = { slots: number[]; nodes: { port: number; role: string; health: string }[] };
+      for (const shard of JSON.parse(stdout) as Shard[]) {
+        for (let i = 0; i < shard.slots.length; i += 2) {
+          if (slot < shard.slots[i]! || slot > shard.slots[i + 1]!) continue;
+          const primary = shard.nodes.find((n) => n.role === 'master' && n.health === 'online');
+          if (primary) return primary.port;
+        }
+      }
+      throw new Error(`no primary serves slot ${slot}`);
+    },
+    healthy,
+    stop,
+  };
+  try {
+    await healthy();
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return cluster;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const cluster = await startRedisCluster(Number(process.argv[2] ?? 7000));
+  console.log(`Redis Cluster up: REDIS_CLUSTER_NODES=${cluster.nodesVariable}`);
+  const quit = () => void cluster.stop().then(() => process.exit(0));
+  process.on('SIGINT', quit).on('SIGTERM', quit);
+}
