@@ -99,7 +99,8 @@ export async function benchMode(
   const postgres = env.DATABASE_URL!.startsWith('postgres');
   const has = (phase: HttpPhase) => phases.has(phase) && !(phase === 'growth' && postgres);
   if (!HTTP_PHASES.some(has)) return null;
-  const redis = env.REDIS_URL ? await redisCounter(env.REDIS_URL) : null;
+  const redisUrls = env.REDIS_URL ? [env.REDIS_URL] : env.REDIS_CLUSTER_NODES ? env.REDIS_CLUSTER_NODES.split(',').map((node) => `redis://${node}`) : [];
+  const redis = redisUrls.length > 0 ? await redisCounter(redisUrls) : null;
   let service = await startService(env);
   const keys = await createKeys(env.DATABASE_URL!, { perPath: KEYS_PER_PATH, limited: LIMITED_KEYS });
   const body = await (await fetch(`${service.url}/pets/1`, { headers: { 'x-api-key': keys.hot } })).text();

@@ -3,7 +3,8 @@
  * the limiter sends; the commands its script runs inside Redis are no round trips) against the
  * requests the service answered, from its own `/metrics`; for a peer, which has no metrics, against
  * the requests sent to it (one at a time, each answered). Other clients of the same Redis that run
- * scripts meanwhile would inflate the figure, never deflate it.
+ * scripts meanwhile would inflate the figure, never deflate it. On a cluster, every node is asked and
+ * the calls are summed.
  */
 import { Redis } from 'ioredis';
 
@@ -16,28 +17,29 @@ export interface RedisSample {
 
 export type RedisCounter = Awaited<ReturnType<typeof redisCounter>>;
 
-export async function redisCounter(url: string) {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
+/** One Redis (`redis://…`), or every node of a cluster. */
+export async function redisCounter(urls: string[]) {
+  const nodes = urls.map((url) => new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 }));
+  await Promise.all(nodes.map((node) => node.connect()));
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
   return {
     /** Without `adminUrl` (a peer), `requests` is 0: count the requests sent instead. */
     async sample(adminUrl: string | undefined): Promise<RedisSample> {
-      const [stats, commandStats, metrics] = await Promise.all([
-        redis.info('stats'),
-        redis.info('commandstats'),
+      const [infos, metrics] = await Promise.all([
+        Promise.all(nodes.map(async (node) => [await node.info('stats'), await node.info('commandstats')] as const)),
         adminUrl ? fetch(`${adminUrl}/metrics`).then((r) => r.text()) : '',
       ]);
-      const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(commandStats)?.[1] ?? 0);
+      const calls = (commandStats: string, command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(commandStats)?.[1] ?? 0);
       return {
-        scripts: calls('evalsha') + calls('eval'),
-        commands: Number(/total_commands_processed:(\d+)/.exec(stats)?.[1] ?? 0),
+        scripts: sum(infos.map(([, commandStats]) => calls(commandStats, 'evalsha') + calls(commandStats, 'eval'))),
+        commands: sum(infos.map(([stats]) => Number(/total_commands_processed:(\d+)/.exec(stats)?.[1] ?? 0))),
         requests: requestsAnswered(metrics),
       };
     },
     perRequest(before: RedisSample, after: RedisSample, sent?: number): number {
       return (after.scripts - before.scripts) / Math.max(1, sent ?? after.requests - before.requests);
     },
-    close: () => redis.quit().then(() => undefined),
+    close: () => Promise.all(nodes.map((node) => node.quit())).then(() => undefined),
   };
 }
 

@@ -5,6 +5,9 @@
  *
  *   embedded     a fresh SQLite file, limits in memory (always)
  *   scaled-out   a fresh schema on DATABASE_URL (postgres://…) and REDIS_URL (when both are set)
+ *   scaled-out-cluster  the same on a Redis Cluster of three primaries and three replicas that the
+ *                bench starts (scripts/redis-cluster.ts; when DATABASE_URL is PostgreSQL and
+ *                redis-server and redis-cli are installed): the paths phase, next to the single Redis
  *
  * The HTTP benchmark of a mode has these phases (bench/http.ts), each measured against the baseline
  * of the same mode's run:
@@ -37,6 +40,11 @@ import { type MemoryFigures, memoryTable } from './memory.js';
 import { ROOT } from './service.js';
 import { sqliteFile } from './setup.js';
 import { targets } from './targets.js';
+import { startRedisCluster } from '../scripts/redis-cluster.js';
+
+/** The bench's Redis Cluster: ports 7100-7105 (and their cluster bus, 17100-17105). */
+const CLUSTER_PORT = 7100;
+const clusterTools = () => ['redis-server', 'redis-cli'].every((tool) => spawnSync(tool, ['--version']).error === undefined);
 
 const seconds = Number(process.env.BENCH_DURATION || 10);
 const settings: LoadSettings = { connections: Number(process.env.BENCH_CONNECTIONS || 100), seconds, warmupSeconds: Math.min(1, seconds) };
@@ -102,6 +110,24 @@ if (httpPhases.size > 0) {
     }
   } else {
     console.error('scaled-out mode skipped: set DATABASE_URL=postgres://… and REDIS_URL=redis://…');
+  }
+  const clusterPhases = new Set([...httpPhases].filter((p) => p === 'paths')) as ReadonlySet<HttpPhase>;
+  if (DATABASE_URL?.startsWith('postgres') && clusterPhases.size > 0 && clusterTools()) {
+    const [schema, cluster] = await Promise.all([postgresSchema(DATABASE_URL, 'bench'), startRedisCluster(CLUSTER_PORT)]);
+    try {
+      const scaledOut = await benchMode(
+        'scaled-out-cluster',
+        'PostgreSQL, limits in a Redis Cluster (3 primaries, 3 replicas)',
+        { DATABASE_URL: schema.url, REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.nodesVariable },
+        settings,
+        clusterPhases,
+      );
+      if (scaledOut) modes.push(scaledOut);
+    } finally {
+      await Promise.all([schema.drop(), cluster.stop()]);
+    }
+  } else if (clusterPhases.size > 0) {
+    console.error('scaled-out-cluster mode skipped: set DATABASE_URL=postgres://… and install redis-server and redis-cli');
   }
 }
 
