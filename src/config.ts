@@ -1,4 +1,5 @@
 import { type BanRules, DEFAULT_BAN_RULES } from './ratelimit/decision.js';
+import { MAX_RETRY_AFTER_SECONDS } from './ratelimit/headers.js';
 
 /**
  * Every environment variable the service reads, validated once. A bad value stops start-up with one
@@ -105,19 +106,33 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxyOf(env),
     bodyLimit: positiveIntOf(env, 'BODY_LIMIT', DEFAULTS.bodyLimit),
     petsGet: { deprecatedAt, sunsetAt },
-    ban: {
-      rejections: positiveIntOf(env, 'BAN_AFTER_REJECTIONS', DEFAULT_BAN_RULES.rejections),
-      withinMs: 1000 * positiveIntOf(env, 'BAN_WITHIN_SECONDS', DEFAULT_BAN_RULES.withinMs / 1000),
-      firstBanMs: 1000 * positiveIntOf(env, 'BAN_FIRST_SECONDS', DEFAULT_BAN_RULES.firstBanMs / 1000),
-      maxBanMs: 1000 * positiveIntOf(env, 'BAN_MAX_SECONDS', DEFAULT_BAN_RULES.maxBanMs / 1000),
-      escalationWindowMs: DEFAULT_BAN_RULES.escalationWindowMs,
-    },
+    ban: banRulesOf(env),
     shutdownTimeoutMs: 1000 * positiveIntOf(env, 'SHUTDOWN_TIMEOUT_SECONDS', DEFAULTS.shutdownTimeoutMs / 1000),
     timeouts: timeoutsOf(env),
     cache: {
       keys: positiveIntOf(env, 'KEY_CACHE_SIZE', DEFAULTS.keyCacheSize),
       pets: positiveIntOf(env, 'PET_CACHE_SIZE', DEFAULTS.petCacheSize),
     },
+  };
+}
+
+/**
+ * A ban's `Retry-After` is its length: the longest ban may not exceed what the document declares a
+ * `Retry-After` can say (a day), nor the first ban the longest.
+ */
+function banRulesOf(env: Env): BanRules {
+  const firstBanSeconds = positiveIntOf(env, 'BAN_FIRST_SECONDS', DEFAULT_BAN_RULES.firstBanMs / 1000);
+  const maxBanSeconds = positiveIntOf(env, 'BAN_MAX_SECONDS', DEFAULT_BAN_RULES.maxBanMs / 1000);
+  if (maxBanSeconds > MAX_RETRY_AFTER_SECONDS) {
+    throw new ConfigError('BAN_MAX_SECONDS', `at most ${MAX_RETRY_AFTER_SECONDS} (a day: the longest Retry-After the document declares), got ${maxBanSeconds}`);
+  }
+  if (firstBanSeconds > maxBanSeconds) throw new ConfigError('BAN_FIRST_SECONDS', `the first ban may not be longer than BAN_MAX_SECONDS (${maxBanSeconds})`);
+  return {
+    rejections: positiveIntOf(env, 'BAN_AFTER_REJECTIONS', DEFAULT_BAN_RULES.rejections),
+    withinMs: 1000 * positiveIntOf(env, 'BAN_WITHIN_SECONDS', DEFAULT_BAN_RULES.withinMs / 1000),
+    firstBanMs: 1000 * firstBanSeconds,
+    maxBanMs: 1000 * maxBanSeconds,
+    escalationWindowMs: DEFAULT_BAN_RULES.escalationWindowMs,
   };
 }
 

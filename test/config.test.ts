@@ -65,6 +65,8 @@ describe('configuration', () => {
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
     [{ TRUST_PROXY: 'everyone' }, 'TRUST_PROXY'],
     [{ BAN_AFTER_REJECTIONS: '0' }, 'BAN_AFTER_REJECTIONS'],
+    [{ BAN_MAX_SECONDS: '86401' }, 'BAN_MAX_SECONDS'],
+    [{ BAN_FIRST_SECONDS: '7200' }, 'BAN_FIRST_SECONDS'],
   ])('refuses %j, naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable}: `));
