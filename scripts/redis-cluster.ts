@@ -86,7 +86,6 @@ export async function startRedisCluster(firstPort: number): Promise<RedisCluster
     until(
       async () => {
         for (const port of live()) if (!(await cli(port, 'cluster', 'info')).stdout.includes('cluster_state:ok')) return false;
-        // Every replica has caught up with its primary's view: each live node lists 16384 served slots.
         return true;
       },
       timeoutMs,

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { internalError, sendProblem, storeUnavailable } from '../http/errors.js';
+import { ProblemError } from '../http/problems.js';
 import { countsTowardLimit } from '../http/ratelimit.js';
 import type { FaultDraws } from './draws.js';
 import { appliedPreferences, PREFERENCE_APPLIED_HEADER, parsePrefer } from './prefer.js';
@@ -54,9 +55,8 @@ export function faultSteps(publicUrl: string, draws: FaultDraws) {
   /** After the limit step admitted the request: a `503` or a `500` here, in place of the route. */
   function failNow(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
     const fault = request.fault;
-    if (fault?.fault === '503')
-      return sendProblem(reply, publicUrl, storeUnavailable(`${injected(fault.by)} a store the service needs cannot be reached. Retry shortly.`));
-    if (fault?.fault === '500') return sendProblem(reply, publicUrl, internalError(`${injected(fault.by)} the service failed to handle the request.`));
+    if (fault?.fault === '503') return sendProblem(reply, publicUrl, injected(storeUnavailable(), fault.by));
+    if (fault?.fault === '500') return sendProblem(reply, publicUrl, injected(internalError(), fault.by));
     return undefined;
   }
 
@@ -70,6 +70,7 @@ export function faultSteps(publicUrl: string, draws: FaultDraws) {
   return { planFault, failNow, resetInstead };
 }
 
-function injected(by: string): string {
-  return `Injected for this test key (${by}):`;
+/** The real failure's problem, its detail saying it was injected. */
+function injected({ slug, detail, extras, headers }: ProblemError, by: string): ProblemError {
+  return new ProblemError(slug, `Injected for this test key (${by}): ${detail}`, extras, headers);
 }

@@ -8,13 +8,18 @@ import { allInputErrors } from './validation.js';
 const STORE_RETRY_AFTER_SECONDS = 5;
 
 /** What the service answers when a store it needs cannot be reached: a `503` with `Retry-After`. */
-export function storeUnavailable(detail = 'A store the service needs cannot be reached. Retry shortly.'): ProblemError {
-  return new ProblemError('service-unavailable', detail, {}, { [RETRY_AFTER_HEADER]: String(STORE_RETRY_AFTER_SECONDS) });
+export function storeUnavailable(): ProblemError {
+  return new ProblemError(
+    'service-unavailable',
+    'A store the service needs cannot be reached. Retry shortly.',
+    {},
+    { [RETRY_AFTER_HEADER]: String(STORE_RETRY_AFTER_SECONDS) },
+  );
 }
 
 /** What the service answers when it fails in a way it did not foresee: a `500` that says nothing of what failed. */
-export function internalError(detail = 'The service failed to handle the request.'): ProblemError {
-  return new ProblemError('internal-error', detail);
+export function internalError(): ProblemError {
+  return new ProblemError('internal-error', 'The service failed to handle the request.');
 }
 
 /** Fastify's own client errors, by code, as problems. */

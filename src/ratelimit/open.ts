@@ -18,8 +18,10 @@ const REDIS_START_WAIT_MS = 3_000;
 
 /**
  * The limiter the configuration asks for: in memory without REDIS_URL or REDIS_CLUSTER_NODES; with
- * either, Redis (one server, or a cluster) with a memory fallback for outages. `onChange` hears every switch, for metrics. In memory, `clock` tells the time;
- * Redis decides on its own `TIME`.
+ * either, Redis (one server, or a cluster) with a memory fallback for outages. `onChange` hears every
+ * switch, for metrics. In memory, `clock` tells the time; Redis decides on its own `TIME`. Start-up
+ * waits for Redis to be `connected` at most REDIS_START_WAIT_MS, and no longer than its first
+ * connection error: the limiter then starts in memory and switches when Redis comes.
  */
 export async function openLimiter(
   config: Pick<Config, 'redis' | 'redisKeyPrefix' | 'ban'>,
