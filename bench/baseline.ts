@@ -1,11 +1,17 @@
 /**
  * The baseline: bare `node:http` answering every request with the bytes of `GET /pets/1` (BODY),
  * as JSON. What the service does beyond this is the price of its contract.
+ *
+ * With HEADERS (a JSON object) it answers with those headers instead: the service's own answer, its
+ * rate-limit, CORS, deprecation and request-id headers included, sent by nothing but `node:http`. That
+ * is the floor: what any Node service sending this exact answer pays, before deciding anything.
  */
 import { createServer } from 'node:http';
 
 const body = Buffer.from(process.env.BODY ?? '{}');
-const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length };
+const headers: Record<string, string | number> = process.env.HEADERS
+  ? JSON.parse(process.env.HEADERS)
+  : { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length };
 
 createServer((request, response) => {
   request.resume();

@@ -26,6 +26,7 @@ const LIMITED_KEYS = 100;
 export const PATHS = {
   pets: 'GET /pets/{petId}',
   defaultConfig: 'GET /pets/{petId}, default config (LOG_LEVEL=info)',
+  floor: "node:http sending the service's answer (floor)",
   peerMemory: 'Fastify + @fastify/rate-limit (memory store)',
   peerRedis: 'Fastify + @fastify/rate-limit (Redis store)',
   listOrders: 'GET /store/orders',
@@ -103,7 +104,8 @@ export async function benchMode(
   const redis = redisUrls.length > 0 ? await redisCounter(redisUrls) : null;
   let service = await startService(env);
   const keys = await createKeys(env.DATABASE_URL!, { perPath: KEYS_PER_PATH, limited: LIMITED_KEYS });
-  const body = await (await fetch(`${service.url}/pets/1`, { headers: { 'x-api-key': keys.hot } })).text();
+  const answer = await fetch(`${service.url}/pets/1`, { headers: { 'x-api-key': keys.hot } });
+  const body = await answer.text();
   const baselineProc = await startBaseline(body);
   const rows: Row[] = [];
   const others: Proc[] = [];
@@ -138,6 +140,11 @@ export async function benchMode(
       await chatty.stop();
     }
     if (has('peers')) {
+      // The floor: the service's own answer, headers and all, from bare node:http.
+      const floor = await startBaseline(body, floorHeaders(answer.headers));
+      others.push(floor);
+      await row(floor, PATHS.floor, 200, pets, true);
+      await floor.stop();
       const memoryPeer = await startPeer(body, null);
       others.push(memoryPeer);
       await row(memoryPeer, PATHS.peerMemory, 200, pets, true);
@@ -171,6 +178,12 @@ export async function benchMode(
     await Promise.all([service.stop(), baselineProc.stop(), ...others.map((p) => p.stop())]);
     await redis?.close();
   }
+}
+
+/** The headers of an answer as the service sent them, but those node:http adds to every answer itself. */
+function floorHeaders(headers: Headers): Record<string, string> {
+  const added = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
+  return Object.fromEntries([...headers].filter(([name]) => !added.has(name)));
 }
 
 /**

@@ -43,10 +43,11 @@ export async function startService(env: Record<string, string>): Promise<Proc> {
   return { url: proc.url, adminUrl, env, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }
 
-/** The baseline in a process of its own, answering every request with `body`. */
-export async function startBaseline(body: string): Promise<Proc> {
+/** The baseline in a process of its own, answering every request with `body` (and `headers`, when given: the floor). */
+export async function startBaseline(body: string, headers?: Record<string, string>): Promise<Proc> {
   const port = await freePort();
-  const proc = spawnProc(['--import', 'tsx', join(ROOT, 'bench/baseline.ts')], { PORT: String(port), BODY: body }, `http://127.0.0.1:${port}`);
+  const env = { PORT: String(port), BODY: body, ...(headers ? { HEADERS: JSON.stringify(headers) } : {}) };
+  const proc = spawnProc(['--import', 'tsx', join(ROOT, 'bench/baseline.ts')], env, `http://127.0.0.1:${port}`);
   await proc.ready(`${proc.url}/`);
   return { url: proc.url, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }
