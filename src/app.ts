@@ -44,6 +44,8 @@ import { type Metrics, requestRecorder } from './ops/metrics.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER, NewOrder, Order } from './orders/schemas.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from './pets/deprecation.js';
 import { getPetFastRoute } from './pets/get.js';
+import { listOrdersFastRoute } from './orders/list.js';
+import { OrderPages } from './orders/order-pages.js';
 import { PetCache } from './pets/pet-cache.js';
 import { PetsRepository } from './pets/repository.js';
 import { Pet } from './pets/schemas.js';
@@ -109,6 +111,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   const keys = new KeyCache(new KeysRepository(db, clock, changes), { feed: changes, clock, max: config.cache.keys });
   const pets = new PetsRepository(db);
   const catalogue = new PetCache(pets, { feed: changes, clock, max: config.cache.pets });
+  const orderPages = new OrderPages({ feed: changes, max: config.cache.orderPages });
   const faults = faultSteps(publicUrl, new FaultDraws());
   // The first steps of every request, in order.
   const steps = [
@@ -198,7 +201,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   await app.register(async (api: App) => {
     api.addHook('onRoute', declareCommonContract);
     api.addHook('onRequest', requireKey);
-    const deps = { db, pets, catalogue, clock, publicUrl, deprecation: config.petsGet, limiter };
+    const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation: config.petsGet, limiter };
     for (const operation of OPERATIONS) operation(api, deps);
   });
   openapiRoutes(app);
@@ -208,7 +211,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   await app.ready();
   if (!config.trustProxy) {
     fast = fastLane({
-      routes: [getPetFastRoute({ catalogue, clock, publicUrl, deprecation: config.petsGet })],
+      routes: [getPetFastRoute({ catalogue, clock, publicUrl, deprecation: config.petsGet }), listOrdersFastRoute(orderPages)],
       callerOf: cachedKeyCaller((key) => keys.cached(key)),
       cors: CORS.headers,
       limiter,

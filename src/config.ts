@@ -31,7 +31,7 @@ export interface Config {
   shutdownTimeoutMs: number;
   timeouts: Timeouts;
   /** How many keys and pets each instance holds in memory at most (the least recently used leave first). */
-  cache: { keys: number; pets: number };
+  cache: { keys: number; pets: number; orderPages: number };
 }
 
 export type RedisConfig = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
@@ -79,6 +79,7 @@ export const DEFAULTS = {
   connectionsPerAddress: 256,
   keyCacheSize: 100_000,
   petCacheSize: 10_000,
+  orderPageCacheSize: 5_000,
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -112,6 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
     cache: {
       keys: positiveIntOf(env, 'KEY_CACHE_SIZE', DEFAULTS.keyCacheSize),
       pets: positiveIntOf(env, 'PET_CACHE_SIZE', DEFAULTS.petCacheSize),
+      orderPages: positiveIntOf(env, 'ORDER_PAGE_CACHE_SIZE', DEFAULTS.orderPageCacheSize),
     },
   };
 }

@@ -1,9 +1,11 @@
 import type { Clock } from './clock.js';
+import type { ChangeFeed } from './db/change-feed.js';
 import type { Db } from './db/database.js';
 import type { App } from './http/types.js';
 import { cancelOrder } from './orders/cancel.js';
 import { getOrder } from './orders/get.js';
 import { listOrders } from './orders/list.js';
+import type { OrderPages } from './orders/order-pages.js';
 import { placeOrder } from './orders/place.js';
 import type { Deprecation } from './pets/deprecation.js';
 import { getPet } from './pets/get.js';
@@ -16,6 +18,10 @@ import type { LimiterStore } from './ratelimit/store.js';
 /** What the operations are built from; each takes the part it needs. */
 export interface OperationDeps {
   db: Db;
+  /** Told of every write to a row memory may hold (db/change-feed.ts). */
+  changes: ChangeFeed;
+  /** The pages of `GET /store/orders` the fast lane answers from memory. */
+  orderPages: OrderPages;
   pets: PetsRepository;
   catalogue: PetCache;
   clock: Clock;

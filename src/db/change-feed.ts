@@ -5,7 +5,7 @@ import { currentSchema, type Db, sqliteHandleOf } from './database.js';
 import { WalIndexHeader } from './wal-index.js';
 
 /** The tables whose rows the service holds in memory (see ./row-cache.ts). */
-export type CachedTable = 'api_keys' | 'pets';
+export type CachedTable = 'api_keys' | 'pets' | 'orders';
 
 /** A row that changed; `id: null`: any row of any table may have changed, so forget everything. */
 export type Change = { table: CachedTable; id: string } | { table: null; id: null };
@@ -20,8 +20,17 @@ export type Change = { table: CachedTable; id: string } | { table: null; id: nul
  * - on PostgreSQL, by anyone (another instance, the CLI, an operator's SQL): triggers notify
  *   (`LISTEN/NOTIFY`, migration 003), typically within milliseconds. While the notification channel
  *   is not known to be alive, a row read more than `RECHECK_MS` ago is read again.
+ *
+ * Orders are told by this process only (no trigger notifies them): their pages are kept only where
+ * the feed is `immediate` (orders/order-pages.ts).
  */
 export interface ChangeFeed {
+  /**
+   * Whether every change, wherever it was made, is heard before the next request's first cached read
+   * (SQLite: this process's own, and others' through `check()`); on PostgreSQL a change made elsewhere
+   * takes the notification's delay. What must be seen at once everywhere is cached only where this holds.
+   */
+  readonly immediate: boolean;
   /**
    * Notices writes made by another process where only asking tells (SQLite). It costs a read
    * transaction, so it is asked once per request, by the first cached read (the key's).
@@ -77,6 +86,7 @@ abstract class Listeners {
  * read; a store with no `-shm` file (in memory) asks `data_version` every time.
  */
 class SqliteChangeFeed extends Listeners implements ChangeFeed {
+  readonly immediate = true;
   readonly #dataVersion: () => number;
   #seen: number;
   readonly #header: WalIndexHeader | null;
@@ -122,6 +132,7 @@ const RECONNECT_MS = 500;
  * `RECHECK_MS` ago and they were read on the current connection; otherwise for `RECHECK_MS` after reading.
  */
 class PostgresChangeFeed extends Listeners implements ChangeFeed {
+  readonly immediate = false;
   readonly #url: string;
   readonly #clock: Clock;
   readonly #log: ChangeFeedOptions['log'];

@@ -11,10 +11,15 @@ export interface FastRoute {
   url: string;
   /** Headers every response of the route carries, refusals included. */
   headers: Readonly<Record<string, string>>;
-  /** The path's parameter when the path (no query string) is this route's and the route answers now; reads nothing. */
-  match(path: string): string | undefined;
-  /** The `200` for a matched parameter, from memory (its body and `ETag`: ./conditional.ts); undefined when memory does not hold it. */
-  answerFor(parameter: string): { body: string; etag: string } | undefined;
+  /** The URL's parameter when the URL is this route's and the route answers now; reads nothing. */
+  match(url: string): string | undefined;
+  /** The `200` for a matched parameter and key, from memory (its body and `ETag`: ./conditional.ts); undefined when memory does not hold it. */
+  answerFor(parameter: string, keyId: string): { body: string; etag: string } | undefined;
+}
+
+/** A caller the lane may answer for: a key memory holds. */
+export interface KeyCaller extends Caller {
+  key: { id: string };
 }
 
 /** What the fast lane reports of each answer: the access log line and the request metrics. */
@@ -23,7 +28,7 @@ export type Answered = (request: { id: string; method: string; url: string; ip: 
 export interface FastLaneDeps {
   routes: readonly FastRoute[];
   /** The request's caller when memory holds its key (keys/identify.ts); nothing is read from a store. */
-  callerOf: (headers: IncomingHttpHeaders) => Caller | undefined;
+  callerOf: (headers: IncomingHttpHeaders) => KeyCaller | undefined;
   /** The CORS headers of every response. */
   cors: Readonly<Record<string, string>>;
   limiter: LimiterStore;
@@ -36,13 +41,13 @@ export interface FastLaneDeps {
 }
 
 /**
- * The hot path, in front of Fastify: a `GET` of a route whose answer memory holds, with a key memory
- * holds, is answered here, admitted (`200`) or refused (`429`), without Fastify's routing, hooks and
+ * The hot path, in front of Fastify: a `GET` of a route whose answer memory holds (a pet; a page of
+ * orders the key was answered before), with a key memory holds, is answered here, admitted (`200`) or refused (`429`), without Fastify's routing, hooks and
  * reply. The limiter decides as it does for every request: at once in memory (and for a ban already
  * known), else with its one Redis round trip. The answer is the one Fastify's steps give
  * (test/http/fast-lane.test.ts holds them equal): the same headers, built by the same functions, the
- * same body, metrics and access line. Anything else (another method or path, a query string, a key
- * or pet not in memory) is passed to `next`, Fastify, before anything is counted; so is a request
+ * same body, metrics and access line. Anything else (another method or path, a URL the route does not
+ * take, a key or answer not in memory) is passed to `next`, Fastify, before anything is counted; so is a request
  * whose limiter call fails, which Fastify then answers as it answers every request.
  */
 export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, log, answered, open }: FastLaneDeps) {
@@ -90,7 +95,7 @@ export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, 
     const identity = callerOf(req.headers);
     if (!identity) return next(req, res);
     const { route, parameter } = matched;
-    const ok = route.answerFor(parameter);
+    const ok = route.answerFor(parameter, identity.key.id);
     if (ok === undefined) return next(req, res);
     const { caller, policy, unbanSeq } = identity;
     const now = limiter.hitNow(caller, policy, unbanSeq);

@@ -72,7 +72,7 @@ function anonymous(request: FastifyRequest, reason: string, badKey: boolean, fai
  * test key (whose faults take Fastify's path, faults/); nothing is read from a store.
  */
 export function cachedKeyCaller(cached: (key: string) => KeyRecord | undefined) {
-  return (headers: IncomingHttpHeaders): Caller | undefined => {
+  return (headers: IncomingHttpHeaders): Extract<Identity, { kind: 'key' }> | undefined => {
     const sent = headers[API_KEY_FIELD];
     if (typeof sent !== 'string' || !isWellFormedKey(sent)) return undefined;
     const key = cached(sent);

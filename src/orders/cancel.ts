@@ -1,3 +1,4 @@
+import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
 import { ProblemError } from '../http/problems.js';
 import { problemResponses } from '../http/responses.js';
@@ -10,8 +11,8 @@ import { OrdersRepository } from './repository.js';
 import { Order, OrderParams } from './schemas.js';
 
 /** `DELETE /store/orders/{orderId}` (cancelOrder): cancels one order of the caller's key, unless delivered. */
-export function cancelOrder(app: App, { db }: { db: Db }): void {
-  const orders = new OrdersRepository(db);
+export function cancelOrder(app: App, { db, changes }: { db: Db; changes: ChangeFeed }): void {
+  const orders = new OrdersRepository(db, changes);
   app.delete(
     '/store/orders/:orderId',
     {

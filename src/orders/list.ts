@@ -1,32 +1,70 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
+import { conditionalRead, ETAG_HEADER } from '../http/conditional.js';
+import type { FastRoute } from '../http/fast-lane.js';
 import { pageOf, pageRequest } from '../http/pagination.js';
 import { problemResponses } from '../http/responses.js';
 import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
+import type { OrderPages } from './order-pages.js';
 import { OrdersRepository } from './repository.js';
 import { Order, OrderListQuery } from './schemas.js';
-import { conditionalRead } from '../http/conditional.js';
+
+const PATH = '/store/orders';
 
 /** `GET /store/orders` (listOrders): a page of the orders placed with the caller's key. */
-export function listOrders(app: App, { db }: { db: Db }): void {
+export function listOrders(app: App, { db, orderPages }: { db: Db; orderPages: OrderPages }): void {
   const orders = new OrdersRepository(db);
-  app.get(
-    '/store/orders',
-    conditionalRead(
-      {
-        operationId: 'listOrders',
-        summary: 'List your orders',
-        description:
-          'The orders placed with your API key, in ascending id order, optionally filtered by status. Paginate with `cursor`.\n\nThe interactive docs offer no "Try it out" here: the answer lists every order of the key you authorized with, which a page shown on a shared screen or in a screenshot should not reveal. Call it from your own client.',
-        tags: [TAG.orders],
-        'x-hideTryItPanel': true,
-        querystring: OrderListQuery,
-      },
-      Page(ref(Order), 'A page of your orders.'),
-      problemResponses(400),
-    ),
-    async (request) => pageOf(await orders.list(keyOf(request).id, { status: request.query.status }, pageRequest(request.query))),
+  // When each request's read began, in the pages' generations: a page read before a change is not kept.
+  const readSince = new WeakMap<FastifyRequest, number>();
+  const read = conditionalRead(
+    {
+      operationId: 'listOrders',
+      summary: 'List your orders',
+      description:
+        'The orders placed with your API key, in ascending id order, optionally filtered by status. Paginate with `cursor`.\n\nThe interactive docs offer no "Try it out" here: the answer lists every order of the key you authorized with, which a page shown on a shared screen or in a screenshot should not reveal. Call it from your own client.',
+      tags: [TAG.orders],
+      'x-hideTryItPanel': true,
+      querystring: OrderListQuery,
+    },
+    Page(ref(Order), 'A page of your orders.'),
+    problemResponses(400),
   );
+  app.get(
+    PATH,
+    {
+      ...read,
+      onSend: [
+        read.onSend,
+        // A page answered in full is kept for the fast lane (test keys never take the lane).
+        (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+          const since = readSince.get(request);
+          const etag = reply.getHeader(ETAG_HEADER);
+          if (reply.statusCode === 200 && since !== undefined && typeof payload === 'string' && typeof etag === 'string' && !keyOf(request).test)
+            orderPages.keep(keyOf(request).id, request.url, { body: payload, etag }, since);
+          done(null, payload);
+        },
+      ],
+    },
+    async (request) => {
+      readSince.set(request, orderPages.generation());
+      return pageOf(await orders.list(keyOf(request).id, { status: request.query.status }, pageRequest(request.query)));
+    },
+  );
+}
+
+/**
+ * `GET /store/orders` for the fast lane (http/fast-lane.ts): a page this key was answered before, with
+ * this very URL, while nothing changed its orders (./order-pages.ts).
+ */
+export function listOrdersFastRoute(orderPages: OrderPages): FastRoute {
+  const query = `${PATH}?`;
+  return {
+    url: PATH,
+    headers: {},
+    match: (url) => (url === PATH || url.startsWith(query) ? url : undefined),
+    answerFor: (url, keyId) => orderPages.find(keyId, url),
+  };
 }

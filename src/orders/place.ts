@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
@@ -11,14 +12,15 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, N
 
 export interface PlaceOrderDeps {
   db: Db;
+  changes: ChangeFeed;
   catalogue: PetCache;
   clock: Clock;
   publicUrl: string;
 }
 
 /** `POST /store/orders` (placeOrder): orders an available pet, safely retried with an `Idempotency-Key`. */
-export function placeOrder(app: App, { db, catalogue, clock, publicUrl }: PlaceOrderDeps): void {
-  const placement = new OrderPlacement(db, clock, catalogue);
+export function placeOrder(app: App, { db, changes, catalogue, clock, publicUrl }: PlaceOrderDeps): void {
+  const placement = new OrderPlacement(db, clock, catalogue, changes);
   app.post(
     '/store/orders',
     {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { toUtcDateTime } from '../http/date-time.js';
@@ -31,6 +32,8 @@ export class OrderPlacement {
     private readonly clock: Clock,
     /** The catalogue, from memory (pets/pet-cache.ts): an order does not reserve its pet. */
     private readonly catalogue: Pick<PetCache, 'find'>,
+    /** Told of every order placed (./repository.ts). */
+    private readonly changes?: Pick<ChangeFeed, 'changed'>,
   ) {}
 
   /** The idempotency keys of requests this process is placing now, by owner. */
@@ -89,7 +92,7 @@ export class OrderPlacement {
     if (!pet) throw new ProblemError('not-found', `There is no pet ${input.petId}.`);
     if (pet.status !== 'available') throw new ProblemError('pet-not-available', `Pet ${input.petId} is ${pet.status}, not available.`);
 
-    const order = await new OrdersRepository(trx).create(
+    const order = await new OrdersRepository(trx, this.changes).create(
       owner,
       {
         petId: input.petId,

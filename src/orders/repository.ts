@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
 import { canExist } from '../db/ids.js';
 import { type PageRequest, pageOfRows, type Rows } from '../db/keyset.js';
@@ -7,10 +8,16 @@ import type { Order } from './schemas.js';
 
 /**
  * Orders belong to the key that placed them: every query is scoped by the owner's key id.
- * Construct one over a transaction to make its writes part of it.
+ * Construct one over a transaction to make its writes part of it. Every write is told to `changes`
+ * before the call returns, so that the owner's pages held in memory (./order-pages.ts) are forgotten
+ * before the change is answered; within a transaction that is before its commit, which on SQLite
+ * holds the only connection: no read can see the old rows after being told.
  */
 export class OrdersRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly changes?: Pick<ChangeFeed, 'changed'>,
+  ) {}
 
   async create(owner: string, order: Omit<Order, 'id'>, createdAt: string): Promise<Order> {
     const { id } = await this.db
@@ -26,6 +33,7 @@ export class OrdersRepository {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
+    this.changes?.changed('orders', owner);
     return { id: Number(id), ...order };
   }
 
@@ -45,6 +53,7 @@ export class OrdersRepository {
 
   async setStatus(owner: string, id: number, status: Order['status']): Promise<void> {
     await this.db.updateTable('orders').set({ status }).where('api_key_id', '=', owner).where('id', '=', id).execute();
+    this.changes?.changed('orders', owner);
   }
 }
 

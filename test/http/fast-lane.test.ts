@@ -1,3 +1,7 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
@@ -9,7 +13,7 @@ import { TEST_STORE } from '../helpers/database.js';
 
 /**
  * The fast lane (src/http/fast-lane.ts) answers `GET /pets/{petId}` in front of Fastify when the key
- * and the pet are in memory. A client must not be able to tell: the same sequence of requests, sent
+ * and the pet are in memory, and `GET /store/orders` when the key was answered that page before. A client must not be able to tell: the same sequence of requests, sent
  * over a socket to one app (where the lane answers what it can) and injected into Fastify in another
  * (where it never does), gets the same statuses, headers and bodies, the same access-log lines and
  * the same metrics.
@@ -41,6 +45,9 @@ interface Step {
   key: 'free' | 'revoked' | 'none';
   /** Milliseconds the clock moves before the request. */
   wait: number;
+  /** GET unless said; a body is sent as JSON. */
+  method?: 'GET' | 'POST' | 'DELETE';
+  body?: object;
 }
 
 /**
@@ -84,11 +91,11 @@ class AwaitedLimiter implements LimiterStore {
 type Limiting = 'at once' | 'awaited';
 
 /** One app, its keys, and a way to send a step. */
-async function side(over: 'socket' | 'inject', limiting: Limiting = 'at once') {
+async function side(over: 'socket' | 'inject', limiting: Limiting = 'at once', sqliteFile?: string) {
   const logLines: string[] = [];
   const clock = fakeClock();
   const limiter: LimiterStore = limiting === 'awaited' ? new AwaitedLimiter(clock) : new MemoryLimiterStore({ clock });
-  const t = await testApp({ logLines, clock, limiter });
+  const t = await testApp({ logLines, clock, limiter, sqliteFile });
   apps.push(t);
   // On PostgreSQL, rows are trusted from memory once changes made elsewhere are heard.
   await t.changes.ready();
@@ -101,17 +108,19 @@ async function side(over: 'socket' | 'inject', limiting: Limiting = 'at once') {
   const [hit, hitNow] = [vi.spyOn(limiter, 'hit'), vi.spyOn(limiter, 'hitNow')];
   const base = over === 'socket' ? await t.app.listen({ host: '127.0.0.1', port: 0 }) : '';
   let requestNumber = 0;
-  const send = async ({ path, key, wait }: Step): Promise<Seen & { laneAnswered: boolean }> => {
+  const send = async ({ path, key, wait, method = 'GET', body: sent }: Step): Promise<Seen & { laneAnswered: boolean }> => {
     t.clock.advance(wait);
     const headers: Record<string, string> = { 'x-request-id': `req-${++requestNumber}` };
     if (keys[key]) headers['x-api-key'] = keys[key];
+    const body = sent === undefined ? undefined : JSON.stringify(sent);
+    if (body !== undefined) headers['content-type'] = 'application/json';
     const [hitsBefore, hitNowsBefore] = [hit.mock.calls.length, hitNow.mock.calls.length];
     let answer: Seen;
     if (over === 'socket') {
-      const response = await fetch(`${base}${path}`, { headers });
+      const response = await fetch(`${base}${path}`, { method, headers, body });
       answer = seen(response.status, Object.fromEntries(response.headers), await response.text());
     } else {
-      const response = await t.app.inject({ url: path, headers });
+      const response = await t.app.inject({ method, url: path, headers, body });
       answer = seen(response.statusCode, response.headers, response.body);
     }
     const laneAnswered = limiting === 'at once' ? hit.mock.calls.length === hitsBefore : hitNow.mock.calls.length > hitNowsBefore;
@@ -127,7 +136,7 @@ async function side(over: 'socket' | 'inject', limiting: Limiting = 'at once') {
     (await t.metrics.registry.metrics())
       .split('\n')
       .filter((line) => line.startsWith('petstore_http_requests_total') || line.startsWith('petstore_rate_limit'));
-  return { t, limiter, send, accessLines, requestMetrics };
+  return { t, limiter, send, accessLines, requestMetrics, freeKeyId: (await t.keys.findByKey(free))!.id };
 }
 
 describe('the fast lane', () => {
@@ -189,5 +198,73 @@ describe('the fast lane', () => {
     const gone = await socket.send(step);
     expect(gone.status).toBe(410);
     expect(gone.laneAnswered).toBe(false);
+  });
+
+  it("answers GET /store/orders exactly as Fastify does, and never a page older than its key's last change", async () => {
+    const socket = await side('socket');
+    const inject = await side('inject');
+    const list = (path = '/store/orders'): Step => ({ path, key: 'free', wait: 100 });
+    const steps: Step[] = [
+      // The first read of a page is Fastify's; the same URL again, the lane's (on SQLite).
+      list(),
+      list(),
+      { path: '/store/orders', key: 'free', wait: 100, method: 'POST', body: { petId: 1 } },
+      list(),
+      list(),
+      { path: '/store/orders', key: 'free', wait: 100, method: 'POST', body: { petId: 2, quantity: 3 } },
+      list('/store/orders?limit=1'),
+      list('/store/orders?limit=1'),
+      list(),
+      { path: '/store/orders/1', key: 'free', wait: 100, method: 'DELETE' },
+      list('/store/orders?limit=1'),
+      list('/store/orders?status=cancelled'),
+      list('/store/orders?status=cancelled'),
+      // What the lane leaves to Fastify: a URL Fastify refuses, a revoked key, no key.
+      list('/store/orders?limit=0'),
+      list('/store/orders?limit=0'),
+      { path: '/store/orders', key: 'revoked', wait: 10 },
+      { path: '/store/orders', key: 'none', wait: 10 },
+    ];
+    const answers: Seen[] = [];
+    const laneAnswered: string[] = [];
+    for (const [i, step] of steps.entries()) {
+      const { laneAnswered: lane, ...viaSocket } = await socket.send(step);
+      const { laneAnswered: _, ...viaInject } = await inject.send(step);
+      if (lane) laneAnswered.push(`${i}: ${step.method ?? 'GET'} ${step.path}`);
+      expect(viaSocket, `${i}: ${step.method ?? 'GET'} ${step.path} with ${step.key}`).toEqual(viaInject);
+      answers.push(viaSocket);
+    }
+    // Every page shows what was placed and cancelled before it.
+    const orders = (i: number) => (JSON.parse(answers[i]!.body) as { data: { id: number; status: string }[] }).data.map((o) => `${o.id} ${o.status}`);
+    expect(orders(1)).toEqual([]);
+    expect(orders(4)).toEqual(['1 placed']);
+    expect(orders(7)).toEqual(['1 placed']);
+    expect(orders(8)).toEqual(['1 placed', '2 placed']);
+    expect(orders(10)).toEqual(['1 cancelled']);
+    expect(orders(12)).toEqual(['1 cancelled']);
+    // The lane answered the repeated reads with nothing changed in between, and only where every change is heard at once.
+    expect(laneAnswered).toEqual(
+      TEST_STORE === 'sqlite' ? ['1: GET /store/orders', '4: GET /store/orders', '7: GET /store/orders?limit=1', '12: GET /store/orders?status=cancelled'] : [],
+    );
+    expect(socket.accessLines()).toEqual(inject.accessLines());
+    expect(await socket.requestMetrics()).toEqual(await inject.requestMetrics());
+  });
+
+  it.skipIf(TEST_STORE !== 'sqlite')('sees an order another process wrote to the same SQLite file at the next request', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'petstore-lane-')), 'petstore.db');
+    const socket = await side('socket', 'at once', file);
+    const list: Step = { path: '/store/orders', key: 'free', wait: 100 };
+    expect(JSON.parse((await socket.send(list)).body).data).toEqual([]);
+    expect((await socket.send(list)).laneAnswered).toBe(true);
+    // Another process (the CLI, an operator's sqlite3) commits an order of the key.
+    const other = new SQLite(file);
+    other
+      .prepare('insert into orders (api_key_id, pet_id, quantity, ship_date, status, complete, created_at) values (?, 1, 1, ?, ?, 0, ?)')
+      .run(socket.freeKeyId, '2026-12-01T00:00:00.000Z', 'placed', '2026-11-23T00:00:00.000Z');
+    other.close();
+    const next = await socket.send(list);
+    expect(next.laneAnswered).toBe(false);
+    expect(JSON.parse(next.body).data).toHaveLength(1);
+    expect((await socket.send(list)).laneAnswered).toBe(true);
   });
 });
