@@ -42,13 +42,14 @@ export interface FastLaneDeps {
 
 /**
  * The hot path, in front of Fastify: a `GET` of a route whose answer memory holds (a pet; a page of
- * orders the key was answered before), with a key memory holds, is answered here, admitted (`200`) or refused (`429`), without Fastify's routing, hooks and
- * reply. The limiter decides as it does for every request: at once in memory (and for a ban already
- * known), else with its one Redis round trip. The answer is the one Fastify's steps give
- * (test/http/fast-lane.test.ts holds them equal): the same headers, built by the same functions, the
- * same body, metrics and access line. Anything else (another method or path, a URL the route does not
- * take, a key or answer not in memory) is passed to `next`, Fastify, before anything is counted; so is a request
- * whose limiter call fails, which Fastify then answers as it answers every request.
+ * orders the key was answered before), with a key memory holds, is answered here, admitted (`200`) or
+ * refused (`429`), without Fastify's routing, hooks and reply. The limiter decides as it does for every
+ * request: at once in memory (and for a ban already known), else with its one Redis round trip. The
+ * answer is the one Fastify's steps give (test/http/fast-lane.test.ts holds them equal): the same
+ * headers, built by the same functions, the same body, metrics and access line. Anything else (another
+ * method or path, a URL the route does not take, a key or answer not in memory) is passed to `next`,
+ * Fastify, before anything is counted; so is a request whose limiter call fails, which Fastify then
+ * answers as it answers every request.
  */
 export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, log, answered, open }: FastLaneDeps) {
   const refusal = refusalBody(publicUrl);

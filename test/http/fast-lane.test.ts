@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
@@ -250,21 +251,30 @@ describe('the fast lane', () => {
     expect(await socket.requestMetrics()).toEqual(await inject.requestMetrics());
   });
 
-  it.skipIf(TEST_STORE !== 'sqlite')('sees an order another process wrote to the same SQLite file at the next request', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'petstore-lane-')), 'petstore.db');
+  it('sees an order another process wrote to the store at its next request', async () => {
+    // On SQLite, a file another process can open (the CLI, an operator's sqlite3); on PostgreSQL, the suite's schema.
+    const file = TEST_STORE === 'sqlite' ? join(mkdtempSync(join(tmpdir(), 'petstore-lane-')), 'petstore.db') : undefined;
     const socket = await side('socket', 'at once', file);
     const list: Step = { path: '/store/orders', key: 'free', wait: 100 };
+    // The lane keeps pages only on SQLite (orders/order-pages.ts).
+    const kept = TEST_STORE === 'sqlite';
     expect(JSON.parse((await socket.send(list)).body).data).toEqual([]);
-    expect((await socket.send(list)).laneAnswered).toBe(true);
-    // Another process (the CLI, an operator's sqlite3) commits an order of the key.
-    const other = new SQLite(file);
-    other
-      .prepare('insert into orders (api_key_id, pet_id, quantity, ship_date, status, complete, created_at) values (?, 1, 1, ?, ?, 0, ?)')
-      .run(socket.freeKeyId, '2026-12-01T00:00:00.000Z', 'placed', '2026-11-23T00:00:00.000Z');
-    other.close();
+    expect((await socket.send(list)).laneAnswered).toBe(kept);
+    const row = [socket.freeKeyId, '2026-12-01T00:00:00.000Z', 'placed', '2026-11-23T00:00:00.000Z'];
+    const insert = 'insert into orders (api_key_id, pet_id, quantity, ship_date, status, complete, created_at) values';
+    if (file) {
+      const other = new SQLite(file);
+      other.prepare(`${insert} (?, 1, 1, ?, ?, 0, ?)`).run(...row);
+      other.close();
+    } else {
+      const other = new pg.Client({ connectionString: socket.t.databaseUrl });
+      await other.connect();
+      await other.query(`${insert} ($1, 1, 1, $2, $3, 0, $4)`, row);
+      await other.end();
+    }
     const next = await socket.send(list);
     expect(next.laneAnswered).toBe(false);
     expect(JSON.parse(next.body).data).toHaveLength(1);
-    expect((await socket.send(list)).laneAnswered).toBe(true);
+    expect((await socket.send(list)).laneAnswered).toBe(kept);
   });
 });
