@@ -55,16 +55,9 @@ const NEVER_TWICE = { maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: fa
  * have run). Only a redirection is followed (`MOVED`, `ASK`, `TRYAGAIN`: the server says it did not
  * run the script). A node's connection opens when it is first needed, and ioredis holds that node's
  * first commands until it is open; the failover store's deadline bounds that wait like any other.
- *
- * On one Redis the scripts that requests send within one turn of the event loop go out in one write,
- * and their replies come back in one read (ioredis's autopipelining, flushed by `setImmediate`): under
- * load that is a system call per turn instead of one per request, for a wait no longer than the turn.
- * Each script is still its own command, with its own reply or error. Not on a cluster: there ioredis
- * holds autopipelined commands until it knows the slots, instead of failing them at once.
  */
 export function createLimiterRedis(config: RedisConfig): Redis | Cluster {
-  if (config.kind === 'single')
-    return new Redis(config.url, { enableOfflineQueue: false, enableAutoPipelining: true, retryStrategy: reconnectAfter, ...NEVER_TWICE });
+  if (config.kind === 'single') return new Redis(config.url, { enableOfflineQueue: false, retryStrategy: reconnectAfter, ...NEVER_TWICE });
   return new Cluster(config.nodes, {
     enableOfflineQueue: false,
     retryDelayOnFailover: 0,
