@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { GROWTH, growthStore } from './growth.js';
-import { eachOnce, type LoadSettings, type Measured, measure, oneAtATime, type Requests, sendAll, spread } from './load.js';
+import { type LoadSettings, type Measured, measure, oneAtATime, type Requests, sendAll, spread } from './load.js';
 import { pgQueriesPerRequest } from './pg-count.js';
 import { type RedisCounter, redisCounter } from './redis-count.js';
 import { type Proc, startBaseline, startPeer, startService } from './service.js';
@@ -114,7 +114,7 @@ export async function benchMode(
     await baselineProc.stop();
     const row: RowRunner = async (target, path, expected, requests, peer = false) => {
       // Steady state: the service has met every key of the row (a spread row's first pass is the growth phase's).
-      if (!peer && typeof requests[0]?.setupRequest !== 'function') await eachOnce(target.url, requests);
+      if (!peer && typeof requests[0]?.setupRequest !== 'function') await oneAtATime(target.url, requests, requests.length);
       const measured = await measure(target, requests, settings);
       const redisPerRequest = redis ? await roundTrips(target, requests, redis) : undefined;
       // Peers have no PostgreSQL; a service is counted on a twin of itself (pg-count.ts).

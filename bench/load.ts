@@ -65,7 +65,12 @@ export function nth(requests: Requests, i: number): { method: string; path: stri
   };
 }
 
-/** `n` requests sent one at a time (nothing else in flight): for counting what each one costs elsewhere. */
+/**
+ * `n` requests sent one at a time (nothing else in flight): for counting what each one costs elsewhere,
+ * and, with `n` the list's length, for a row's untimed first pass (bench/http.ts): autocannon walks a
+ * list in step on every connection, so without it the first pass would send each new key's requests
+ * all at once, each waiting for that key's one read, and the run would time the cache filling.
+ */
 export async function oneAtATime(url: string, requests: Requests, n: number): Promise<Record<string, number>> {
   const statuses: Record<string, number> = {};
   for (let i = 0; i < n; i++) {
@@ -75,23 +80,6 @@ export async function oneAtATime(url: string, requests: Requests, n: number): Pr
     statuses[response.status] = (statuses[response.status] ?? 0) + 1;
   }
   return statuses;
-}
-
-/**
- * Every request of a list sent once, `concurrency` at a time: the service meets each key (and page)
- * before a timed run. autocannon starts every connection at the head of a list and walks it in step, so
- * without this the first pass sends each new key's requests all at once, and on PostgreSQL each waits
- * for that key's one read: the run would time the cache filling, key after key, not the steady state.
- */
-export async function eachOnce(url: string, requests: Requests, concurrency = 20): Promise<void> {
-  for (let i = 0; i < requests.length; i += concurrency) {
-    await Promise.all(
-      requests.slice(i, i + concurrency).map(async (_, j) => {
-        const { method, path, headers, body } = nth(requests, i + j);
-        await (await fetch(`${url}${path}`, { method, headers, body })).arrayBuffer();
-      }),
-    );
-  }
 }
 
 /** Exactly `amount` requests over `connections`, as fast as they are answered; untimed set-up work. */

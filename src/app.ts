@@ -211,7 +211,8 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   await app.ready();
   if (!config.trustProxy) {
     fast = fastLane({
-      routes: [getPetFastRoute({ catalogue, clock, publicUrl, deprecation: config.petsGet }), listOrdersFastRoute(orderPages)],
+      // Orders only where their pages are kept: elsewhere the lane would look the key up for Fastify to look it up again.
+      routes: [getPetFastRoute({ catalogue, clock, publicUrl, deprecation: config.petsGet }), ...(orderPages.keeps ? [listOrdersFastRoute(orderPages)] : [])],
       callerOf: cachedKeyCaller((key) => keys.cached(key)),
       cors: CORS.headers,
       limiter,

@@ -42,8 +42,10 @@ export function listOrders(app: App, { db, orderPages }: { db: Db; orderPages: O
         (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
           const since = readSince.get(request);
           const etag = reply.getHeader(ETAG_HEADER);
-          if (reply.statusCode === 200 && since !== undefined && typeof payload === 'string' && typeof etag === 'string' && !keyOf(request).test)
-            orderPages.keep(keyOf(request).id, request.url, { body: payload, etag }, since);
+          if (reply.statusCode === 200 && since !== undefined && typeof payload === 'string' && typeof etag === 'string') {
+            const key = keyOf(request);
+            if (!key.test) orderPages.keep(key.id, request.url, { body: payload, etag }, since);
+          }
           done(null, payload);
         },
       ],

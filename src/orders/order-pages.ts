@@ -29,11 +29,12 @@ export class OrderPages {
   #size = 0;
   /** Raised by every change heard: a page read before a change may not be kept. */
   #generation = 0;
-  readonly #keeps: boolean;
+  /** Whether pages are kept at all: only where the feed is `immediate`. */
+  readonly keeps: boolean;
   readonly #max: number;
 
   constructor({ feed, max }: OrderPagesOptions) {
-    this.#keeps = feed.immediate;
+    this.keeps = feed.immediate;
     this.#max = max;
     feed.subscribe((change) => {
       this.#generation++;
@@ -64,7 +65,7 @@ export class OrderPages {
 
   /** Keeps a page read from the store since `generation()` said `generation`, unless anything changed since. */
   keep(keyId: string, url: string, page: PageAnswer, generation: number): void {
-    if (!this.#keeps || generation !== this.#generation) return;
+    if (!this.keeps || generation !== this.#generation) return;
     const pages = this.#byKey.get(keyId) ?? new Map<string, PageAnswer>();
     this.#byKey.delete(keyId);
     this.#byKey.set(keyId, pages);
