@@ -17,6 +17,11 @@ export function sqliteHandleOf(db: Db): SQLite.Database {
   return handle;
 }
 
+/** Whether `db` is the embedded store (SQLite): one connection, in this process. */
+export function isEmbedded(db: Db): boolean {
+  return sqliteHandles.has(db);
+}
+
 /** Opens the store named by the configuration. Everything above this line is dialect-free. */
 export function openDatabase(config: DatabaseConfig): Db {
   return config.kind === 'sqlite' ? openSqlite(config.file) : openPostgres(config.url);

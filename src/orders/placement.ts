@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
+import { type Transactions, transactionsOf } from '../db/group-commit.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { toUtcDateTime } from '../http/date-time.js';
 import { ProblemError } from '../http/problems.js';
@@ -27,14 +28,19 @@ export interface Placed {
  * once the pet is available.
  */
 export class OrderPlacement {
+  /** Orders placed together commit together on the embedded store (../db/group-commit.ts). */
+  readonly #transactions: Transactions;
+
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly clock: Clock,
     /** The catalogue, from memory (pets/pet-cache.ts): an order does not reserve its pet. */
     private readonly catalogue: Pick<PetCache, 'find'>,
     /** Told of every order placed (./repository.ts). */
     private readonly changes?: Pick<ChangeFeed, 'changed'>,
-  ) {}
+  ) {
+    this.#transactions = transactionsOf(db);
+  }
 
   /** The idempotency keys of requests this process is placing now, by owner. */
   readonly #inProgress = new Set<string>();
@@ -58,10 +64,10 @@ export class OrderPlacement {
     // Read before the transaction: on SQLite it holds the only connection, which a catalogue miss needs.
     const pet = await this.catalogue.find(input.petId);
     try {
-      return await this.db.transaction().execute((trx) => this.placeIn(trx, owner, input, pet, idempotencyKey));
+      return await this.#transactions.run((trx) => this.placeIn(trx, owner, input, pet, idempotencyKey));
     } catch (error) {
       // Two requests with the same new key raced (on two instances); the loser replays the winner's response.
-      if (idempotencyKey && isUniqueViolation(error)) return this.db.transaction().execute((trx) => this.placeIn(trx, owner, input, pet, idempotencyKey));
+      if (idempotencyKey && isUniqueViolation(error)) return this.#transactions.run((trx) => this.placeIn(trx, owner, input, pet, idempotencyKey));
       throw error;
     }
   }
