@@ -19,6 +19,9 @@
  * 200 at a time. Then it is left idle until its own 60 s sweep has walked them all (it keeps them:
  * they count until midnight UTC), and its event-loop delay over that idle stretch is read from
  * /metrics (prom-client: `monitorEventLoopDelay` at its default 10 ms resolution, reset at each read).
+ * That histogram records the interval between two ticks of its timer, not the delay beyond it: idle,
+ * it reads 10 ms; a block of B ms reads between B and B + 10 ms. The in-process figures (1 ms ticks)
+ * are the close ones.
  */
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
@@ -273,7 +276,8 @@ export function addressesTable(f: AddressFigures): Record<string, string | numbe
         'RSS MB': `${h.rssBeforeMb} → ${h.rssAfterMb}`,
       },
       {
-        '': 'HTTP: the service idle while its own sweep walks them (kept until midnight UTC)',
+        // prom-client's histogram holds the intervals between ticks of a 10 ms timer: a block of B ms reads B to B + 10.
+        '': 'HTTP: the service idle while its own sweep walks them (kept until midnight UTC; 10 ms ticks: a block of B ms reads B to B + 10)',
         'loop delay max ms': h.idleSweepLoopMaxMs,
         'p99 ms': h.idleSweepLoopP99Ms,
       },

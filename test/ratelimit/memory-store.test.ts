@@ -115,7 +115,8 @@ describe('MemoryLimiterStore: sweeping a slice at a time', () => {
 
   it('forgets idle callers over several turns of the event loop, keeping the active ones', async () => {
     let now = Date.parse('2024-03-01T12:00:00.000Z');
-    const store = new MemoryLimiterStore({ clock: () => now, sweepSlice: 100 });
+    // One table: the callers in their order of arrival, so that the slices' counts are known.
+    const store = new MemoryLimiterStore({ clock: () => now, sweepSlice: 100, sliceBudgetMs: Infinity, shards: 1 });
     for (let i = 0; i < 1_000; i++) await store.hit(`ip:127.0.${i >> 8}.${i & 255}`, free);
     now += 86_400_000;
     await store.hit('ip:127.9.9.9', free);
@@ -131,6 +132,42 @@ describe('MemoryLimiterStore: sweeping a slice at a time', () => {
     expect(turns).toBe(10);
     expect(store.size).toBe(1);
     expect((await store.peek('ip:127.9.9.9', free)).minute.remaining).toBe(59);
+    await store.close();
+  });
+
+  it('in its default tables too: every caller held when it began is looked at once, newcomers are left', async () => {
+    let now = Date.parse('2024-03-01T12:00:00.000Z');
+    const store = new MemoryLimiterStore({ clock: () => now, sweepSlice: 100, sliceBudgetMs: Infinity });
+    for (let i = 0; i < 1_000; i++) await store.hit(`ip:127.0.${i >> 8}.${i & 255}`, free);
+    now += 86_400_000;
+    store.startSweep();
+    let turns = 0;
+    while (store.sweeping && turns < 100) {
+      // Newcomers during the sweep: not looked at by it (and not idle yet anyway).
+      await store.hit(`ip:127.5.0.${turns}`, free);
+      await nextTurn();
+      turns++;
+    }
+    expect(turns).toBe(9);
+    expect(store.size).toBe(9);
+    await store.close();
+  });
+
+  it('ends a slice once its time is spent, however few callers it has looked at, and still forgets them all', async () => {
+    let now = Date.parse('2024-03-01T12:00:00.000Z');
+    // A slice could take every caller, but has no time at all: it stops at its first reading of the time.
+    const store = new MemoryLimiterStore({ clock: () => now, sweepSlice: 10_000, sliceBudgetMs: 0 });
+    for (let i = 0; i < 1_000; i++) await store.hit(`ip:127.0.${i >> 8}.${i & 255}`, free);
+    now += 86_400_000;
+    store.startSweep();
+    expect(store.size).toBeGreaterThan(900);
+    let turns = 0;
+    while (store.sweeping && turns < 1_000) {
+      await nextTurn();
+      turns++;
+    }
+    expect(turns).toBeGreaterThan(10);
+    expect(store.size).toBe(0);
     await store.close();
   });
 
@@ -152,7 +189,7 @@ describe('MemoryLimiterStore: the timer sweeps a slice at a time', () => {
 
   /** A store on the fake timers with `idle` callers that have gone idle, and one active caller. */
   async function storeWith(idle: number, sweepSlice: number) {
-    const store = new MemoryLimiterStore({ clock: () => now, sweepIntervalMs: 60_000, sweepSlice });
+    const store = new MemoryLimiterStore({ clock: () => now, sweepIntervalMs: 60_000, sweepSlice, sliceBudgetMs: Infinity, shards: 1 });
     for (let i = 0; i < idle; i++) await store.hit(`ip:127.1.${i >> 8}.${i & 255}`, free);
     now += 86_400_000;
     await store.hit(active, free);
