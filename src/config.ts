@@ -32,6 +32,8 @@ export interface Config {
   timeouts: Timeouts;
   /** How many keys and pets each instance holds in memory at most (the least recently used leave first). */
   cache: { keys: number; pets: number; orderPages: number };
+  /** The tick of the event-loop delay metrics, in ms (prom-client's `eventLoopMonitoringPrecision`). */
+  eventLoopResolutionMs: number;
 }
 
 export type RedisConfig = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
@@ -80,6 +82,8 @@ export const DEFAULTS = {
   keyCacheSize: 100_000,
   petCacheSize: 10_000,
   orderPageCacheSize: 5_000,
+  // prom-client's own default: about 0.1 % of a core while idle; 1 ms costs about 1.7 %.
+  eventLoopResolutionMs: 10,
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -115,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
       pets: positiveIntOf(env, 'PET_CACHE_SIZE', DEFAULTS.petCacheSize),
       orderPages: positiveIntOf(env, 'ORDER_PAGE_CACHE_SIZE', DEFAULTS.orderPageCacheSize),
     },
+    eventLoopResolutionMs: positiveIntOf(env, 'EVENT_LOOP_RESOLUTION_MS', DEFAULTS.eventLoopResolutionMs),
   };
 }
 

@@ -29,7 +29,7 @@ async function main(config: Config): Promise<void> {
     process.stdout.write(`${await createDemoKeys(keys, config.publicUrl)}\n`);
   }
 
-  const metrics = createMetrics();
+  const metrics = createMetrics({ eventLoopResolutionMs: config.eventLoopResolutionMs });
   const { store: limiter, status: limiterStatus } = await openLimiter(config, clock, logger, (status) => {
     for (const store of ['redis', 'memory'] as const) metrics.limiterStore.set({ store }, status.deciding === store ? 1 : 0);
   });

@@ -19,6 +19,12 @@ describe('configuration', () => {
     expect(config.petsGet.sunsetAt.getTime()).toBeGreaterThanOrEqual(config.petsGet.deprecatedAt.getTime());
   });
 
+  it('reads the tick of the event-loop delay metrics: 10 ms unless EVENT_LOOP_RESOLUTION_MS says otherwise', () => {
+    expect(loadConfig({}).eventLoopResolutionMs).toBe(10);
+    expect(loadConfig({ EVENT_LOOP_RESOLUTION_MS: '1' }).eventLoopResolutionMs).toBe(1);
+    expect(() => loadConfig({ EVENT_LOOP_RESOLUTION_MS: '0' })).toThrow(ConfigError);
+  });
+
   it('reads each store from DATABASE_URL', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
     expect(loadConfig({ DATABASE_URL: 'file:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', file: '/tmp/x.db' });

@@ -1,9 +1,14 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { DEFAULTS } from '../config.js';
 
-/** The service's Prometheus metrics, on a registry of its own (several apps can live in one test). */
-export function createMetrics() {
+/**
+ * The service's Prometheus metrics, on a registry of its own (several apps can live in one test).
+ * `eventLoopResolutionMs` is the tick of the event-loop delay metrics: their histogram holds the
+ * intervals between ticks, so a block of B ms reads as B to B + the tick.
+ */
+export function createMetrics({ eventLoopResolutionMs }: { eventLoopResolutionMs?: number } = {}) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'petstore_' });
+  collectDefaultMetrics({ register: registry, prefix: 'petstore_', eventLoopMonitoringPrecision: eventLoopResolutionMs ?? DEFAULTS.eventLoopResolutionMs });
   return {
     registry,
     requests: new Counter({
