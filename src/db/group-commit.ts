@@ -63,16 +63,17 @@ class GroupCommit implements Transactions {
   async #commit(): Promise<void> {
     const group = this.#waiting;
     this.#waiting = [];
-    const outcomes: Outcome[] = [];
+    let outcomes: Outcome[];
     try {
-      await this.db.transaction().execute(async (trx) => {
-        if (group.length === 1) outcomes.push({ ok: true, value: await group[0]!.unit(trx) });
-        else for (const pending of group) outcomes.push(await inSavepoint(trx, pending.unit));
+      outcomes = await this.db.transaction().execute(async (trx) => {
+        if (group.length === 1) return [{ ok: true, value: await group[0]!.unit(trx) }];
+        const each: Outcome[] = [];
+        for (const pending of group) each.push(await inSavepoint(trx, pending.unit));
+        return each;
       });
     } catch (error) {
       // A lone unit that threw (rolled back), or a group that could not commit: nothing was written.
-      for (const pending of group) pending.reject(error);
-      outcomes.length = 0;
+      outcomes = group.map(() => ({ ok: false, error }));
     }
     outcomes.forEach((outcome, i) => (outcome.ok ? group[i]!.resolve(outcome.value) : group[i]!.reject(outcome.error)));
     if (this.#waiting.length > 0) this.#schedule();

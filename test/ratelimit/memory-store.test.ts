@@ -112,24 +112,33 @@ describe('MemoryLimiterStore: forgetting idle callers', () => {
 describe('MemoryLimiterStore: sweeping a slice at a time', () => {
   const free: Policy = { name: 'free', perMinute: 60, perDay: 1000 };
   const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  /** 1,000 callers, counted once each. */
+  const thousandCallers = async (store: MemoryLimiterStore) => {
+    for (let i = 0; i < 1_000; i++) await store.hit(`ip:127.0.${i >> 8}.${i & 255}`, free);
+  };
+  /** Turns of the event loop until the sweep under way ends (at most `limit`), `eachTurn` before each. */
+  const turnsUntilSwept = async (store: MemoryLimiterStore, limit: number, eachTurn = async (_turn: number): Promise<unknown> => undefined) => {
+    let turns = 0;
+    while (store.sweeping && turns < limit) {
+      await eachTurn(turns);
+      await nextTurn();
+      turns++;
+    }
+    return turns;
+  };
 
   it('forgets idle callers over several turns of the event loop, keeping the active ones', async () => {
     let now = Date.parse('2024-03-01T12:00:00.000Z');
     // One table: the callers in their order of arrival, so that the slices' counts are known.
     const store = new MemoryLimiterStore({ clock: () => now, sweepSlice: 100, sliceBudgetMs: Infinity, shards: 1 });
-    for (let i = 0; i < 1_000; i++) await store.hit(`ip:127.0.${i >> 8}.${i & 255}`, free);
+    await thousandCallers(store);
     now += 86_400_000;
     await store.hit('ip:127.9.9.9', free);
     store.startSweep();
     // One slice looked at 100 callers, then let the loop run.
     expect(store.sweeping).toBe(true);
     expect(store.size).toBe(1_001 - 100);
-    let turns = 0;
-    while (store.sweeping && turns < 100) {
-      await nextTurn();
-      turns++;
-    }
-    expect(turns).toBe(10);
+    expect(await turnsUntilSwept(store, 100)).toBe(10);
     expect(store.size).toBe(1);
     expect((await store.peek('ip:127.9.9.9', free)).minute.remaining).toBe(59);
     await store.close();
@@ -138,17 +147,11 @@ describe('MemoryLimiterStore: sweeping a slice at a time', () => {
   it('in its default tables too: every caller held when it began is looked at once, newcomers are left', async () => {
     let now = Date.parse('2024-03-01T12:00:00.000Z');
     const store = new MemoryLimiterStore({ clock: () => now, sweepSlice: 100, sliceBudgetMs: Infinity });
-    for (let i = 0; i < 1_000; i++) await store.hit(`ip:127.0.${i >> 8}.${i & 255}`, free);
+    await thousandCallers(store);
     now += 86_400_000;
     store.startSweep();
-    let turns = 0;
-    while (store.sweeping && turns < 100) {
-      // Newcomers during the sweep: not looked at by it (and not idle yet anyway).
-      await store.hit(`ip:127.5.0.${turns}`, free);
-      await nextTurn();
-      turns++;
-    }
-    expect(turns).toBe(9);
+    // Newcomers during the sweep: not looked at by it (and not idle yet anyway).
+    expect(await turnsUntilSwept(store, 100, (turn) => store.hit(`ip:127.5.0.${turn}`, free))).toBe(9);
     expect(store.size).toBe(9);
     await store.close();
   });
@@ -157,16 +160,11 @@ describe('MemoryLimiterStore: sweeping a slice at a time', () => {
     let now = Date.parse('2024-03-01T12:00:00.000Z');
     // A slice could take every caller, but has no time at all: it stops at its first reading of the time.
     const store = new MemoryLimiterStore({ clock: () => now, sweepSlice: 10_000, sliceBudgetMs: 0 });
-    for (let i = 0; i < 1_000; i++) await store.hit(`ip:127.0.${i >> 8}.${i & 255}`, free);
+    await thousandCallers(store);
     now += 86_400_000;
     store.startSweep();
     expect(store.size).toBeGreaterThan(900);
-    let turns = 0;
-    while (store.sweeping && turns < 1_000) {
-      await nextTurn();
-      turns++;
-    }
-    expect(turns).toBeGreaterThan(10);
+    expect(await turnsUntilSwept(store, 1_000)).toBeGreaterThan(10);
     expect(store.size).toBe(0);
     await store.close();
   });
