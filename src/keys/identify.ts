@@ -55,11 +55,25 @@ function identityOf(request: FastifyRequest, key: KeyRecord | undefined): Identi
   return keyIdentity(key) ?? anonymous(request, 'The API key was revoked.', true);
 }
 
+type KeyIdentity = Extract<Identity, { kind: 'key' }>;
+
+/**
+ * Each record's identity, built at its first request: a record is never changed (a change to the key
+ * is a new record from the store, ./key-cache.ts), so neither is its identity, and the requests of one
+ * key share one caller name and policy instead of building them again.
+ */
+const identities = new WeakMap<KeyRecord, KeyIdentity>();
+
 /** The identity of a key's requests; none for a revoked key. */
-export function keyIdentity(key: KeyRecord): Extract<Identity, { kind: 'key' }> | undefined {
+export function keyIdentity(key: KeyRecord): KeyIdentity | undefined {
   if (key.revokedAt) return undefined;
-  // An unban made anywhere (admin API, CLI, another instance) travels on the key's row.
-  return { kind: 'key', caller: keyCaller(key.id), policy: policyOfKey(key), unbanSeq: key.unbanSeq, countedEverywhere: false, key };
+  let identity = identities.get(key);
+  if (identity === undefined) {
+    // An unban made anywhere (admin API, CLI, another instance) travels on the key's row.
+    identity = { kind: 'key', caller: keyCaller(key.id), policy: policyOfKey(key), unbanSeq: key.unbanSeq, countedEverywhere: false, key };
+    identities.set(key, identity);
+  }
+  return identity;
 }
 
 function anonymous(request: FastifyRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
@@ -72,7 +86,7 @@ function anonymous(request: FastifyRequest, reason: string, badKey: boolean, fai
  * test key (whose faults take Fastify's path, faults/); nothing is read from a store.
  */
 export function cachedKeyCaller(cached: (key: string) => KeyRecord | undefined) {
-  return (headers: IncomingHttpHeaders): Extract<Identity, { kind: 'key' }> | undefined => {
+  return (headers: IncomingHttpHeaders): KeyIdentity | undefined => {
     const sent = headers[API_KEY_FIELD];
     if (typeof sent !== 'string' || !isWellFormedKey(sent)) return undefined;
     const key = cached(sent);
