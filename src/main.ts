@@ -2,6 +2,7 @@ import { buildPublicApp } from './app.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { openChangeFeed } from './db/change-feed.js';
+import { checkpointInBackground } from './db/checkpointer.js';
 import { openDatabase, warmUp } from './db/database.js';
 import { migrate } from './db/migrations.js';
 import { createDemoKeys } from './keys/demo.js';
@@ -22,6 +23,7 @@ async function main(config: Config): Promise<void> {
   const db = openDatabase(config.database);
   await migrate(db, config.database.kind);
   if (config.database.kind === 'postgres') await warmUp(db);
+  const checkpoints = config.database.kind === 'sqlite' ? checkpointInBackground(db, { log: logger }) : null;
   const changes = openChangeFeed(db, config.database, { clock, log: logger });
 
   const keys = new KeysRepository(db, clock, changes);
@@ -66,6 +68,7 @@ async function main(config: Config): Promise<void> {
     await Promise.all([publicApp.close(), adminApp.close()]);
     await limiter.close();
     await changes.close();
+    await checkpoints?.close();
     await db.destroy();
     logger.info('stopped');
     logger.flush(() => process.exit(0));

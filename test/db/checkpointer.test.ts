@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkpointInBackground } from '../../src/db/checkpointer.js';
+import { type Db, openDatabase, sqliteHandleOf } from '../../src/db/database.js';
+
+const warnings: string[] = [];
+const log = { warn: (_: object, message: string) => void warnings.push(message) };
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  warnings.length = 0;
+});
+
+function store(): { db: Db; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-checkpoints-'));
+  const file = join(dir, 'store.db');
+  const db = openDatabase({ kind: 'sqlite', file });
+  cleanups.push(async () => {
+    await db.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { db, file };
+}
+
+/** A megabyte of log: 1,000 rows of 1 KB, committed 100 at a time. */
+function writeMegabyte(db: Db): void {
+  const connection = sqliteHandleOf(db);
+  connection.exec('create table if not exists filler (bytes blob not null)');
+  const insert = connection.prepare('insert into filler (bytes) values (?)');
+  const hundred = connection.transaction(() => {
+    for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(1024, i));
+  });
+  for (let i = 0; i < 10; i++) hundred();
+}
+
+async function until(condition: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('not within the time allowed');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('checkpoints in the background (embedded store)', () => {
+  it('the service connection checkpoints nothing, and the log reaches the store file anyway', async () => {
+    const { db, file } = store();
+    const checkpoints = checkpointInBackground(db, { intervalMs: 20, log })!;
+    cleanups.push(() => checkpoints.close());
+    expect(sqliteHandleOf(db).pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    const before = statSync(file).size;
+    writeMegabyte(db);
+    // Only the worker's connection can have copied the log into the store file: nothing else checkpoints.
+    await until(() => statSync(file).size >= before + 1_000_000);
+    expect(sqliteHandleOf(db).prepare('select count(*) from filler').pluck().get()).toBe(1000);
+    expect(warnings).toEqual([]);
+  });
+
+  it('without it, the same writes leave the store file as it was (the log holds them)', async () => {
+    const { db, file } = store();
+    sqliteHandleOf(db).pragma('wal_autocheckpoint = 0');
+    const before = statSync(file).size;
+    writeMegabyte(db);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(statSync(file).size).toBe(before);
+  });
+
+  it('closes without a warning, and there is nothing to do for a store in memory', async () => {
+    const { db } = store();
+    const checkpoints = checkpointInBackground(db, { intervalMs: 20, log })!;
+    await checkpoints.close();
+    await checkpoints.close();
+    expect(warnings).toEqual([]);
+    const memory = openDatabase({ kind: 'sqlite', file: ':memory:' });
+    cleanups.push(() => memory.destroy());
+    expect(checkpointInBackground(memory, { log })).toBeNull();
+  });
+});
