@@ -64,6 +64,8 @@ export function checkpointInBackground(
       if (closing) return;
       closing = true;
       const exited = new Promise((resolve) => worker.once('exit', resolve));
+      // Held until the worker is gone: else a process with nothing else left would end before the store closes.
+      worker.ref();
       worker.postMessage('close');
       await exited;
     },

@@ -1,6 +1,9 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkpointInBackground } from '../../src/db/checkpointer.js';
 import { type Db, openDatabase, sqliteHandleOf } from '../../src/db/database.js';
@@ -75,5 +78,20 @@ describe('checkpoints in the background (embedded store)', () => {
     const memory = openDatabase({ kind: 'sqlite', file: ':memory:' });
     cleanups.push(() => memory.destroy());
     expect(checkpointInBackground(memory, { log })).toBeNull();
+  });
+
+  it('closing holds the process until the worker is gone, when nothing else would (the store then closes)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-checkpoints-'));
+    const file = join(dir, 'store.db');
+    const loader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+    const fixture = fileURLToPath(new URL('./fixtures/checkpointer-alone.ts', import.meta.url));
+    const run = spawnSync(process.execPath, ['--import', loader, fixture, file], { encoding: 'utf8', timeout: 30_000 });
+    try {
+      expect(run.stdout).toBe('closed\n');
+      expect(run.status).toBe(0);
+      expect(existsSync(`${file}-wal`)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

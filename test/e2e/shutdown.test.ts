@@ -2,6 +2,7 @@
  * Graceful shutdown under load: on SIGTERM the service stops accepting, lets every request in flight
  * finish with a complete response, resets no connection and exits 0 within SHUTDOWN_TIMEOUT_SECONDS.
  */
+import { existsSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -105,5 +106,7 @@ describe('SIGTERM under load', () => {
     expect(load.outcomes.filter((o) => o.close)).toHaveLength(LOAD_CLIENTS);
     expect(code).toBe(0);
     expect(drainMs).toBeLessThan(SHUTDOWN_S * 1000);
+    // The store was closed on the way out: SQLite removes its log when the last connection closes.
+    expect(existsSync(`${databaseUrl}-wal`)).toBe(false);
   });
 });
