@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { type Db, sqliteHandleOf } from './database.js';
+import { type Db, hasWriteAheadLog, sqliteHandleOf } from './database.js';
 
 /** How often the background connection copies the log back into the store. */
 export const CHECKPOINT_INTERVAL_MS = 200;
@@ -44,7 +44,7 @@ export function checkpointInBackground(
   { intervalMs = CHECKPOINT_INTERVAL_MS, log }: { intervalMs?: number; log: { warn(obj: object, msg: string): void } },
 ): Checkpointer | null {
   const connection = sqliteHandleOf(db);
-  if (connection.memory || String(connection.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return null;
+  if (!hasWriteAheadLog(connection)) return null;
   const module = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER, { eval: true, workerData: { module, file: connection.name, intervalMs } });
   let closing = false;

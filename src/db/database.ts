@@ -17,6 +17,11 @@ export function sqliteHandleOf(db: Db): SQLite.Database {
   return handle;
 }
 
+/** Whether an SQLite connection's store keeps a write-ahead log (a file in WAL mode; not one in memory). */
+export function hasWriteAheadLog(connection: SQLite.Database): boolean {
+  return !connection.memory && String(connection.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
+}
+
 /** Whether `db` is the embedded store (SQLite): one connection, in this process. */
 export function isEmbedded(db: Db): boolean {
   return sqliteHandles.has(db);

@@ -1,5 +1,6 @@
 import { openSync, readSync, statSync } from 'node:fs';
 import type SQLite from 'better-sqlite3';
+import { hasWriteAheadLog } from './database.js';
 
 /**
  * The first copy of an SQLite store's WAL-index header (`WalIndexHdr`, the first 48 bytes of the
@@ -23,7 +24,7 @@ export class WalIndexHeader {
    * releases every POSIX lock the process holds on it, and SQLite's connections hold theirs on this one.
    */
   static of(connection: SQLite.Database): WalIndexHeader | null {
-    if (connection.memory || String(connection.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return null;
+    if (!hasWriteAheadLog(connection)) return null;
     const path = `${connection.name}-shm`;
     let fd: number;
     try {
