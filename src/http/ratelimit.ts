@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Counter } from 'prom-client';
+import type { TalliedCounter } from '../ops/tallies.js';
 import { documentationCaller } from '../ratelimit/callers.js';
 import { rateLimitHeaders } from '../ratelimit/headers.js';
 import { DOCUMENTATION_POLICY, type Policy } from '../ratelimit/plans.js';
@@ -26,8 +26,8 @@ declare module 'fastify' {
 
 /** The counters a refusal raises (the service's are in ops/metrics.ts). */
 export interface RefusalMetrics {
-  refusals: Pick<Counter<'kind' | 'plan'>, 'inc'>;
-  bans: Pick<Counter<'plan'>, 'inc'>;
+  refusals: Pick<TalliedCounter<'kind' | 'plan'>, 'series'>;
+  bans: Pick<TalliedCounter<'plan'>, 'series'>;
 }
 
 /** Who the limit step counts a request to, as the first step of every request found out (keys/identify.ts). */
@@ -114,9 +114,9 @@ export function noteRefusal(
   if (verdict.kind === 'rate-limited' && verdict.banStarted) {
     const { until, durationMs } = verdict.banStarted;
     log.warn({ caller, plan: policy.name, bannedUntil: new Date(until).toISOString(), banSeconds: durationMs / 1000 }, 'caller banned');
-    metrics.bans.inc({ plan: policy.name });
+    metrics.bans.series({ plan: policy.name }).inc();
   }
-  metrics.refusals.inc({ kind: verdict.kind, plan: policy.name });
+  metrics.refusals.series({ kind: verdict.kind, plan: policy.name }).inc();
 }
 
 /** The problem body of a refusal of a request for `url`. The problem's fixed members are serialised once. */

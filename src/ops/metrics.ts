@@ -1,5 +1,6 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { DEFAULTS } from '../config.js';
+import { type CounterSeries, type HistogramSeries, TalliedCounter, TalliedHistogram } from './tallies.js';
 
 /**
  * The service's Prometheus metrics, on a registry of its own (several apps can live in one test).
@@ -11,20 +12,20 @@ export function createMetrics({ eventLoopResolutionMs }: { eventLoopResolutionMs
   collectDefaultMetrics({ register: registry, prefix: 'petstore_', eventLoopMonitoringPrecision: eventLoopResolutionMs ?? DEFAULTS.eventLoopResolutionMs });
   return {
     registry,
-    requests: new Counter({
+    requests: new TalliedCounter({
       name: 'petstore_http_requests_total',
       help: 'Requests answered by the public listener, by route and status.',
       labelNames: ['method', 'route', 'status'] as const,
       registers: [registry],
     }),
-    latency: new Histogram({
+    latency: new TalliedHistogram({
       name: 'petstore_http_request_duration_seconds',
       help: 'Time to answer a request of the public listener.',
       labelNames: ['method', 'route'] as const,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
-    refusals: new Counter({
+    refusals: new TalliedCounter({
       name: 'petstore_ratelimit_refusals_total',
       help: 'Requests refused with 429, by kind (rate-limited or banned) and plan.',
       labelNames: ['kind', 'plan'] as const,
@@ -36,7 +37,7 @@ export function createMetrics({ eventLoopResolutionMs }: { eventLoopResolutionMs
       labelNames: ['store'] as const,
       registers: [registry],
     }),
-    bans: new Counter({
+    bans: new TalliedCounter({
       name: 'petstore_ratelimit_bans_total',
       help: 'Temporary bans started, by plan.',
       labelNames: ['plan'] as const,
@@ -47,20 +48,17 @@ export function createMetrics({ eventLoopResolutionMs }: { eventLoopResolutionMs
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/**
- * Records one answered request. prom-client hashes the labels on every call; a route's few method and
- * status combinations are looked up once and their counters kept.
- */
+/** Records one answered request. A route's few method and status combinations are looked up once and their series kept (./tallies.ts). */
 export function requestRecorder(metrics: Metrics) {
-  const counters = new Map<string, { inc(): void }>();
-  const timers = new Map<string, { observe(value: number): void }>();
+  const counters = new Map<string, CounterSeries>();
+  const timers = new Map<string, HistogramSeries>();
   return (method: string, route: string, status: number, seconds: number): void => {
     const timerKey = `${method} ${route}`;
     const counterKey = `${timerKey} ${status}`;
     let counter = counters.get(counterKey);
-    if (!counter) counters.set(counterKey, (counter = metrics.requests.labels({ method, route, status })));
+    if (!counter) counters.set(counterKey, (counter = metrics.requests.series({ method, route, status })));
     let timer = timers.get(timerKey);
-    if (!timer) timers.set(timerKey, (timer = metrics.latency.labels({ method, route })));
+    if (!timer) timers.set(timerKey, (timer = metrics.latency.series({ method, route })));
     counter.inc();
     timer.observe(seconds);
   };
