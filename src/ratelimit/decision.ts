@@ -3,13 +3,10 @@
  * a store loads the caller's state, calls one of these and saves what it returns, atomically.
  * The Redis store's Lua script must reproduce them exactly; test/ratelimit/vectors.json proves it.
  */
-import { logAfter, logAppend } from './minute-log.js';
+import { EMPTY_LOG, logAfter, logAppend, logNewest, logSize } from './instant-log.js';
 import type { Policy } from './plans.js';
 import { type CallerState, dayOf, FRESH_STATE, MINUTE_MS } from './state.js';
 import { type Assessment, assess, banned, bindingUntil, rateLimited, type Verdict } from './verdict.js';
-
-/** Shared by every empty log, which is safe because states are never mutated. */
-const NONE: readonly number[] = [];
 
 /** When a caller that keeps sending after being rate limited is banned, and for how long. */
 export interface BanRules {
@@ -69,7 +66,7 @@ export function peek(state: CallerState | undefined, now: number, policy: Policy
  * The escalation history stays, so a caller banned again soon still gets the doubled length.
  */
 export function unban(state: CallerState): CallerState {
-  return { ...state, bannedUntil: 0, rejections: NONE };
+  return { ...state, bannedUntil: 0, rejections: EMPTY_LOG };
 }
 
 /** An unban made elsewhere (the CLI, another instance) arrives as a number that only grows; it applies once. */
@@ -85,7 +82,7 @@ export function pruneState(state: CallerState, now: number, rules: BanRules): Ca
     minuteLog: logAfter(state.minuteLog, now - MINUTE_MS),
     day: today,
     dayCount: state.day === today ? state.dayCount : 0,
-    rejections: newest(newerThan(state.rejections, now - rules.withinMs), rules.rejections),
+    rejections: logNewest(logAfter(state.rejections, now - rules.withinMs), rules.rejections),
     bannedUntil: state.bannedUntil > now ? state.bannedUntil : 0,
     banLevel: historyLapsed ? 0 : state.banLevel,
     lastBanEnd: historyLapsed ? 0 : state.lastBanEnd,
@@ -95,8 +92,8 @@ export function pruneState(state: CallerState, now: number, rules: BanRules): Ca
 
 function refuse(state: CallerState, assessment: Assessment, rules: BanRules): Decision {
   const now = assessment.at;
-  const rejections = state.rejections.concat(now);
-  if (rejections.length < rules.rejections) return { verdict: rateLimited(assessment, 0), state: { ...state, rejections } };
+  const rejections = logAppend(state.rejections, now);
+  if (logSize(rejections) < rules.rejections) return { verdict: rateLimited(assessment, 0), state: { ...state, rejections } };
   const started = startBan(state, now, rules);
   return { verdict: rateLimited(assessment, started.bannedUntil), state: started };
 }
@@ -105,16 +102,5 @@ function refuse(state: CallerState, assessment: Assessment, rules: BanRules): De
 function startBan(state: CallerState, now: number, rules: BanRules): CallerState {
   const banLevel = state.banLevel + 1;
   const until = now + Math.min(rules.firstBanMs * 2 ** (banLevel - 1), rules.maxBanMs);
-  return { ...state, rejections: NONE, bannedUntil: until, banLevel, lastBanEnd: until };
-}
-
-/** The entries after `cutoff`; a request at t is inside a window of length W at `now` while now - t < W. */
-function newerThan(log: readonly number[], cutoff: number): readonly number[] {
-  const first = log.findIndex((t) => t > cutoff);
-  if (first === 0) return log;
-  return first === -1 ? NONE : log.slice(first);
-}
-
-function newest(log: readonly number[], count: number): readonly number[] {
-  return log.length > count ? log.slice(log.length - count) : log;
+  return { ...state, rejections: EMPTY_LOG, bannedUntil: until, banLevel, lastBanEnd: until };
 }

@@ -1,4 +1,4 @@
-import { EMPTY_LOG, logSize, type MinuteLog } from './minute-log.js';
+import { EMPTY_LOG, logSize, type InstantLog } from './instant-log.js';
 
 /**
  * What the limiter remembers about one caller. Plain numbers and arrays of numbers, so that the
@@ -8,13 +8,13 @@ import { EMPTY_LOG, logSize, type MinuteLog } from './minute-log.js';
  */
 export interface CallerState {
   /** Instants (ms) of admitted requests that may still be inside the sliding minute, oldest first. */
-  readonly minuteLog: MinuteLog;
+  readonly minuteLog: InstantLog;
   /** The UTC day (see `dayOf`) that `dayCount` belongs to. */
   readonly day: number;
   /** Requests admitted during `day`. */
   readonly dayCount: number;
   /** Instants of rate-limited rejections that still count toward a ban, oldest first. */
-  readonly rejections: readonly number[];
+  readonly rejections: InstantLog;
   /** End (ms) of the ban in force; 0 when there is none (never banned, expired or lifted). */
   readonly bannedUntil: number;
   /**
@@ -38,7 +38,7 @@ export const FRESH_STATE: CallerState = {
   minuteLog: EMPTY_LOG,
   day: 0,
   dayCount: 0,
-  rejections: [],
+  rejections: EMPTY_LOG,
   bannedUntil: 0,
   banLevel: 0,
   lastBanEnd: 0,
@@ -55,5 +55,5 @@ export function dayOf(now: number): number {
  * `unbanSeq` does not matter: a signal applied to a fresh state changes nothing.
  */
 export function isFresh(state: CallerState): boolean {
-  return logSize(state.minuteLog) === 0 && state.dayCount === 0 && state.rejections.length === 0 && state.bannedUntil === 0 && state.banLevel === 0;
+  return logSize(state.minuteLog) === 0 && state.dayCount === 0 && logSize(state.rejections) === 0 && state.bannedUntil === 0 && state.banLevel === 0;
 }

@@ -1,4 +1,4 @@
-import { logAt, logSize, type MinuteLog } from './minute-log.js';
+import { logAt, logSize, type InstantLog } from './instant-log.js';
 import type { Policy } from './plans.js';
 import { type CallerState, DAY_MS, dayOf, MINUTE_MS } from './state.js';
 
@@ -112,7 +112,7 @@ export function bindingWindow(verdict: Assessment): WindowName {
  * be answered again from the verdict alone, without the caller's state (see ./ban-shortcut.ts).
  * `log` is the minute log pruned at `a.at`.
  */
-export function bindingUntil(log: MinuteLog, a: Assessment): number {
+export function bindingUntil(log: InstantLog, a: Assessment): number {
   if (bindingWindow(a) === 'day') return a.day.resetAt;
   // The minute binds while it holds more than k requests: k = its limit less what the day has left.
   const k = a.minute.limit - a.day.remaining;
@@ -125,7 +125,7 @@ export function ceilSeconds(ms: number): number {
   return Math.ceil(ms / 1000);
 }
 
-function minuteStatus(log: MinuteLog, now: number, limit: number): WindowStatus {
+function minuteStatus(log: InstantLog, now: number, limit: number): WindowStatus {
   const size = logSize(log);
   let expired = 0;
   while (expired < size && now - logAt(log, expired)! >= MINUTE_MS) expired++;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_LOG, logAfter, logAppend, logAt, logEntries, logSize, type MinuteLog } from '../../src/ratelimit/minute-log.js';
+import { EMPTY_LOG, logAfter, logAppend, logAt, logEntries, logNewest, logSize, type InstantLog } from '../../src/ratelimit/instant-log.js';
 
-const build = (instants: number[]): MinuteLog => instants.reduce(logAppend, EMPTY_LOG);
+const build = (instants: number[]): InstantLog => instants.reduce(logAppend, EMPTY_LOG);
 
-describe('the minute log', () => {
+describe('the instant log', () => {
   it('appends and forgets in order', () => {
     const log = build([1, 2, 3, 4]);
     expect(logEntries(log)).toEqual([1, 2, 3, 4]);
@@ -37,9 +37,25 @@ describe('the minute log', () => {
     expect(log.buf.length).toBeLessThanOrEqual(2 * 1_000 + 2);
   });
 
+  it('keeps the newest entries', () => {
+    const log = build([1, 2, 3, 4, 5]);
+    expect(logEntries(logNewest(log, 2))).toEqual([4, 5]);
+    expect(logNewest(log, 5)).toBe(log);
+    expect(logEntries(logNewest(log, 9))).toEqual([1, 2, 3, 4, 5]);
+    expect(logEntries(logAppend(logNewest(log, 1), 6))).toEqual([5, 6]);
+    expect(logEntries(log)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('keeps its buffer within about twice what it holds when only the newest are kept', () => {
+    let log = EMPTY_LOG;
+    for (let t = 1; t <= 100_000; t++) log = logNewest(logAppend(log, t), 1_000);
+    expect(logEntries(log)).toEqual(Array.from({ length: 1_000 }, (_, i) => 99_001 + i));
+    expect(log.buf.length).toBeLessThanOrEqual(2 * 1_000 + 2);
+  });
+
   it('survives JSON', () => {
     const log = logAfter(build([1, 2, 3, 4, 5]), 2);
-    const copy = JSON.parse(JSON.stringify(log)) as MinuteLog;
+    const copy = JSON.parse(JSON.stringify(log)) as InstantLog;
     expect(logEntries(logAppend(copy, 6))).toEqual(logEntries(logAppend(log, 6)));
   });
 });
