@@ -24,7 +24,7 @@ export interface HistogramSeries {
  */
 export class TalliedCounter<L extends string> extends Counter<L> {
   readonly #names: readonly L[];
-  readonly #series = new Map<string, { labels: LabelValues<L>; count: number; told: number; inc(): void }>();
+  readonly #series = new SeriesIndex<{ labels: LabelValues<L>; count: number; told: number; inc(): void }>();
 
   constructor(config: CounterConfiguration<L>) {
     super(config);
@@ -33,12 +33,10 @@ export class TalliedCounter<L extends string> extends Counter<L> {
 
   /** The series of `labels`, made (and checked by prom-client) on first use. */
   series(labels: LabelValues<L>): CounterSeries {
-    const key = keyOf(this.#names, labels);
-    let series = this.#series.get(key);
-    if (series === undefined) {
+    return this.#series.find(this.#names, labels, () => {
       // Checks the labels, and shows the series (at 0) from now on.
       this.inc(labels, 0);
-      series = {
+      return {
         labels,
         count: 0,
         told: 0,
@@ -46,13 +44,11 @@ export class TalliedCounter<L extends string> extends Counter<L> {
           this.count++;
         },
       };
-      this.#series.set(key, series);
-    }
-    return series;
+    });
   }
 
   override async get() {
-    for (const series of this.#series.values()) {
+    for (const series of this.#series.all) {
       if (series.count === series.told) continue;
       this.inc(series.labels, series.count - series.told);
       series.told = series.count;
@@ -76,7 +72,7 @@ export class TalliedHistogram<L extends string> extends Histogram<L> {
   readonly #config: HistogramConfiguration<L>;
   readonly #names: readonly L[];
   readonly #bounds: readonly number[];
-  readonly #series = new Map<string, HistogramCounts<L>>();
+  readonly #series = new SeriesIndex<HistogramCounts<L>>();
 
   constructor(config: HistogramConfiguration<L> & { buckets: number[] }) {
     super(config);
@@ -87,15 +83,11 @@ export class TalliedHistogram<L extends string> extends Histogram<L> {
 
   /** The series of `labels`, made (and checked by prom-client) on first use. */
   series(labels: LabelValues<L>): HistogramSeries {
-    const key = keyOf(this.#names, labels);
-    let series = this.#series.get(key);
-    if (series === undefined) {
+    return this.#series.find(this.#names, labels, () => {
       // prom-client's check of the labels, without making a series of its own.
       this.labels(labels);
-      series = new HistogramCounts(labels, this.#bounds);
-      this.#series.set(key, series);
-    }
-    return series;
+      return new HistogramCounts(labels, this.#bounds);
+    });
   }
 
   /** What prom-client's registry reads of a histogram (lib/registry.js); prom-client's `get` reads it too. */
@@ -103,7 +95,7 @@ export class TalliedHistogram<L extends string> extends Histogram<L> {
     const { name, help, aggregator = 'sum' } = this.#config;
     const bucket = `${name}_bucket`;
     const values = [];
-    for (const { labels, counts, sum, count } of this.#series.values()) {
+    for (const { labels, counts, sum, count } of this.#series.all) {
       let below = 0;
       for (let i = 0; i < this.#bounds.length; i++) {
         below += counts[i]!;
@@ -150,9 +142,40 @@ class HistogramCounts<L extends string> implements HistogramSeries {
   }
 }
 
-/** One key per label set: the values, in the order of the metric's label names. */
-function keyOf<L extends string>(names: readonly L[], labels: LabelValues<L>): string {
-  let key = '';
-  for (const name of names) key += `${labels[name]}\u0000`;
-  return key;
+/**
+ * Series found by their label values, one `Map` a label, in the order of the metric's label names:
+ * nothing is built to look one up (a key string made of the values cost more than the rest of a
+ * refusal's bookkeeping). A value is taken as prom-client takes it, as text: `200` and `'200'` are one series.
+ */
+class SeriesIndex<S> {
+  readonly #root = new Map<string, unknown>();
+  /** Every series, in the order they were made. */
+  readonly all: S[] = [];
+
+  find<L extends string>(names: readonly L[], labels: LabelValues<L>, make: () => S): S {
+    let level = this.#root;
+    for (let i = 0; i < names.length - 1; i++) {
+      const value = textOf(labels[names[i]!]);
+      let next = level.get(value) as Map<string, unknown> | undefined;
+      if (next === undefined) level.set(value, (next = new Map()));
+      level = next;
+    }
+    const last = names.length === 0 ? '' : textOf(labels[names[names.length - 1]!]);
+    let series = level.get(last) as S | undefined;
+    if (series === undefined) {
+      series = make();
+      level.set(last, series);
+      this.all.push(series);
+    }
+    return series;
+  }
+
+  clear(): void {
+    this.#root.clear();
+    this.all.length = 0;
+  }
+}
+
+function textOf(value: string | number | undefined): string {
+  return typeof value === 'string' ? value : String(value);
 }

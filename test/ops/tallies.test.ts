@@ -73,6 +73,19 @@ describe('tallied metrics (src/ops/tallies.ts)', () => {
     expect(await tallied.registry.metrics()).toBe(await plain.registry.metrics());
   });
 
+  it('find one series per label set, whatever the order of the labels and a number given as text', async () => {
+    const { plain, tallied } = pair();
+    tallied.counter.series({ method: 'GET', status: 200 }).inc();
+    tallied.counter.series({ status: '200', method: 'GET' }).inc();
+    tallied.counter.series({ method: 'GET', status: 404 }).inc();
+    tallied.counter.series({ method: 'HEAD', status: 200 }).inc();
+    plain.counter.inc({ method: 'GET', status: 200 }, 2);
+    plain.counter.inc({ method: 'GET', status: 404 });
+    plain.counter.inc({ method: 'HEAD', status: 200 });
+    expect(tallied.counter.series({ method: 'GET', status: 200 })).toBe(tallied.counter.series({ method: 'GET', status: '200' }));
+    expect(await tallied.registry.metrics()).toBe(await plain.registry.metrics());
+  });
+
   it('refuse a label the metric does not have, as prom-client does', () => {
     const { tallied } = pair();
     expect(() => tallied.counter.series({ method: 'GET', colour: 'red' } as never)).toThrow(/colour/);
