@@ -127,26 +127,36 @@ export function refusalBody(publicUrl: string) {
     return JSON.stringify(fixed).slice(0, -1);
   };
   const heads = { 'rate-limited': head(new ProblemError('rate-limited', '')), banned: head(new ProblemError('key-banned', '')) };
-  // A ban's end, as written: every refusal of the ban carries it, and V8 formats a date slowly (about
-  // 7,000 instructions, as much as the rest of the refusal's own work), so the last one is kept.
-  let lastUntil = NaN;
-  let lastUntilText = '';
-  const untilText = (until: number): string => {
-    if (until !== lastUntil) [lastUntil, lastUntilText] = [until, new Date(until).toISOString()];
-    return lastUntilText;
-  };
+  // The last body made. Every member of a refusal changes by the second at most, so a client that
+  // hammers gets the same body many times a second: it is made when something in it changes, not for
+  // every refusal (a body made of a dozen parts, a date among them, costs about a tenth of a refusal).
+  let last = { verdict: undefined as Refusal | undefined, url: '', body: '' };
   return (verdict: Refusal, url: string): string => {
-    const instance = JSON.stringify(url.split('?')[0]);
+    if (last.url !== url || !sameBody(verdict, last.verdict)) last = { verdict, url, body: make(verdict, url) };
+    return last.body;
+  };
+
+  function make(verdict: Refusal, url: string): string {
+    const query = url.indexOf('?');
+    const instance = JSON.stringify(query === -1 ? url : url.slice(0, query));
     let members: string;
     if (verdict.kind === 'rate-limited') {
       const { window, limit, plan, retryAfterSeconds } = verdict;
       const detail = `The ${plan} plan allows ${limit} requests per ${window}. Retry after ${retryAfterSeconds} seconds.`;
       members = `"detail":"${detail}","instance":${instance},"window":"${window}","limit":${limit},"plan":"${plan}","retryAfter":${retryAfterSeconds}`;
     } else {
-      const until = untilText(verdict.bannedUntil);
+      const until = new Date(verdict.bannedUntil).toISOString();
       const detail = `Banned until ${until} for sending requests after being rate limited. Requests during the ban do not extend it.`;
       members = `"detail":"${detail}","instance":${instance},"retryAfter":${verdict.retryAfterSeconds},"bannedUntil":"${until}"`;
     }
     return `${heads[verdict.kind]},${members}}`;
-  };
+  }
+}
+
+/** Whether two refusals (of one URL) have the same body: the members of `refusalBody`. */
+function sameBody(a: Refusal, b: Refusal | undefined): boolean {
+  if (b === undefined || a.kind !== b.kind || a.retryAfterSeconds !== b.retryAfterSeconds) return false;
+  if (a.kind === 'banned') return a.bannedUntil === (b as typeof a).bannedUntil;
+  const c = b as typeof a;
+  return a.window === c.window && a.limit === c.limit && a.plan === c.plan;
 }

@@ -37,6 +37,43 @@ describe('429 rate-limited', () => {
     expect((await get()).statusCode).toBe(200);
   });
 
+  it("a refusal's body follows whatever changes in it: the path, the plan, the limit, the second, the ban", async () => {
+    t = await testApp();
+    const get = (key: string, url = '/pets') => t.app.inject({ url, headers: { 'x-api-key': key } });
+    const refusal = async (key: string, url = '/pets') => json(await get(key, url)) as Record<string, unknown>;
+    const free = await t.newKey('free');
+    // The free plan's numbers on another plan: only the plan's name tells their refusals apart.
+    const sameLimits = await t.newKey({ plan: 'enterprise', perMinute: 60, perDay: 1000 });
+    const small = await t.newKey({ plan: 'enterprise', perMinute: 2, perDay: 1000 });
+    for (const [key, n] of [
+      [free, 60],
+      [sameLimits, 60],
+      [small, 2],
+    ] as const)
+      await exhaustMinute(() => get(key), n);
+    expect(await refusal(free)).toMatchObject({ plan: 'free', limit: 60, retryAfter: 60, instance: '/pets' });
+    expect(await refusal(free, '/pets/1?x=1')).toMatchObject({ instance: '/pets/1' });
+    expect(await refusal(free)).toMatchObject({ instance: '/pets' });
+    expect(await refusal(sameLimits)).toMatchObject({ plan: 'enterprise', limit: 60 });
+    expect(await refusal(small)).toMatchObject({ plan: 'enterprise', limit: 2, retryAfter: 60 });
+    t.clock.advance(1_000);
+    expect(await refusal(small)).toMatchObject({ limit: 2, retryAfter: 59 });
+
+    // Two bans that end 300 ms apart: the same Retry-After, not the same end.
+    const banned = [await t.newKey('free'), await t.newKey('free')];
+    for (const key of banned) {
+      await exhaustMinute(() => get(key), 60);
+      for (let i = 0; i < 10; i++) await get(key);
+      t.clock.advance(300);
+    }
+    const [first, second] = [await refusal(banned[0]!), await refusal(banned[1]!)];
+    expect(first).toMatchObject({ type: 'http://petstore.test/problems/key-banned', retryAfter: 60 });
+    expect(second).toMatchObject({ type: 'http://petstore.test/problems/key-banned', retryAfter: 60 });
+    expect(first.bannedUntil).not.toBe(second.bannedUntil);
+    t.clock.advance(1_000);
+    expect(await refusal(banned[0]!)).toMatchObject({ retryAfter: 59, bannedUntil: first.bannedUntil });
+  });
+
   it('a rejected request counts in neither window', async () => {
     t = await testApp();
     const key = await t.newKey({ plan: 'enterprise', perMinute: 3, perDay: 5 });
