@@ -16,6 +16,12 @@ import { openLimiter } from './ratelimit/open.js';
 
 /** How long a drain keeps listening before closing idle connections (see `stop`). */
 const DRAIN_GRACE_MS = 250;
+/**
+ * How long the service waits, at start, for the change feed to listen before it answers anyway. A key
+ * read before the feed listens is trusted for a second only, then read again (db/change-feed.ts): a
+ * service that answers first pays one extra read per key it met in its first moments.
+ */
+const FEED_WAIT_MS = 2_000;
 
 /** Reads the configuration, opens the stores, starts both listeners and stops cleanly on a signal. */
 async function main(config: Config): Promise<void> {
@@ -49,6 +55,7 @@ async function main(config: Config): Promise<void> {
     adminToken: config.adminToken,
     logger,
   });
+  await within(changes.ready(), FEED_WAIT_MS);
   await publicApp.listen({ host: config.host, port: config.port });
   await adminApp.listen({ host: config.adminHost, port: config.adminPort });
   if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API (/admin/*) is off');
@@ -77,6 +84,13 @@ async function main(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** `promise`, or nothing once `ms` have passed. */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 let config: Config;
