@@ -155,8 +155,8 @@ export function refusalBody(publicUrl: string) {
 
 /** Whether two refusals (of one URL) have the same body: the members of `refusalBody`. */
 function sameBody(a: Refusal, b: Refusal | undefined): boolean {
-  if (b === undefined || a.kind !== b.kind || a.retryAfterSeconds !== b.retryAfterSeconds) return false;
-  if (a.kind === 'banned') return a.bannedUntil === (b as typeof a).bannedUntil;
-  const c = b as typeof a;
-  return a.window === c.window && a.limit === c.limit && a.plan === c.plan;
+  if (b === undefined || a.retryAfterSeconds !== b.retryAfterSeconds) return false;
+  if (a.kind === 'banned' && b.kind === 'banned') return a.bannedUntil === b.bannedUntil;
+  if (a.kind === 'rate-limited' && b.kind === 'rate-limited') return a.window === b.window && a.limit === b.limit && a.plan === b.plan;
+  return false;
 }
