@@ -3,6 +3,7 @@ import pino, { type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
 import type { LogFormat } from '../config.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
+import { LogBatch } from './log-batch.js';
 
 /**
  * What a logged URL may not show: anything shaped like an API key, and any run long enough to be one's
@@ -76,12 +77,12 @@ export function createLogger(level: string, destination: pino.DestinationStream 
 }
 
 /**
- * Standard output as a destination: JSON lines for machines (written asynchronously: what arrives
- * while a write is under way goes out with the next one, so an access line per request does not cost
- * a system call per request), or lines for people (pino-pretty: time, level, message, then the fields).
+ * Standard output as a destination: JSON lines for machines (a turn of the event loop's lines in one
+ * write, ./log-batch.ts, so an access line per request does not cost a system call per request), or
+ * lines for people (pino-pretty: time, level, message, then the fields).
  */
 export function stdout(format: 'json' | 'pretty'): pino.DestinationStream {
-  if (format === 'json') return pino.destination({ dest: 1, sync: false });
+  if (format === 'json') return new LogBatch(pino.destination({ dest: 1, sync: true }));
   return pinoPretty({
     destination: 1,
     colorize: Boolean(process.stdout.isTTY),
