@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { GROWTH, growthStore } from './growth.js';
-import { type LoadSettings, type Measured, measure, oneAtATime, type Requests, sendAll, spread } from './load.js';
+import { type ByTurns, byTurns, type LoadSettings, type Measured, measure, oneAtATime, type Requests, sendAll, spread } from './load.js';
 import { pgQueriesPerRequest } from './pg-count.js';
 import { type RedisCounter, redisCounter } from './redis-count.js';
 import { type Proc, startBaseline, startPeer, startService } from './service.js';
@@ -21,6 +21,9 @@ const KEYS_PER_PATH = 500;
 const ROUND_TRIP_PROBES = 200;
 /** The 429 run needs keys that stay over their limit without being banned; see `measureRefusals`. */
 const LIMITED_KEYS = 100;
+/** The default configuration against `warn`, by turns (load.ts `byTurns`): rounds, and seconds per turn. */
+const CONFIG_ROUNDS = 6;
+const CONFIG_TURN_SECONDS = 2;
 
 /** The rows, by name: targets.ts finds them by these. */
 export const PATHS = {
@@ -81,6 +84,8 @@ export interface ModeResult {
   env: Record<string, string>;
   baseline: Measured;
   rows: Row[];
+  /** req/s of the default configuration (`LOG_LEVEL=info`) over `warn`'s on `GET /pets/{petId}`, by turns. */
+  defaultConfigByTurns?: ByTurns;
   growth?: GrowthFigures;
 }
 
@@ -109,6 +114,7 @@ export async function benchMode(
   const baselineProc = await startBaseline(body);
   const rows: Row[] = [];
   const others: Proc[] = [];
+  let defaultConfigByTurns: ByTurns | undefined;
   try {
     const baseline = await measure(baselineProc, get('/pets/1', keys.pets), settings);
     await baselineProc.stop();
@@ -139,6 +145,11 @@ export async function benchMode(
       const chatty = await startService({ ...env, LOG_LEVEL: 'info' });
       others.push(chatty);
       await row(chatty, PATHS.defaultConfig, 200, pets);
+      // The service at `warn` is still up when its paths are measured: the two levels by turns.
+      if (has('paths')) {
+        defaultConfigByTurns = await byTurns(service, chatty, pets, settings.connections, CONFIG_ROUNDS, CONFIG_TURN_SECONDS);
+        process.stderr.write(`  ${mode}: default config ÷ warn by turns: median ${defaultConfigByTurns.median} (${defaultConfigByTurns.ratios.join(', ')})\n`);
+      }
       await chatty.stop();
     }
     if (has('peers')) {
@@ -175,7 +186,7 @@ export async function benchMode(
     }
     await service.stop();
     const growth = has('growth') ? await measureGrowth(mode, env, settings, row) : undefined;
-    return { mode, stores, env: redacted(env), baseline, rows, ...(growth ? { growth } : {}) };
+    return { mode, stores, env: redacted(env), baseline, rows, ...(defaultConfigByTurns ? { defaultConfigByTurns } : {}), ...(growth ? { growth } : {}) };
   } finally {
     await Promise.all([service.stop(), baselineProc.stop(), ...others.map((p) => p.stop())]);
     await redis?.close();

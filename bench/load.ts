@@ -105,6 +105,31 @@ export async function measure(target: Target, requests: Requests, settings: Load
   return { ...measured, cpuUsPerRequest: Math.round(((target.cpuMs() - cpuBefore) * 1000) / measured.requests) };
 }
 
+/**
+ * Two warm targets measured by turns on the same requests (a, b, a, b…, `seconds` each, `rounds` times):
+ * each round's req/s of `b` over `a`, and their median. Measured apart, a minute or more between them,
+ * the two figures also differ by the machine's own drift (±20 % on a shared two-core machine); by
+ * turns, both see the same machine.
+ */
+export async function byTurns(a: Target, b: Target, requests: Requests, connections: number, rounds: number, seconds: number): Promise<ByTurns> {
+  const ratios: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const first = await run(a.url, requests, connections, seconds);
+    const second = await run(b.url, requests, connections, seconds);
+    ratios.push(round(second.rps / first.rps, 3));
+  }
+  const sorted = [...ratios].sort((x, y) => x - y);
+  const middle = sorted.length / 2;
+  const median = sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return { ratios, median: round(median, 3) };
+}
+
+export interface ByTurns {
+  /** Each round's req/s of the second target over the first. */
+  ratios: number[];
+  median: number;
+}
+
 async function run(url: string, requests: Requests, connections: number, seconds: number): Promise<Omit<Measured, 'cpuUsPerRequest'>> {
   const samples: number[] = [];
   const finished: number[] = [];
