@@ -65,6 +65,19 @@ local function assess()
     dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now, oldestLeaves }
 end
 
+-- assess again just after an admission, from the assessment before it (a) and the log's new length:
+-- on a pruned log nothing has expired, the newest entry is now, and the oldest is what it was (or now).
+local function admittedAssess(a, len)
+  local blocking = len >= perMinute and tonumber(redis.call('LINDEX', LOG, len - perMinute))
+  local dayLeft = math.max(0, perDay - count)
+  return {
+    math.max(0, perMinute - len),
+    now + MINUTE,
+    blocking and math.max(0, blocking + MINUTE - now) or 0,
+    dayLeft, a[5], dayLeft > 0 and 0 or a[5] - now,
+    a[7] > 0 and a[7] or now + MINUTE }
+end
+
 local function reply(kind, a, bannedUntil, banStarted, binding)
   return { kind, now, a[1], a[2], a[3], a[4], a[5], a[6], bannedUntil, banStarted, binding or 0, a[7] }
 end
@@ -124,10 +137,10 @@ if mode == 'hit' or mode == 'refuse' then
     return reply('banned', a, banned, 0, bindingUntil(a))
   end
   if mode == 'hit' and a[1] > 0 and a[4] > 0 then
-    redis.call('RPUSH', LOG, now)
+    local len = redis.call('RPUSH', LOG, now)
     count = count + 1
     save()
-    return reply('admitted', assess(), 0, 0)
+    return reply('admitted', admittedAssess(a, len), 0, 0)
   end
   -- refuse and startBan
   local started = 0
