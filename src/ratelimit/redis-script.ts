@@ -32,7 +32,8 @@ local perMinute, perDay, signal = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber
 local threshold, within, firstBan, maxBan, escalation =
   tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 
-local s = redis.call('HMGET', STATE, 'day', 'count', 'until', 'level', 'lastEnd', 'seq')
+local FIELDS = { 'day', 'count', 'until', 'level', 'lastEnd', 'seq' }
+local s = redis.call('HMGET', STATE, unpack(FIELDS))
 local day, count, banned = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0
 local level, lastEnd, seq = tonumber(s[4]) or 0, tonumber(s[5]) or 0, tonumber(s[6]) or 0
 
@@ -47,15 +48,15 @@ local function olderCount(key, len, cutoff)
   return n
 end
 
--- assess: minuteStatus and dayStatus, on a pruned state or not.
-local function assess()
-  local len = redis.call('LLEN', LOG)
+-- assess: minuteStatus and dayStatus, on a pruned state (prunedLen: the log's length after pruning) or not.
+local function assess(prunedLen)
+  local len = prunedLen or redis.call('LLEN', LOG)
   local last = newest(LOG)
   local blocking = len >= perMinute and tonumber(redis.call('LINDEX', LOG, len - perMinute))
   local today = math.floor(now / DAY)
   local dayLeft = math.max(0, perDay - (day == today and count or 0))
   local dayReset = (today + 1) * DAY
-  local expired = olderCount(LOG, len, now - MINUTE)
+  local expired = prunedLen and 0 or olderCount(LOG, len, now - MINUTE)
   -- windowMs of minuteStatus: when the oldest counted request leaves.
   local oldestLeaves = len > expired and tonumber(redis.call('LINDEX', LOG, expired)) + MINUTE or 0
   return {
@@ -102,11 +103,22 @@ local function expire(key, at)
   if at > now then redis.call('PEXPIRE', key, at - now) else redis.call('DEL', key) end
 end
 
-local function save()
-  redis.call('HSET', STATE, 'day', day, 'count', count, 'until', banned, 'level', level, 'lastEnd', lastEnd, 'seq', seq)
-  local logEnd, rejEnd = endOf(LOG, MINUTE), endOf(REJ, within)
-  expire(LOG, logEnd)
-  expire(REJ, rejEnd)
+-- logNewest: the log's newest instant when the caller knows it (an admission: now).
+local function save(logNewest)
+  -- The fields that changed, and those the hash lacks: an admission changes the count, rarely more.
+  local values, changed = { day, count, banned, level, lastEnd, seq }, {}
+  for i = 1, #FIELDS do
+    if not s[i] or tonumber(s[i]) ~= values[i] then
+      changed[#changed + 1] = FIELDS[i]
+      changed[#changed + 1] = values[i]
+    end
+  end
+  if #changed > 0 then redis.call('HSET', STATE, unpack(changed)) end
+  local newestLogged = logNewest or newest(LOG)
+  local logEnd, rejEnd = newestLogged and newestLogged + MINUTE or 0, endOf(REJ, within)
+  -- An empty list is no key at all (Redis deletes it): nothing to expire or delete.
+  if logEnd > 0 then expire(LOG, logEnd) end
+  if rejEnd > 0 then expire(REJ, rejEnd) end
   -- The hash outlives both lists: its seq must stay while anything an unban signal clears remains.
   expire(STATE, math.max(logEnd, rejEnd, count > 0 and (day + 1) * DAY or 0, banned,
     level > 0 and lastEnd + escalation or 0))
@@ -117,6 +129,7 @@ if mode == 'hit' or mode == 'refuse' then
   local len = redis.call('LLEN', LOG)
   local old = olderCount(LOG, len, now - MINUTE)
   if old > 0 then redis.call('LTRIM', LOG, old, -1) end
+  local logLen = len - old
   local today = math.floor(now / DAY)
   if day ~= today then count = 0 end
   day = today
@@ -131,7 +144,7 @@ if mode == 'hit' or mode == 'refuse' then
     redis.call('DEL', REJ)
   end
   -- decide
-  local a = assess()
+  local a = assess(logLen)
   if banned > now then
     save()
     return reply('banned', a, banned, 0, bindingUntil(a))
@@ -139,7 +152,7 @@ if mode == 'hit' or mode == 'refuse' then
   if mode == 'hit' and a[1] > 0 and a[4] > 0 then
     local len = redis.call('RPUSH', LOG, now)
     count = count + 1
-    save()
+    save(now)
     return reply('admitted', admittedAssess(a, len), 0, 0)
   end
   -- refuse and startBan
