@@ -20,17 +20,17 @@ import type pino from 'pino';
 export class LogBatch implements pino.DestinationStream {
   #lines: string[] = [];
   #scheduled = false;
-  readonly #write = () => this.flushSync();
+  readonly #writeGathered = () => this.flushSync();
 
   constructor(private readonly destination: pino.DestinationStream) {
-    process.on('exit', this.#write);
+    process.on('exit', this.#writeGathered);
   }
 
   write(line: string): void {
     this.#lines.push(line);
     if (!this.#scheduled) {
       this.#scheduled = true;
-      setImmediate(this.#write);
+      setImmediate(this.#writeGathered);
     }
   }
 

@@ -48,35 +48,24 @@ local function olderCount(key, len, cutoff)
   return n
 end
 
--- assess: minuteStatus and dayStatus, on a pruned state (prunedLen: the log's length after pruning) or not.
-local function assess(prunedLen)
+-- assess: minuteStatus and dayStatus, on a pruned state or not. What the caller already knows of the
+-- log is not read again: prunedLen, its length after pruning (nothing in it has expired then); newest
+-- and oldest, its first and last instants.
+local function assess(prunedLen, last, oldest)
   local len = prunedLen or redis.call('LLEN', LOG)
-  local last = newest(LOG)
+  last = last or newest(LOG)
   local blocking = len >= perMinute and tonumber(redis.call('LINDEX', LOG, len - perMinute))
   local today = math.floor(now / DAY)
   local dayLeft = math.max(0, perDay - (day == today and count or 0))
   local dayReset = (today + 1) * DAY
   local expired = prunedLen and 0 or olderCount(LOG, len, now - MINUTE)
   -- windowMs of minuteStatus: when the oldest counted request leaves.
-  local oldestLeaves = len > expired and tonumber(redis.call('LINDEX', LOG, expired)) + MINUTE or 0
+  local oldestLeaves = len > expired and (oldest or tonumber(redis.call('LINDEX', LOG, expired))) + MINUTE or 0
   return {
     math.max(0, perMinute - (len - expired)),
     last and math.max(now, last + MINUTE) or now,
     blocking and math.max(0, blocking + MINUTE - now) or 0,
     dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now, oldestLeaves }
-end
-
--- assess again just after an admission, from the assessment before it (a) and the log's new length:
--- on a pruned log nothing has expired, the newest entry is now, and the oldest is what it was (or now).
-local function admittedAssess(a, len)
-  local blocking = len >= perMinute and tonumber(redis.call('LINDEX', LOG, len - perMinute))
-  local dayLeft = math.max(0, perDay - count)
-  return {
-    math.max(0, perMinute - len),
-    now + MINUTE,
-    blocking and math.max(0, blocking + MINUTE - now) or 0,
-    dayLeft, a[5], dayLeft > 0 and 0 or a[5] - now,
-    a[7] > 0 and a[7] or now + MINUTE }
 end
 
 local function reply(kind, a, bannedUntil, banStarted, binding)
@@ -92,8 +81,9 @@ local function bindingUntil(a)
   return math.min(a[5], tonumber(redis.call('LINDEX', LOG, len - 1 - k)) + MINUTE)
 end
 
-local function endOf(key, span)
-  local last = newest(key)
+-- last: the list's newest instant, when the caller knows it.
+local function endOf(key, span, last)
+  last = last or newest(key)
   return last and last + span or 0
 end
 
@@ -103,7 +93,7 @@ local function expire(key, at)
   if at > now then redis.call('PEXPIRE', key, at - now) else redis.call('DEL', key) end
 end
 
--- logNewest: the log's newest instant when the caller knows it (an admission: now).
+-- logNewest: the log's newest instant, when the caller knows it (an admission: now).
 local function save(logNewest)
   -- The fields that changed, and those the hash lacks: an admission changes the count, rarely more.
   local values, changed = { day, count, banned, level, lastEnd, seq }, {}
@@ -114,8 +104,7 @@ local function save(logNewest)
     end
   end
   if #changed > 0 then redis.call('HSET', STATE, unpack(changed)) end
-  local newestLogged = logNewest or newest(LOG)
-  local logEnd, rejEnd = newestLogged and newestLogged + MINUTE or 0, endOf(REJ, within)
+  local logEnd, rejEnd = endOf(LOG, MINUTE, logNewest), endOf(REJ, within)
   -- An empty list is no key at all (Redis deletes it): nothing to expire or delete.
   if logEnd > 0 then expire(LOG, logEnd) end
   if rejEnd > 0 then expire(REJ, rejEnd) end
@@ -153,7 +142,8 @@ if mode == 'hit' or mode == 'refuse' then
     local len = redis.call('RPUSH', LOG, now)
     count = count + 1
     save(now)
-    return reply('admitted', admittedAssess(a, len), 0, 0)
+    -- After the push the newest entry is now; the oldest is what it was (a[7]: when it leaves), or now.
+    return reply('admitted', assess(len, now, a[7] > 0 and a[7] - MINUTE or now), 0, 0)
   end
   -- refuse and startBan
   local started = 0
