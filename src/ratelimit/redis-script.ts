@@ -12,7 +12,10 @@ import { DAY_MS, MINUTE_MS } from './state.js';
  * a TS module rather than a .lua file so that the build carries it along.
  *
  * KEYS: the caller's minute log (LIST of admission instants, oldest first), rejections (LIST of
- *       instants, oldest first) and the rest of its state (HASH day, count, until, level, lastEnd, seq).
+ *       instants, oldest first) and the rest of its state (HASH day, count, until, level, lastEnd, seq;
+ *       rejEnd, when the newest rejection leaves its window, 0 when none is kept; exp, the hash's own
+ *       expiry on Redis's clock). The two last spare an admission reading the rejections and setting
+ *       the hash's expiry again: one with nothing to prune runs TIME, HMGET, LLEN, LINDEX, RPUSH, HSET, PEXPIRE.
  * ARGV: mode (hit | refuse | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq,
  *       and the ban rules: rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs.
  * refuse is hit without admission (decide's `forced`). hit, refuse and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
@@ -23,29 +26,50 @@ import { DAY_MS, MINUTE_MS } from './state.js';
 export const LIMITER_SCRIPT = `
 local LOG, REJ, STATE = KEYS[1], KEYS[2], KEYS[3]
 local MINUTE, DAY = ${MINUTE_MS}, ${DAY_MS}
-local mode, now = ARGV[1], tonumber(ARGV[2])
-if not now then
+local function redisNow()
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+local mode, now = ARGV[1], tonumber(ARGV[2])
+if not now then now = redisNow() end
 local perMinute, perDay, signal = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local threshold, within, firstBan, maxBan, escalation =
   tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 
-local FIELDS = { 'day', 'count', 'until', 'level', 'lastEnd', 'seq' }
+local FIELDS = { 'day', 'count', 'until', 'level', 'lastEnd', 'seq', 'rejEnd', 'exp' }
 local s = redis.call('HMGET', STATE, unpack(FIELDS))
-local day, count, banned = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0
-local level, lastEnd, seq = tonumber(s[4]) or 0, tonumber(s[5]) or 0, tonumber(s[6]) or 0
+for i = 1, #FIELDS do s[i] = tonumber(s[i]) end
+local day, count, banned = s[1] or 0, s[2] or 0, s[3] or 0
+local level, lastEnd, seq = s[4] or 0, s[5] or 0, s[6] or 0
 
 local function newest(key)
   return tonumber(redis.call('LINDEX', key, -1))
 end
 
--- How many entries, from the oldest, are at or before cutoff (those that newerThan drops).
+-- How many entries, from the oldest, are at or before cutoff (those that newerThan drops), and the
+-- first entry after them (the oldest that stays), which the caller would otherwise read again.
 local function olderCount(key, len, cutoff)
-  local n = 0
-  while n < len and tonumber(redis.call('LINDEX', key, n)) <= cutoff do n = n + 1 end
-  return n
+  local n, first = 0, nil
+  while n < len do
+    first = tonumber(redis.call('LINDEX', key, n))
+    if first > cutoff then return n, first end
+    n = n + 1
+  end
+  return n, nil
+end
+
+-- When the newest rejection leaves its window: the rejections list's end, kept in the hash so that an
+-- admission need not read the list (a hash from before the field: read once).
+local rejEnd = s[7]
+if not rejEnd then
+  local last = newest(REJ)
+  rejEnd = last and last + within or 0
+end
+
+-- How much room each window has, on a pruned log of len entries (minuteStatus and dayStatus).
+local function room(len)
+  local today = math.floor(now / DAY)
+  return math.max(0, perMinute - len), math.max(0, perDay - (day == today and count or 0))
 end
 
 -- assess: minuteStatus and dayStatus, on a pruned state or not. What the caller already knows of the
@@ -55,14 +79,14 @@ local function assess(prunedLen, last, oldest)
   local len = prunedLen or redis.call('LLEN', LOG)
   last = last or newest(LOG)
   local blocking = len >= perMinute and tonumber(redis.call('LINDEX', LOG, len - perMinute))
-  local today = math.floor(now / DAY)
-  local dayLeft = math.max(0, perDay - (day == today and count or 0))
-  local dayReset = (today + 1) * DAY
-  local expired = prunedLen and 0 or olderCount(LOG, len, now - MINUTE)
+  local expired = 0
+  if not prunedLen then expired, oldest = olderCount(LOG, len, now - MINUTE) end
+  local minuteLeft, dayLeft = room(len - expired)
+  local dayReset = (math.floor(now / DAY) + 1) * DAY
   -- windowMs of minuteStatus: when the oldest counted request leaves.
-  local oldestLeaves = len > expired and (oldest or tonumber(redis.call('LINDEX', LOG, expired))) + MINUTE or 0
+  local oldestLeaves = len > expired and oldest + MINUTE or 0
   return {
-    math.max(0, perMinute - (len - expired)),
+    minuteLeft,
     last and math.max(now, last + MINUTE) or now,
     blocking and math.max(0, blocking + MINUTE - now) or 0,
     dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now, oldestLeaves }
@@ -81,79 +105,93 @@ local function bindingUntil(a)
   return math.min(a[5], tonumber(redis.call('LINDEX', LOG, len - 1 - k)) + MINUTE)
 end
 
--- last: the list's newest instant, when the caller knows it.
-local function endOf(key, span, last)
-  last = last or newest(key)
-  return last and last + span or 0
-end
-
 -- A key lives until what it holds behaves like no state at all (state.ts isFresh), and no longer.
 -- PEXPIRE is relative, so an injected clock far from Redis's own still gives the right lifetimes.
 local function expire(key, at)
   if at > now then redis.call('PEXPIRE', key, at - now) else redis.call('DEL', key) end
 end
 
--- logNewest: the log's newest instant, when the caller knows it (an admission: now).
-local function save(logNewest)
+-- logNewest: the log's newest instant, when the caller knows it (an admission: now). rejTouched: the
+-- rejections list changed, so its lifetime is set again (an admission leaves it, and its end, as they were).
+local function save(logNewest, rejTouched)
+  logNewest = logNewest or newest(LOG)
+  local logEnd = logNewest and logNewest + MINUTE or 0
+  -- The hash outlives both lists: its seq must stay while anything an unban signal clears remains.
+  local stateEnd = math.max(logEnd, rejEnd, count > 0 and (day + 1) * DAY or 0, banned,
+    level > 0 and lastEnd + escalation or 0)
+  -- exp: the hash's expiry as an instant of Redis's clock, kept so that it is set only when it moves
+  -- (once a day for a caller with a count today). An injected clock's instants are moved onto Redis's.
+  local offset = ARGV[2] ~= '' and stateEnd > now and redisNow() - now or 0
+  local exp = stateEnd + offset
   -- The fields that changed, and those the hash lacks: an admission changes the count, rarely more.
-  local values, changed = { day, count, banned, level, lastEnd, seq }, {}
+  local values, changed = { day, count, banned, level, lastEnd, seq, rejEnd, exp }, {}
   for i = 1, #FIELDS do
-    if not s[i] or tonumber(s[i]) ~= values[i] then
+    if s[i] ~= values[i] then
       changed[#changed + 1] = FIELDS[i]
       changed[#changed + 1] = values[i]
     end
   end
   if #changed > 0 then redis.call('HSET', STATE, unpack(changed)) end
-  local logEnd, rejEnd = endOf(LOG, MINUTE, logNewest), endOf(REJ, within)
   -- An empty list is no key at all (Redis deletes it): nothing to expire or delete.
   if logEnd > 0 then expire(LOG, logEnd) end
-  if rejEnd > 0 then expire(REJ, rejEnd) end
-  -- The hash outlives both lists: its seq must stay while anything an unban signal clears remains.
-  expire(STATE, math.max(logEnd, rejEnd, count > 0 and (day + 1) * DAY or 0, banned,
-    level > 0 and lastEnd + escalation or 0))
+  if rejTouched and rejEnd > 0 then expire(REJ, rejEnd) end
+  if stateEnd <= now then redis.call('DEL', STATE) elseif exp ~= s[8] then redis.call('PEXPIREAT', STATE, exp) end
+end
+
+-- The rejections list forgotten (a ban starts, an unban).
+local function clearRejections()
+  redis.call('DEL', REJ)
+  rejEnd = 0
 end
 
 if mode == 'hit' or mode == 'refuse' then
   -- pruneState
   local len = redis.call('LLEN', LOG)
-  local old = olderCount(LOG, len, now - MINUTE)
+  local old, oldest = olderCount(LOG, len, now - MINUTE)
   if old > 0 then redis.call('LTRIM', LOG, old, -1) end
   local logLen = len - old
   local today = math.floor(now / DAY)
   if day ~= today then count = 0 end
   day = today
-  len = redis.call('LLEN', REJ)
-  old = math.max(olderCount(REJ, len, now - within), len - threshold)
-  if old > 0 then redis.call('LTRIM', REJ, old, -1) end
   if banned <= now then banned = 0 end
   if now - lastEnd >= escalation then level, lastEnd = 0, 0 end
   -- withUnbanSignal
   if signal > seq then
     banned, seq = 0, signal
-    redis.call('DEL', REJ)
+    if rejEnd > 0 then clearRejections() end
   end
   -- decide
-  local a = assess(logLen)
   if banned > now then
+    local a = assess(logLen, nil, oldest)
     save()
     return reply('banned', a, banned, 0, bindingUntil(a))
   end
-  if mode == 'hit' and a[1] > 0 and a[4] > 0 then
+  local minuteLeft, dayLeft = room(logLen)
+  if mode == 'hit' and minuteLeft > 0 and dayLeft > 0 then
     local len = redis.call('RPUSH', LOG, now)
     count = count + 1
     save(now)
-    -- After the push the newest entry is now; the oldest is what it was (a[7]: when it leaves), or now.
-    return reply('admitted', assess(len, now, a[7] > 0 and a[7] - MINUTE or now), 0, 0)
+    -- After the push the newest entry is now; the oldest is what it was, or now.
+    return reply('admitted', assess(len, now, oldest or now), 0, 0)
   end
-  -- refuse and startBan
+  local a = assess(logLen, nil, oldest)
+  -- refuse and startBan, on the rejections of the window (at most the threshold's newest); an
+  -- admission leaves the list as it is, since only a refusal counts it
+  if rejEnd > 0 then
+    len = redis.call('LLEN', REJ)
+    old = math.max(olderCount(REJ, len, now - within), len - threshold)
+    if old > 0 then redis.call('LTRIM', REJ, old, -1) end
+  end
   local started = 0
   if redis.call('RPUSH', REJ, now) >= threshold then
     level = level + 1
     banned = now + math.min(firstBan * 2 ^ (level - 1), maxBan)
     lastEnd, started = banned, banned
-    redis.call('DEL', REJ)
+    clearRejections()
+  else
+    rejEnd = now + within
   end
-  save()
+  save(nil, true)
   return reply('rate-limited', a, 0, started)
 elseif mode == 'peek' then
   -- peek applies the unban signal in thought only: it writes nothing.
@@ -167,7 +205,7 @@ elseif mode == 'unban' then
   -- unban: like the memory store, a caller without state stays without.
   if redis.call('EXISTS', STATE) == 1 then
     banned = 0
-    redis.call('DEL', REJ)
+    clearRejections()
     save()
   end
   return {}

@@ -125,6 +125,28 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     await store.close();
   });
 
+  it('counts the rejections of a state written before the hash kept their end (a rolling deploy)', async () => {
+    let now = NOON;
+    const store = storeAt(() => now);
+    const caller = randomUUID();
+    const [, rejections, state] = limiterKeys(prefix, caller);
+    const refuse = () => store.refuse(caller, oneAMinute);
+    for (let i = 0; i < 9; i++) await refuse();
+    // As the script before the field left it: the rejections in their list, nothing of them in the hash.
+    await admin.hdel(state, 'rejEnd', 'exp');
+    expect(await admin.llen(rejections)).toBe(9);
+    now += 60_000;
+    // All nine have left the window: one more refusal is the first of a new count, not the tenth.
+    expect((await store.refuse(caller, oneAMinute)).kind).toBe('rate-limited');
+    expect(await store.banOf(caller)).toBeNull();
+    expect(await admin.llen(rejections)).toBe(1);
+    for (let i = 0; i < 8; i++) await refuse();
+    await admin.hdel(state, 'rejEnd', 'exp');
+    await refuse();
+    expect(await store.banOf(caller)).not.toBeNull();
+    await store.close();
+  });
+
   it('forgets a caller when its state is as good as none, and never writes on a peek', async () => {
     const store = storeAt(undefined, { ...DEFAULT_BAN_RULES, withinMs: 300 });
     const caller = randomUUID();
