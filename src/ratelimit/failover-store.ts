@@ -12,7 +12,11 @@ export type LimiterMode = 'redis' | 'memory';
 
 /** How long a request waits for Redis's reply before it is decided in memory. */
 export const COMMAND_TIMEOUT_MS = 100;
-/** A timer this late means the event loop was busy, not Redis: the wait starts again (at most `MAX_EXCUSES` times). */
+/**
+ * A timer this late means the event loop was busy, not Redis: the wait starts again. So does a wait in
+ * which one Redis answered other commands of the same connection: it works through a queue that ours
+ * is in. Either excuse is given at most `MAX_EXCUSES` times to one command.
+ */
 const BUSY_LOOP_MS = 20;
 const MAX_EXCUSES = 4;
 /** Consecutive replies that were really late before the whole store decides in memory. */
@@ -77,6 +81,10 @@ export function createLimiterRedis(config: RedisConfig): Redis | Cluster {
  * when `COMMAND_TIMEOUT_MS` have passed and one more turn of I/O has not brought it (Node runs timers
  * before it reads sockets, so after a busy stretch the timer fires before the reply that came is read),
  * and the timer was not itself late: a timer that fires late measures the loop's delay, not Redis's.
+ * Nor is a reply late while one Redis answers other commands meanwhile: on its one connection replies
+ * come in order, so it is working through a queue (a burst from several instances) that ours is in.
+ * A Redis that stops answering gets no such excuse, and a cluster none at all: another node's replies
+ * say nothing of the node that holds ours.
  */
 export class FailoverLimiterStore implements LimiterStore {
   readonly #redis: Redis | Cluster;
@@ -88,6 +96,8 @@ export class FailoverLimiterStore implements LimiterStore {
   #closing = false;
   #timeouts = 0;
   #probe: NodeJS.Timeout | undefined;
+  /** When one Redis last answered; a cluster's answers say nothing of one command's node. */
+  readonly #answered: Answered | undefined;
 
   /** Takes ownership of `redis`, best made by `createLimiterRedis`. */
   constructor(redis: Redis | Cluster, { clock, log, onModeChange = () => {}, ...options }: FailoverLimiterStoreOptions) {
@@ -97,6 +107,7 @@ export class FailoverLimiterStore implements LimiterStore {
     this.#log = log;
     this.#onModeChange = onModeChange;
     this.#mode = redis.status === 'ready' ? 'redis' : 'memory';
+    this.#answered = redis instanceof Cluster ? undefined : { at: -Infinity };
     // One Redis is back when it is ready. A cluster is ready as soon as one node answers, even with a
     // primary lost and not yet replaced: it is back once every slot has a primary that answers.
     redis.on('ready', () => (redis instanceof Cluster ? this.#probeCluster(0) : this.#switch('redis')));
@@ -146,7 +157,7 @@ export class FailoverLimiterStore implements LimiterStore {
   async #call<T>(use: (store: LimiterStore) => Promise<T>): Promise<T> {
     if (this.#mode === 'redis') {
       try {
-        const reply = await withinDeadline(use(this.#primary));
+        const reply = await withinDeadline(use(this.#primary), this.#answered);
         if (reply !== TIMED_OUT) {
           this.#timeouts = 0;
           return reply;
@@ -216,8 +227,16 @@ async function everySlotAnswers(cluster: Cluster): Promise<boolean> {
   return primaries.length > 0 && answers.every((answer) => answer === 'PONG');
 }
 
-/** The reply, or `TIMED_OUT` once it is really late (see the class comment). */
-function withinDeadline<T>(pending: Promise<T>): Promise<T | typeof TIMED_OUT> {
+/** When a connection last brought a reply (performance.now()): what every command on it shares. */
+interface Answered {
+  at: number;
+}
+
+/**
+ * The reply, or `TIMED_OUT` once it is really late (see the class comment). `answered`: the replies
+ * of the connection the command is on, when they come in order (one Redis).
+ */
+function withinDeadline<T>(pending: Promise<T>, answered?: Answered): Promise<T | typeof TIMED_OUT> {
   return new Promise((resolve, reject) => {
     let settled = false;
     let excuses = 0;
@@ -226,7 +245,8 @@ function withinDeadline<T>(pending: Promise<T>): Promise<T | typeof TIMED_OUT> {
       setImmediate(() => {
         if (settled) return;
         const late = performance.now() - armedAt - COMMAND_TIMEOUT_MS;
-        if (late > BUSY_LOOP_MS && excuses++ < MAX_EXCUSES) {
+        const queued = answered !== undefined && answered.at > armedAt;
+        if ((late > BUSY_LOOP_MS || queued) && excuses++ < MAX_EXCUSES) {
           armedAt = performance.now();
           timer = setTimeout(expire, COMMAND_TIMEOUT_MS);
           return;
@@ -237,6 +257,7 @@ function withinDeadline<T>(pending: Promise<T>): Promise<T | typeof TIMED_OUT> {
     let timer = setTimeout(expire, COMMAND_TIMEOUT_MS);
     pending.then(
       (value) => {
+        if (answered) answered.at = performance.now();
         if (settled) return;
         settled = true;
         clearTimeout(timer);
