@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import { type BanRules, DEFAULT_BAN_RULES } from './decision.js';
 import type { Policy } from './plans.js';
@@ -50,6 +50,8 @@ export class RedisLimiterStore implements LimiterStore {
   readonly #rules: BanRules;
   readonly #clock: Clock | undefined;
   readonly #prefix: string;
+  /** Whether this turn's scripts are being held for one write (one Redis only: see `#coalesce`). */
+  #corked = false;
 
   constructor(redis: Redis | Cluster, { rules = DEFAULT_BAN_RULES, clock, prefix = 'petstore:' }: RedisLimiterStoreOptions = {}) {
     this.#redis = redis;
@@ -94,6 +96,7 @@ export class RedisLimiterStore implements LimiterStore {
     const keys = limiterKeys(this.#prefix, caller);
     const args = [mode, this.#clock?.() ?? '', policy?.perMinute ?? 0, policy?.perDay ?? 0, unbanSeq];
     const ruleArgs = [rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs];
+    this.#coalesce();
     try {
       return (await this.#redis.evalsha(SCRIPT_SHA, keys.length, ...keys, ...args, ...ruleArgs)) as unknown[];
     } catch (error) {
@@ -101,6 +104,25 @@ export class RedisLimiterStore implements LimiterStore {
       if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
       return (await this.#redis.eval(LIMITER_SCRIPT, keys.length, ...keys, ...args, ...ruleArgs)) as unknown[];
     }
+  }
+
+  /**
+   * The scripts of one event-loop turn leave in one write: the connection is corked at the turn's
+   * first and uncorked once the turn's I/O is done (`setImmediate`), so under load a request costs
+   * Node and Redis a fraction of a system call rather than one each. Unlike ioredis's autopipelining,
+   * each script is still its own command: its reply is read as it comes, and the next turn's scripts
+   * do not wait for this turn's replies. A cluster's nodes are left as they are.
+   */
+  #coalesce(): void {
+    const redis = this.#redis;
+    if (this.#corked || !(redis instanceof Redis) || redis.status !== 'ready') return;
+    const stream = redis.stream;
+    stream.cork();
+    this.#corked = true;
+    setImmediate(() => {
+      this.#corked = false;
+      stream.uncork();
+    });
   }
 }
 
