@@ -30,6 +30,7 @@ export const PATHS = {
   pets: 'GET /pets/{petId}',
   defaultConfig: 'GET /pets/{petId}, default config (LOG_LEVEL=info)',
   floor: "node:http sending the service's answer (floor)",
+  bannedFloor: "node:http sending the service's 429 to a banned key (floor)",
   peerMemory: 'Fastify + @fastify/rate-limit (memory store)',
   peerRedis: 'Fastify + @fastify/rate-limit (Redis store)',
   listOrders: 'GET /store/orders',
@@ -178,8 +179,15 @@ export async function benchMode(
         201,
         keys.placeOrders.map((key) => ({ method: 'POST', path: '/store/orders', headers: { ...json, 'x-api-key': key }, body: order })),
       );
-      await ban(service.url, keys.banned);
+      const refusal = await ban(service.url, keys.banned);
       await row(service, PATHS.banned, 429, get('/pets/1', [keys.banned]));
+      if (has('peers')) {
+        // The floor of a refusal: that 429, headers and problem body, from bare node:http.
+        const floor = await startBaseline(refusal.body, floorHeaders(refusal.headers), 429);
+        others.push(floor);
+        await row(floor, PATHS.bannedFloor, 429, get('/pets/1', [keys.banned]), true);
+        await floor.stop();
+      }
       await row(service, PATHS.hotKey, 200, get('/pets/1', [keys.hot]));
       await service.stop();
       service = await measureRefusals(env, keys, row);
@@ -289,12 +297,15 @@ async function measureRefusals(env: Record<string, string>, keys: BenchKeys, row
 }
 
 /** Ten 429s within a minute ban a free key for 60 s: long enough for a run of BENCH_DURATION up to ~50 s. */
-async function ban(url: string, key: string): Promise<void> {
+/** Bans the key (60 admitted, then 429s until the ban); the answer of a request during the ban. */
+async function ban(url: string, key: string): Promise<{ headers: Headers; body: string }> {
   for (let i = 0; i < 71; i++) {
     const response = await fetch(`${url}/pets/1`, { headers: { 'x-api-key': key } });
     const text = await response.text();
     if (i === 70 && !text.includes('key-banned')) throw new Error(`the key was not banned: ${text}`);
   }
+  const banned = await fetch(`${url}/pets/1`, { headers: { 'x-api-key': key } });
+  return { headers: banned.headers, body: await banned.text() };
 }
 
 function redacted(env: Record<string, string>): Record<string, string> {

@@ -43,12 +43,12 @@ export async function startService(env: Record<string, string>): Promise<Proc> {
   return { url: proc.url, adminUrl, env, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }
 
-/** The baseline in a process of its own, answering every request with `body` (and `headers`, when given: the floor). */
-export async function startBaseline(body: string, headers?: Record<string, string>): Promise<Proc> {
+/** The baseline in a process of its own, answering every request with `body` (and `headers` and `status`, when given: a floor). */
+export async function startBaseline(body: string, headers?: Record<string, string>, status = 200): Promise<Proc> {
   const port = await freePort();
-  const env = { PORT: String(port), BODY: body, ...(headers ? { HEADERS: JSON.stringify(headers) } : {}) };
+  const env = { PORT: String(port), BODY: body, STATUS: String(status), ...(headers ? { HEADERS: JSON.stringify(headers) } : {}) };
   const proc = spawnProc(['--import', 'tsx', join(ROOT, 'bench/baseline.ts')], env, `http://127.0.0.1:${port}`);
-  await proc.ready(`${proc.url}/`);
+  await proc.ready(`${proc.url}/`, true);
   return { url: proc.url, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }
 
@@ -90,11 +90,12 @@ function spawnProc(args: string[], env: Record<string, string>, url: string) {
     url,
     cpuMs: () => cpuMsOf(child.pid),
     rssBytes: () => rssBytesOf(child.pid),
-    async ready(probe: string): Promise<void> {
+    /** Until `probe` answers 2xx (or anything at all, with `anyStatus`: a refusal's floor answers 429). */
+    async ready(probe: string, anyStatus = false): Promise<void> {
       const deadline = Date.now() + 20_000;
       while (
         !(await fetch(probe).then(
-          (r) => r.ok,
+          (r) => r.ok || anyStatus,
           () => false,
         ))
       ) {

@@ -59,6 +59,9 @@ export function targets(modes: ModeResult[]): Verdict[] {
             row.cpuUsPerRequest < pets.cpuUsPerRequest,
           );
       }
+      // Not a target: whether ≥ 0.8× is within reach of any Node service sending that same 429.
+      const floor = find(PATHS.bannedFloor);
+      if (floor) add(`${PATHS.bannedFloor} ≥ 0.8× baseline (can a refusal reach it at all?)`, `${ratio(floor).toFixed(2)}×`, ratio(floor) >= 0.8);
       atLeast(PATHS.listOrders, 0.4);
       atLeast(PATHS.placeOrder, 0.25);
       near(PATHS.manyKeys, PATHS.pets);
