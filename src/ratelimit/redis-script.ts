@@ -89,7 +89,7 @@ local function assess(prunedLen, last, oldest)
     minuteLeft,
     last and math.max(now, last + MINUTE) or now,
     blocking and math.max(0, blocking + MINUTE - now) or 0,
-    dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now, oldestLeaves }
+    dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now, oldestLeaves, last or false }
 end
 
 local function reply(kind, a, bannedUntil, banStarted, binding)
@@ -111,10 +111,13 @@ local function expire(key, at)
   if at > now then redis.call('PEXPIRE', key, at - now) else redis.call('DEL', key) end
 end
 
--- logNewest: the log's newest instant, when the caller knows it (an admission: now). rejTouched: the
+-- logNewest: the log's newest instant, when the caller knows it (false: the log is empty). pushed: an
+-- admission, the one change that moves the log's end, so the one that sets its lifetime (pruning takes
+-- from the other end; a refusal would set the same instant again, and with a test's clock that jumps
+-- ahead, a shorter lifetime on Redis's clock than the entries have on the test's). rejTouched: the
 -- rejections list changed, so its lifetime is set again (an admission leaves it, and its end, as they were).
-local function save(logNewest, rejTouched)
-  logNewest = logNewest or newest(LOG)
+local function save(logNewest, pushed, rejTouched)
+  if logNewest == nil then logNewest = newest(LOG) end
   local logEnd = logNewest and logNewest + MINUTE or 0
   -- The hash outlives both lists: its seq must stay while anything an unban signal clears remains.
   local stateEnd = math.max(logEnd, rejEnd, count > 0 and (day + 1) * DAY or 0, banned,
@@ -133,7 +136,7 @@ local function save(logNewest, rejTouched)
   end
   if #changed > 0 then redis.call('HSET', STATE, unpack(changed)) end
   -- An empty list is no key at all (Redis deletes it): nothing to expire or delete.
-  if logEnd > 0 then expire(LOG, logEnd) end
+  if pushed then expire(LOG, logEnd) end
   if rejTouched and rejEnd > 0 then expire(REJ, rejEnd) end
   if stateEnd <= now then redis.call('DEL', STATE) elseif exp ~= s[8] then redis.call('PEXPIREAT', STATE, exp) end
 end
@@ -163,14 +166,14 @@ if mode == 'hit' or mode == 'refuse' then
   -- decide
   if banned > now then
     local a = assess(logLen, nil, oldest)
-    save()
+    save(a[8])
     return reply('banned', a, banned, 0, bindingUntil(a))
   end
   local minuteLeft, dayLeft = room(logLen)
   if mode == 'hit' and minuteLeft > 0 and dayLeft > 0 then
     local len = redis.call('RPUSH', LOG, now)
     count = count + 1
-    save(now)
+    save(now, true)
     -- After the push the newest entry is now; the oldest is what it was, or now.
     return reply('admitted', assess(len, now, oldest or now), 0, 0)
   end
@@ -191,7 +194,7 @@ if mode == 'hit' or mode == 'refuse' then
   else
     rejEnd = now + within
   end
-  save(nil, true)
+  save(a[8], false, true)
   return reply('rate-limited', a, 0, started)
 elseif mode == 'peek' then
   -- peek applies the unban signal in thought only: it writes nothing.

@@ -116,12 +116,32 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     expectTtls(await ttls(), [60_000, -2, 12 * 3_600_000]); // today's count stands until midnight
     now += 30_000;
     await store.hit(caller, oneAMinute);
-    expectTtls(await ttls(), [30_000, 60_000, 12 * 3_600_000 - 30_000]);
+    // A refusal leaves the log's lifetime as its admission set it: 60 s on Redis's clock from then,
+    // which this test's jump of 30 s does not move (on Redis's own clock: the same instant, NOON + 60 s).
+    expectTtls(await ttls(), [60_000, 60_000, 12 * 3_600_000 - 30_000]);
     for (let i = 0; i < 9; i++) await store.hit(caller, oneAMinute);
     // The 10th rejection starts a ban ending in 60 s; its escalation history lasts 24 h beyond that.
-    expectTtls(await ttls(), [30_000, -2, 60_000 + 86_400_000]);
+    expectTtls(await ttls(), [60_000, -2, 60_000 + 86_400_000]);
     await store.unban(caller);
-    expectTtls(await ttls(), [30_000, -2, 60_000 + 86_400_000]);
+    expectTtls(await ttls(), [60_000, -2, 60_000 + 86_400_000]);
+    await store.close();
+  });
+
+  it('keeps an admission counted to the last millisecond of its minute, a refusal just before it notwithstanding', async () => {
+    // A refusal used to set the log's lifetime again, relative to the test's clock: 2 ms here, on
+    // Redis's clock, for an entry that counts 2 ms more on the test's. A little real time later the
+    // log was gone and the next request admitted: how "window edges" failed now and then under load.
+    let now = NOON;
+    const store = storeAt(() => now);
+    const caller = randomUUID();
+    expect((await store.hit(caller, oneAMinute)).kind).toBe('admitted');
+    now += 59_998;
+    expect((await store.hit(caller, oneAMinute)).kind).toBe('rate-limited');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    now += 1;
+    expect((await store.hit(caller, oneAMinute)).kind).toBe('rate-limited');
+    now += 1;
+    expect((await store.hit(caller, oneAMinute)).kind).toBe('admitted');
     await store.close();
   });
 
