@@ -2,6 +2,7 @@
  * One measurement: autocannon against one target, a warm-up first (the JIT, the connections), then
  * the measured run, with the same settings.
  */
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 export interface LoadSettings {
@@ -109,26 +110,56 @@ export async function measure(target: Target, requests: Requests, settings: Load
  * Two warm targets measured by turns on the same requests (a, b, a, b…, `seconds` each, `rounds` times):
  * each round's req/s of `b` over `a`, and their median. Measured apart, a minute or more between them,
  * the two figures also differ by the machine's own drift (±20 % on a shared two-core machine); by
- * turns, both see the same machine.
+ * turns, both see the same machine. With them, the median over the rounds of each target's CPU µs per
+ * request, and of the whole machine's (its busy time in /proc/stat: the load generator and Redis too).
  */
 export async function byTurns(a: Target, b: Target, requests: Requests, connections: number, rounds: number, seconds: number): Promise<ByTurns> {
   const ratios: number[] = [];
+  const cpu = { a: [] as number[], b: [] as number[] };
+  const machine = { a: [] as number[], b: [] as number[] };
+  const turn = async (target: Target, side: 'a' | 'b') => {
+    const [cpuBefore, busyBefore] = [target.cpuMs(), machineBusyMs()];
+    const result = await run(target.url, requests, connections, seconds);
+    cpu[side].push(((target.cpuMs() - cpuBefore) * 1000) / result.requests);
+    machine[side].push(((machineBusyMs() - busyBefore) * 1000) / result.requests);
+    return result;
+  };
   for (let i = 0; i < rounds; i++) {
-    const first = await run(a.url, requests, connections, seconds);
-    const second = await run(b.url, requests, connections, seconds);
+    const first = await turn(a, 'a');
+    const second = await turn(b, 'b');
     ratios.push(round(second.rps / first.rps, 3));
   }
-  const sorted = [...ratios].sort((x, y) => x - y);
-  const middle = sorted.length / 2;
-  const median = sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-  return { ratios, median: round(median, 3) };
+  const micros = (side: { a: number[]; b: number[] }) => ({ a: Math.round(medianOf(side.a)), b: Math.round(medianOf(side.b)) });
+  return { ratios, median: round(medianOf(ratios), 3), cpuUsPerRequest: micros(cpu), machineUsPerRequest: micros(machine) };
 }
 
 export interface ByTurns {
   /** Each round's req/s of the second target over the first. */
   ratios: number[];
   median: number;
+  /** The median over the rounds of the CPU µs per answered request: each target's own, and the whole machine's. */
+  cpuUsPerRequest: { a: number; b: number };
+  machineUsPerRequest: { a: number; b: number };
 }
+
+function medianOf(values: readonly number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** CPU time every core has spent busy (user, nice, system, irq, softirq) since boot, in ms; NaN where /proc is missing. */
+function machineBusyMs(): number {
+  try {
+    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return ((user! + nice! + system! + irq! + softirq!) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** USER_HZ, the unit of /proc/stat: 100 on Linux. */
+const CLOCK_TICKS = 100;
 
 async function run(url: string, requests: Requests, connections: number, seconds: number): Promise<Omit<Measured, 'cpuUsPerRequest'>> {
   const samples: number[] = [];

@@ -23,8 +23,8 @@ export interface Proc {
   stop(): Promise<number | null>;
 }
 
-/** Starts the built service on free ports; `BENCH_PROFILE=dir` writes a V8 CPU profile there on exit. */
-export async function startService(env: Record<string, string>): Promise<Proc> {
+/** Starts the built service (`main`: another build's, for bench/ab.ts) on free ports; `BENCH_PROFILE=dir` writes a V8 CPU profile there on exit. */
+export async function startService(env: Record<string, string>, main = join(ROOT, 'dist/main.js')): Promise<Proc> {
   const [port, adminPort] = [await freePort(), await freePort()];
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
   // autocannon's connections all come from one address: BENCH_CONNECTIONS may exceed the default allowance.
@@ -36,7 +36,7 @@ export async function startService(env: Record<string, string>): Promise<Proc> {
     DEMO_KEYS: 'false',
     MAX_CONNECTIONS_PER_ADDRESS: '100000',
   };
-  const args = [...profile, join(ROOT, 'dist/main.js')];
+  const args = [...profile, main];
   const proc = spawnProc(args, { ...baseEnv, ...env }, `http://127.0.0.1:${port}`);
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   await proc.ready(`${adminUrl}/healthz`);

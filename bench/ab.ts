@@ -1,0 +1,65 @@
+/**
+ * `npm run bench:ab -- REF`: this build against the build of git REF (a commit, a branch, `HEAD~1`),
+ * `GET /pets/{petId}` over 500 keys, by turns (bench/load.ts `byTurns`: the machine drifts by ±20 %
+ * and more between two runs a minute apart, so a change of a few per cent shows only by turns).
+ * Prints the median of the rounds' req/s of this build over REF's, and each build's CPU µs per request
+ * and the whole machine's. With DATABASE_URL=postgres://… and REDIS_URL both builds run scaled-out (a
+ * schema of their own, a Redis key prefix each), else embedded (a fresh SQLite file that both share).
+ * AB_ROUNDS (default 8) and AB_SECONDS (default 3) set the rounds; AB_PATH another GET path.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { postgresSchema } from '../test/helpers/database.js';
+import { byTurns, oneAtATime, type Requests } from './load.js';
+import { ROOT, startService } from './service.js';
+import { createKeys, sqliteFile } from './setup.js';
+
+const ref = process.argv[2];
+if (!ref) throw new Error('usage: npm run bench:ab -- REF (a git commit or branch to measure this build against)');
+const rounds = Number(process.env.AB_ROUNDS || 8);
+const seconds = Number(process.env.AB_SECONDS || 3);
+const path = process.env.AB_PATH || '/pets/1';
+
+const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+const tsc = (cwd: string) =>
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd, stdio: 'inherit' });
+const commit = git('rev-parse', '--verify', `${ref}^{commit}`);
+const worktree = mkdtempSync(join(tmpdir(), 'petstore-ab-'));
+git('worktree', 'add', '--detach', worktree, commit);
+const { DATABASE_URL, REDIS_URL } = process.env;
+const schema = DATABASE_URL?.startsWith('postgres') && REDIS_URL ? await postgresSchema(DATABASE_URL, 'ab') : null;
+try {
+  // Both builds with this tree's dependencies: what is compared is the code.
+  symlinkSync(join(ROOT, 'node_modules'), join(worktree, 'node_modules'));
+  tsc(worktree);
+  tsc(ROOT);
+  const database = schema ? schema.url : sqliteFile();
+  const env = (name: string): Record<string, string> =>
+    schema
+      ? { DATABASE_URL: database, REDIS_URL: REDIS_URL!, REDIS_KEY_PREFIX: `bench-ab-${name}-${randomBytes(4).toString('hex')}:` }
+      : { DATABASE_URL: database, REDIS_URL: '' };
+  // One after the other: the first migrates the store.
+  const before = await startService(env('ref'), join(worktree, 'dist/main.js'));
+  const after = await startService(env('this'));
+  try {
+    const keys = await createKeys(database, { perPath: 500, limited: 0 });
+    const requests: Requests = keys.pets.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
+    for (const target of [before, after]) await oneAtATime(target.url, requests, requests.length);
+    const turns = await byTurns(before, after, requests, 50, rounds, seconds);
+    const { cpuUsPerRequest: cpu, machineUsPerRequest: machine } = turns;
+    console.log(
+      `${schema ? 'scaled-out' : 'embedded'} GET ${path}, this build (${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' and changes' : ''}) against ${ref} (${commit.slice(0, 7)}), ${rounds} rounds of ${seconds} s by turns:`,
+    );
+    console.log(`  req/s, this ÷ ${ref}: median ${turns.median} (rounds ${turns.ratios.join(', ')})`);
+    console.log(`  CPU µs/req, service: ${cpu.a} → ${cpu.b}; whole machine: ${machine.a} → ${machine.b}`);
+  } finally {
+    await Promise.all([before.stop(), after.stop()]);
+  }
+} finally {
+  await schema?.drop();
+  git('worktree', 'remove', '--force', worktree);
+  rmSync(worktree, { recursive: true, force: true });
+}
