@@ -2,8 +2,8 @@
  * One measurement: autocannon against one target, a warm-up first (the JIT, the connections), then
  * the measured run, with the same settings.
  */
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { machineBusyMs } from './service.js';
 
 export interface LoadSettings {
   connections: number;
@@ -103,7 +103,7 @@ export async function measure(target: Target, requests: Requests, settings: Load
   await run(target.url, requests, settings.connections, settings.warmupSeconds);
   const cpuBefore = target.cpuMs();
   const measured = await run(target.url, requests, settings.connections, settings.seconds);
-  return { ...measured, cpuUsPerRequest: Math.round(((target.cpuMs() - cpuBefore) * 1000) / measured.requests) };
+  return { ...measured, cpuUsPerRequest: Math.round(usPerRequest(target.cpuMs() - cpuBefore, measured.requests)) };
 }
 
 /**
@@ -120,8 +120,8 @@ export async function byTurns(a: Target, b: Target, requests: Requests, connecti
   const turn = async (target: Target, side: 'a' | 'b') => {
     const [cpuBefore, busyBefore] = [target.cpuMs(), machineBusyMs()];
     const result = await run(target.url, requests, connections, seconds);
-    cpu[side].push(((target.cpuMs() - cpuBefore) * 1000) / result.requests);
-    machine[side].push(((machineBusyMs() - busyBefore) * 1000) / result.requests);
+    cpu[side].push(usPerRequest(target.cpuMs() - cpuBefore, result.requests));
+    machine[side].push(usPerRequest(machineBusyMs() - busyBefore, result.requests));
     return result;
   };
   for (let i = 0; i < rounds; i++) {
@@ -142,24 +142,16 @@ export interface ByTurns {
   machineUsPerRequest: { a: number; b: number };
 }
 
+/** CPU ms spent over `requests` answered, as µs per request. */
+function usPerRequest(cpuMs: number, requests: number): number {
+  return (cpuMs * 1000) / requests;
+}
+
 function medianOf(values: readonly number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   const middle = sorted.length / 2;
   return sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
-
-/** CPU time every core has spent busy (user, nice, system, irq, softirq) since boot, in ms; NaN where /proc is missing. */
-function machineBusyMs(): number {
-  try {
-    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-    return ((user! + nice! + system! + irq! + softirq!) * 1000) / CLOCK_TICKS;
-  } catch {
-    return NaN;
-  }
-}
-
-/** USER_HZ, the unit of /proc/stat: 100 on Linux. */
-const CLOCK_TICKS = 100;
 
 async function run(url: string, requests: Requests, connections: number, seconds: number): Promise<Omit<Measured, 'cpuUsPerRequest'>> {
   const samples: number[] = [];

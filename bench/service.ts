@@ -116,11 +116,24 @@ function spawnProc(args: string[], env: Record<string, string>, url: string) {
 }
 
 /** utime + stime of a process, from /proc/<pid>/stat (in clock ticks, 100 per second on Linux). */
+/** /proc counts CPU time in ticks of USER_HZ, 100 a second on Linux. */
+const TICK_MS = 10;
+
+/** CPU time all cores have spent busy (user, nice, system, irq, softirq) since boot, in ms: the load generator and Redis too; NaN where /proc is missing. */
+export function machineBusyMs(): number {
+  try {
+    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return (user! + nice! + system! + irq! + softirq!) * TICK_MS;
+  } catch {
+    return NaN;
+  }
+}
+
 function cpuMsOf(pid: number | undefined): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
   } catch {
     return NaN;
   }

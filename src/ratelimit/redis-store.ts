@@ -50,11 +50,14 @@ export class RedisLimiterStore implements LimiterStore {
   readonly #rules: BanRules;
   readonly #clock: Clock | undefined;
   readonly #prefix: string;
-  /** Whether this turn's scripts are being held for one write (one Redis only: see `#coalesce`). */
+  /** One Redis, whose connection `#coalesce` corks; a cluster's node connections are ioredis's own. */
+  readonly #single: Redis | undefined;
+  /** Whether this turn's scripts are being held for one write. */
   #corked = false;
 
   constructor(redis: Redis | Cluster, { rules = DEFAULT_BAN_RULES, clock, prefix = 'petstore:' }: RedisLimiterStoreOptions = {}) {
     this.#redis = redis;
+    this.#single = redis instanceof Redis ? redis : undefined;
     this.#rules = rules;
     this.#clock = clock;
     this.#prefix = prefix;
@@ -114,8 +117,8 @@ export class RedisLimiterStore implements LimiterStore {
    * do not wait for this turn's replies. A cluster's nodes are left as they are.
    */
   #coalesce(): void {
-    const redis = this.#redis;
-    if (this.#corked || !(redis instanceof Redis) || redis.status !== 'ready') return;
+    const redis = this.#single;
+    if (this.#corked || redis?.status !== 'ready') return;
     const stream = redis.stream;
     stream.cork();
     this.#corked = true;

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
@@ -9,6 +8,7 @@ import type { Policy } from '../../src/ratelimit/plans.js';
 import { limiterKeys } from '../../src/ratelimit/redis-store.js';
 import type { Verdict } from '../../src/ratelimit/verdict.js';
 import { freePort } from '../helpers/process.js';
+import { tcpProxy } from '../helpers/proxy.js';
 import { type RedisServer, redisServerInstalled, startRedisServer } from '../helpers/redis.js';
 
 const free: Policy = { name: 'free', perMinute: 60, perDay: 1000 };
@@ -111,7 +111,7 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
 
   it('waits for replies that keep coming in order, a few at a time, instead of deciding them in memory', async () => {
     // Redis's answers reach the client 500 bytes every 10 ms: fifty scripts' replies (about 10 KB) take 200 ms.
-    const proxy = await slowReplies(port, 500, 10);
+    const proxy = await tcpProxy({ host: '127.0.0.1', port }, { bytes: 500, everyMs: 10 });
     const client = createLimiterRedis({ kind: 'single', url: `redis://127.0.0.1:${proxy.port}` });
     await once(client, 'ready');
     const modes: LimiterMode[] = [];
@@ -125,7 +125,7 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
       expect(modes).toEqual([]);
     } finally {
       await slow.close();
-      proxy.close();
+      await proxy.close();
     }
   });
 
@@ -162,37 +162,6 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
     }
   }
 });
-
-/** A proxy to a Redis on `port` that passes its replies on `bytes` at a time, one slice every `everyMs`. */
-async function slowReplies(port: number, bytes: number, everyMs: number): Promise<{ port: number; close(): void }> {
-  const sockets = new Set<Socket>();
-  const timers = new Set<NodeJS.Timeout>();
-  const server = createServer((client) => {
-    const upstream = connect(port, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => socket.destroy());
-    }
-    client.pipe(upstream);
-    let held = Buffer.alloc(0);
-    upstream.on('data', (chunk: Buffer) => (held = Buffer.concat([held, chunk])));
-    const timer = setInterval(() => {
-      if (held.length === 0) return;
-      client.write(held.subarray(0, bytes));
-      held = held.subarray(bytes);
-    }, everyMs);
-    timers.add(timer);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () => {
-      for (const timer of timers) clearInterval(timer);
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    },
-  };
-}
 
 /** Holds clients' commands (all, or those that may write, scripts included) on the server for `ms`. */
 async function pause(url: string, ms: number, what: 'ALL' | 'WRITE' = 'ALL'): Promise<void> {
