@@ -59,7 +59,8 @@ local function olderCount(key, len, cutoff)
 end
 
 -- When the newest rejection leaves its window: the rejections list's end, kept in the hash so that an
--- admission need not read the list (a hash from before the field: read once).
+-- admission need not read the list (read once where the hash lacks it: a new caller, or a hash
+-- written before the field).
 local rejEnd = s[7]
 if not rejEnd then
   local last = newest(REJ)
