@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import { type Db, isEmbedded } from './database.js';
+import type SQLite from 'better-sqlite3';
+import { type Db, isEmbedded, sqliteHandleOf } from './database.js';
 
 /** Work that must be written whole or not at all: it reads and writes through `trx` only. */
 export type Unit<T> = (trx: Db) => Promise<T>;
@@ -40,12 +40,31 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * and nobody is answered before the group is committed. A unit that throws is rolled back to its
  * savepoint and rejected alone; a group whose commit fails rejects all its units, none written.
  * While a group commits, the units that arrive wait for the next.
+ *
+ * The transaction is `BEGIN IMMEDIATE`: it takes the write lock before any unit runs, waiting for
+ * another writer (the CLI, a checkpoint's restart: ./checkpointer.ts) for up to SQLite's busy timeout.
+ * Kysely's transactions begin deferred, and a deferred transaction that has read cannot wait for the
+ * lock when it first writes: SQLite fails it at once, and with it the whole group. The statements
+ * that steer the transaction are prepared once on the connection; the units' own go through Kysely,
+ * on the connection this group holds (no other query runs in between, as in a Kysely transaction).
  */
 class GroupCommit implements Transactions {
   #waiting: Pending[] = [];
   #scheduled = false;
+  readonly #steps: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'undo', SQLite.Statement>;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    const connection = sqliteHandleOf(db);
+    const prepare = (source: string) => connection.prepare(source);
+    this.#steps = {
+      begin: prepare('begin immediate'),
+      commit: prepare('commit'),
+      rollback: prepare('rollback'),
+      savepoint: prepare('savepoint unit'),
+      release: prepare('release unit'),
+      undo: prepare('rollback to unit'),
+    };
+  }
 
   run<T>(unit: Unit<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -65,32 +84,49 @@ class GroupCommit implements Transactions {
     this.#waiting = [];
     let outcomes: Outcome[];
     try {
-      outcomes = await this.db.transaction().execute(async (trx) => {
-        if (group.length === 1) return [{ ok: true, value: await group[0]!.unit(trx) }];
-        const each: Outcome[] = [];
-        for (const pending of group) each.push(await inSavepoint(trx, pending.unit));
-        return each;
-      });
+      outcomes = await this.db.connection().execute((connection) => this.#inTransaction(connection, group));
     } catch (error) {
-      // A lone unit that threw (rolled back), or a group that could not commit: nothing was written.
+      // Not even the rollback went through: nothing was committed.
       outcomes = group.map(() => ({ ok: false, error }));
     }
     outcomes.forEach((outcome, i) => (outcome.ok ? group[i]!.resolve(outcome.value) : group[i]!.reject(outcome.error)));
     if (this.#waiting.length > 0) this.#schedule();
     else this.#scheduled = false;
   }
-}
 
-/** One unit of a group: kept when it returns, undone alone when it throws. Undoing that fails fails the group. */
-async function inSavepoint(trx: Db, unit: Unit<unknown>): Promise<Outcome> {
-  await sql`savepoint unit`.execute(trx);
-  try {
-    const value = await unit(trx);
-    await sql`release unit`.execute(trx);
-    return { ok: true, value };
-  } catch (error) {
-    await sql`rollback to unit`.execute(trx);
-    await sql`release unit`.execute(trx);
-    return { ok: false, error };
+  async #inTransaction(connection: Db, group: Pending[]): Promise<Outcome[]> {
+    const steps = this.#steps;
+    try {
+      steps.begin.run();
+    } catch (error) {
+      // The write lock stayed another's for the whole busy timeout: nothing was written.
+      return group.map(() => ({ ok: false, error }));
+    }
+    try {
+      const outcomes: Outcome[] = [];
+      if (group.length === 1) outcomes.push({ ok: true, value: await group[0]!.unit(connection) });
+      else for (const pending of group) outcomes.push(await this.#inSavepoint(connection, pending.unit));
+      steps.commit.run();
+      return outcomes;
+    } catch (error) {
+      // A lone unit that threw, or a group that could not commit: rolled back, nothing written.
+      if (sqliteHandleOf(this.db).inTransaction) steps.rollback.run();
+      return group.map(() => ({ ok: false, error }));
+    }
+  }
+
+  /** One unit of a group: kept when it returns, undone alone when it throws. Undoing that fails fails the group. */
+  async #inSavepoint(connection: Db, unit: Unit<unknown>): Promise<Outcome> {
+    const steps = this.#steps;
+    steps.savepoint.run();
+    try {
+      const value = await unit(connection);
+      steps.release.run();
+      return { ok: true, value };
+    } catch (error) {
+      steps.undo.run();
+      steps.release.run();
+      return { ok: false, error };
+    }
   }
 }

@@ -1,6 +1,10 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -121,5 +125,24 @@ describe('group commit on the embedded store', () => {
     } finally {
       other.close();
     }
+  });
+
+  it('a group whose unit reads before it writes waits for another process that holds the write lock, instead of failing', async () => {
+    const t = await store('sqlite');
+    const transactions = transactionsOf(t.db);
+    const loader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+    const fixture = fileURLToPath(new URL('./fixtures/hold-write-lock.ts', import.meta.url));
+    const holder = spawn(process.execPath, ['--import', loader, fixture, t.url, '300'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = once(holder, 'exit');
+    await once(holder.stdout!, 'data');
+    // What placing an order with an Idempotency-Key does: a read, then writes.
+    const readThenWrite = async (trx: Db) => {
+      const [before] = await notes(trx);
+      await note(before === undefined ? 1 : before + 1)(trx);
+      return 'written';
+    };
+    expect(await transactions.run(readThenWrite)).toBe('written');
+    await exited;
+    expect(await notes(t.db)).toEqual([1]);
   });
 });
