@@ -6,18 +6,25 @@ import { type Db, hasWriteAheadLog, sqliteHandleOf } from './database.js';
 export const CHECKPOINT_INTERVAL_MS = 200;
 /** SQLite's own threshold, in log pages, which the service's connection takes back if the background one is lost. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
+/** The longest the background connection holds the writers back to restart the log (see below). */
+const RESTART_WAIT_MS = 20;
 
 /**
  * The background connection: a checkpoint every `intervalMs`, PASSIVE (it copies what no reader still
- * needs and never waits for a reader or a writer). CommonJS, run by `eval`, so that the same code runs
- * from the built service and from the TypeScript sources the tests import.
+ * needs and never waits for a reader or a writer), then, once the log holds more than `restartPages`,
+ * a RESTART. CommonJS, run by `eval`, so that the same code runs from the built service and from the
+ * TypeScript sources the tests import.
  */
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const SQLite = require(workerData.module);
 const connection = new SQLite(workerData.file);
 connection.pragma('synchronous = NORMAL');
-const timer = setInterval(() => connection.pragma('wal_checkpoint(PASSIVE)'), workerData.intervalMs);
+connection.pragma('busy_timeout = ' + workerData.restartWaitMs);
+const timer = setInterval(() => {
+  const [{ log }] = connection.pragma('wal_checkpoint(PASSIVE)');
+  if (log > workerData.restartPages) connection.pragma('wal_checkpoint(RESTART)');
+}, workerData.intervalMs);
 parentPort.on('message', () => {
   clearInterval(timer);
   connection.close();
@@ -36,17 +43,32 @@ export interface Checkpointer {
  * sync while every request waits (placing orders, the bench's p99 rose from about 15 to 20-22 ms). The
  * service's connection now checkpoints nothing; a second connection, on a worker thread, checkpoints
  * every `intervalMs`. Durability is SQLite's either way: a commit is in the log before it returns.
+ *
+ * The log starts again from its beginning only when a writer begins while every frame of it has been
+ * copied. Under writes that never pause, a PASSIVE checkpoint never catches up (the frames committed
+ * while it copied are left), so the log would grow for as long as the writes last: a gigabyte in ten
+ * seconds of the bench's orders, each commit extending the file (the kernel zeroing and allocating its
+ * new pages cost a fifth of the event loop). So once the log is past `restartPages` (SQLite's own
+ * checkpoint threshold), the PASSIVE checkpoint, which copied the bulk while the writers went on, is
+ * followed by a RESTART: it holds new writers back while it copies the few frames committed since and
+ * syncs (about a millisecond here; at most `RESTART_WAIT_MS` waiting for a reader), and the next
+ * commit starts the log again, over pages the file already has. The service's transactions take the
+ * write lock when they begin (./group-commit.ts), so they wait for it rather than fail.
  * Should the worker fail, the service's connection checkpoints as SQLite does by default again, so the
  * log cannot grow without bound. Null for a store with no log (in memory, not in WAL mode).
  */
 export function checkpointInBackground(
   db: Db,
-  { intervalMs = CHECKPOINT_INTERVAL_MS, log }: { intervalMs?: number; log: { warn(obj: object, msg: string): void } },
+  {
+    intervalMs = CHECKPOINT_INTERVAL_MS,
+    restartPages = SQLITE_AUTOCHECKPOINT_PAGES,
+    log,
+  }: { intervalMs?: number; restartPages?: number; log: { warn(obj: object, msg: string): void } },
 ): Checkpointer | null {
   const connection = sqliteHandleOf(db);
   if (!hasWriteAheadLog(connection)) return null;
   const module = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER, { eval: true, workerData: { module, file: connection.name, intervalMs } });
+  const worker = new Worker(WORKER, { eval: true, workerData: { module, file: connection.name, intervalMs, restartPages, restartWaitMs: RESTART_WAIT_MS } });
   let closing = false;
   const lost = (error?: unknown) => {
     if (closing) return;

@@ -60,6 +60,29 @@ describe('checkpoints in the background (embedded store)', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('under writes that never pause, the log starts again from its beginning: its file stays small', async () => {
+    const { db, file } = store();
+    const checkpoints = checkpointInBackground(db, { intervalMs: 20, restartPages: 100, log })!;
+    cleanups.push(() => checkpoints.close());
+    const connection = sqliteHandleOf(db);
+    connection.exec('create table filler (bytes blob not null)');
+    const insert = connection.prepare('insert into filler (bytes) values (?)');
+    const ten = connection.transaction(() => {
+      for (let i = 0; i < 10; i++) insert.run(Buffer.alloc(1024, i));
+    });
+    // 12 MB in commits of 10 KB, one every millisecond or so: never a pause as long as a checkpoint.
+    // Without the restarts the log's file ends at about 30 MB.
+    let largest = 0;
+    for (let i = 0; i < 1_200; i++) {
+      ten();
+      largest = Math.max(largest, statSync(`${file}-wal`).size);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    // The restart threshold's 400 KB, and what the writes add while a checkpoint runs (1 MB here).
+    expect(largest).toBeLessThan(8_000_000);
+    expect(warnings).toEqual([]);
+  });
+
   it('without it, the same writes leave the store file as it was (the log holds them)', async () => {
     const { db, file } = store();
     sqliteHandleOf(db).pragma('wal_autocheckpoint = 0');
