@@ -4,15 +4,18 @@
  * and more between two runs a minute apart, so a change of a few per cent shows only by turns).
  * Prints the median of the rounds' req/s of this build over REF's, and each build's CPU µs per request
  * and the whole machine's. With DATABASE_URL=postgres://… and REDIS_URL both builds run scaled-out (a
- * schema of their own, a Redis key prefix each), else embedded (a fresh SQLite file that both share).
- * AB_ROUNDS (default 8) and AB_SECONDS (default 3) set the rounds; AB_PATH another GET path.
+ * schema both share, a Redis key prefix each), else embedded (a fresh SQLite file each, the same keys
+ * in both). AB_ROUNDS (default 8) and AB_SECONDS (default 3) set the rounds; AB_PATH another GET path,
+ * or `POST /store/orders` (the bench's order, over 500 other keys).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
 import { postgresSchema } from '../test/helpers/database.js';
+import { postOrder } from './http.js';
 import { byTurns, oneAtATime, type Requests } from './load.js';
 import { ROOT, startService } from './service.js';
 import { createKeys, sqliteFile } from './setup.js';
@@ -21,7 +24,9 @@ const ref = process.argv[2];
 if (!ref) throw new Error('usage: npm run bench:ab -- REF (a git commit or branch to measure this build against)');
 const rounds = Number(process.env.AB_ROUNDS || 8);
 const seconds = Number(process.env.AB_SECONDS || 3);
-const path = process.env.AB_PATH || '/pets/1';
+const [method, path] = (process.env.AB_PATH || '/pets/1').startsWith('POST ')
+  ? ['POST', process.env.AB_PATH!.slice(5)]
+  : ['GET', process.env.AB_PATH || '/pets/1'];
 
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 const tsc = (cwd: string) =>
@@ -37,21 +42,27 @@ try {
   tsc(worktree);
   tsc(ROOT);
   const database = schema ? schema.url : sqliteFile();
+  // Embedded, each build writes a store of its own (two writers on one SQLite file would wait for each other).
+  const own = schema ? database : sqliteFile();
   const env = (name: string): Record<string, string> =>
     schema
       ? { DATABASE_URL: database, REDIS_URL: REDIS_URL!, REDIS_KEY_PREFIX: `bench-ab-${name}-${randomBytes(4).toString('hex')}:` }
-      : { DATABASE_URL: database, REDIS_URL: '' };
-  // One after the other: the first migrates the store.
+      : { DATABASE_URL: name === 'ref' ? database : own, REDIS_URL: '' };
+  // The first migrates the store, and its keys are made before the second starts (a copy, embedded).
   const before = await startService(env('ref'), join(worktree, 'dist/main.js'));
+  const keys = await createKeys(database, { perPath: 500, limited: 0 });
+  if (own !== database) copyStore(database, own);
   const after = await startService(env('this'));
   try {
-    const keys = await createKeys(database, { perPath: 500, limited: 0 });
-    const requests: Requests = keys.pets.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
+    const requests: Requests =
+      method === 'POST'
+        ? keys.placeOrders.map((key) => postOrder(path, key))
+        : keys.pets.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
     for (const target of [before, after]) await oneAtATime(target.url, requests, requests.length);
     const turns = await byTurns(before, after, requests, 50, rounds, seconds);
     const { cpuUsPerRequest: cpu, machineUsPerRequest: machine } = turns;
     console.log(
-      `${schema ? 'scaled-out' : 'embedded'} GET ${path}, this build (${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' and changes' : ''}) against ${ref} (${commit.slice(0, 7)}), ${rounds} rounds of ${seconds} s by turns:`,
+      `${schema ? 'scaled-out' : 'embedded'} ${method} ${path}, this build (${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' and changes' : ''}) against ${ref} (${commit.slice(0, 7)}), ${rounds} rounds of ${seconds} s by turns:`,
     );
     console.log(`  req/s, this ÷ ${ref}: median ${turns.median} (rounds ${turns.ratios.join(', ')})`);
     console.log(`  CPU µs/req, service: ${cpu.a} → ${cpu.b}; whole machine: ${machine.a} → ${machine.b}`);
@@ -62,4 +73,14 @@ try {
   await schema?.drop();
   git('worktree', 'remove', '--force', worktree);
   rmSync(worktree, { recursive: true, force: true });
+}
+
+/** A consistent copy of an SQLite store that a running service has open. */
+function copyStore(from: string, to: string): void {
+  const connection = new SQLite(from);
+  try {
+    connection.prepare('vacuum into ?').run(to);
+  } finally {
+    connection.close();
+  }
 }

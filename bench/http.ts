@@ -92,7 +92,15 @@ export interface ModeResult {
 
 type RowRunner = (target: Proc, path: string, expected: number, requests: Requests, peer?: boolean) => Promise<void>;
 
-const json = { 'content-type': 'application/json' };
+/** The order the bench places: one of the first pet, which the catalogue holds available. */
+const ORDER = JSON.stringify({ petId: 1, quantity: 1 });
+/** `POST` of the bench's order with `key` (bench/ab.ts places the same). */
+export const postOrder = (path: string, key: string): Requests[number] => ({
+  method: 'POST',
+  path,
+  headers: { 'content-type': 'application/json', 'x-api-key': key },
+  body: ORDER,
+});
 const get = (path: string, keys: string[]): Requests => keys.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 
 /** One mode's rows, in the phases asked for; null when none of them applies to the mode. */
@@ -172,12 +180,11 @@ export async function benchMode(
     }
     if (has('paths')) {
       await row(service, PATHS.listOrders, 200, get('/store/orders', keys.listOrders));
-      const order = JSON.stringify({ petId: 1, quantity: 1 });
       await row(
         service,
         PATHS.placeOrder,
         201,
-        keys.placeOrders.map((key) => ({ method: 'POST', path: '/store/orders', headers: { ...json, 'x-api-key': key }, body: order })),
+        keys.placeOrders.map((key) => postOrder('/store/orders', key)),
       );
       const refusal = await ban(service.url, keys.banned);
       await row(service, PATHS.banned, 429, get('/pets/1', [keys.banned]));
