@@ -74,16 +74,17 @@ export class OrderPlacement {
 
   private async placeIn(trx: Db, owner: string, input: NewOrder, pet: Pet | undefined, idempotencyKey?: string): Promise<Placed> {
     const now = this.clock();
-    const hash = requestHash(input);
-    if (idempotencyKey) {
+    // Only a request with an idempotency key is remembered, with its body's hash.
+    const remembered = idempotencyKey ? { key: idempotencyKey, hash: requestHash(input) } : undefined;
+    if (remembered) {
       const earlier = await trx
         .selectFrom('idempotency_records')
         .selectAll()
         .where('api_key_id', '=', owner)
-        .where('idempotency_key', '=', idempotencyKey)
+        .where('idempotency_key', '=', remembered.key)
         .executeTakeFirst();
       if (earlier && Date.parse(earlier.created_at) > now - IDEMPOTENCY_WINDOW_MS) {
-        if (earlier.request_hash !== hash) {
+        if (earlier.request_hash !== remembered.hash) {
           throw new ProblemError(
             'idempotency-key-reused',
             `This Idempotency-Key was used with another request body in the last ${IDEMPOTENCY_WINDOW_IN_WORDS}.`,
@@ -92,7 +93,7 @@ export class OrderPlacement {
         return { order: JSON.parse(earlier.response_body) as Order, replayed: true };
       }
       if (earlier) {
-        await trx.deleteFrom('idempotency_records').where('api_key_id', '=', owner).where('idempotency_key', '=', idempotencyKey).execute();
+        await trx.deleteFrom('idempotency_records').where('api_key_id', '=', owner).where('idempotency_key', '=', remembered.key).execute();
       }
     }
     if (!pet) throw new ProblemError('not-found', `There is no pet ${input.petId}.`);
@@ -110,13 +111,13 @@ export class OrderPlacement {
       },
       new Date(now).toISOString(),
     );
-    if (idempotencyKey) {
+    if (remembered) {
       await trx
         .insertInto('idempotency_records')
         .values({
           api_key_id: owner,
-          idempotency_key: idempotencyKey,
-          request_hash: hash,
+          idempotency_key: remembered.key,
+          request_hash: remembered.hash,
           order_id: order.id,
           response_body: JSON.stringify(order),
           created_at: new Date(now).toISOString(),
