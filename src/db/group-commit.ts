@@ -51,10 +51,11 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 class GroupCommit implements Transactions {
   #waiting: Pending[] = [];
   #scheduled = false;
+  readonly #connection: SQLite.Database;
   readonly #steps: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'undo', SQLite.Statement>;
 
   constructor(private readonly db: Db) {
-    const connection = sqliteHandleOf(db);
+    const connection = (this.#connection = sqliteHandleOf(db));
     const prepare = (source: string) => connection.prepare(source);
     this.#steps = {
       begin: prepare('begin immediate'),
@@ -110,7 +111,7 @@ class GroupCommit implements Transactions {
       return outcomes;
     } catch (error) {
       // A lone unit that threw, or a group that could not commit: rolled back, nothing written.
-      if (sqliteHandleOf(this.db).inTransaction) steps.rollback.run();
+      if (this.#connection.inTransaction) steps.rollback.run();
       return group.map(() => ({ ok: false, error }));
     }
   }
