@@ -107,19 +107,27 @@ export async function measure(target: Target, requests: Requests, settings: Load
 }
 
 /**
- * Two warm targets measured by turns on the same requests (a, b, a, b…, `seconds` each, `rounds` times):
+ * Two warm targets measured by turns on the same requests, or each on its own (a, b, a, b…, `seconds` each, `rounds` times):
  * each round's req/s of `b` over `a`, and their median. Measured apart, a minute or more between them,
  * the two figures also differ by the machine's own drift (±20 % on a shared two-core machine); by
  * turns, both see the same machine. With them, the median over the rounds of each target's CPU µs per
  * request, and of the whole machine's (its busy time in /proc/stat: the load generator and Redis too).
  */
-export async function byTurns(a: Target, b: Target, requests: Requests, connections: number, rounds: number, seconds: number): Promise<ByTurns> {
+export async function byTurns(
+  a: Target,
+  b: Target,
+  requests: Requests | { a: Requests; b: Requests },
+  connections: number,
+  rounds: number,
+  seconds: number,
+): Promise<ByTurns> {
+  const of = (side: 'a' | 'b') => (Array.isArray(requests) ? requests : (requests as { a: Requests; b: Requests })[side]);
   const ratios: number[] = [];
   const cpu = { a: [] as number[], b: [] as number[] };
   const machine = { a: [] as number[], b: [] as number[] };
   const turn = async (target: Target, side: 'a' | 'b') => {
     const [cpuBefore, busyBefore] = [target.cpuMs(), machineBusyMs()];
-    const result = await run(target.url, requests, connections, seconds);
+    const result = await run(target.url, of(side), connections, seconds);
     cpu[side].push(usPerRequest(target.cpuMs() - cpuBefore, result.requests));
     machine[side].push(usPerRequest(machineBusyMs() - busyBefore, result.requests));
     return result;

@@ -4,13 +4,15 @@
  *
  * Embedded: `GET /pets/{petId}` ≥ 0.6× baseline and ≤ 45 CPU µs/req; each `429` ≥ 0.8× and cheaper in
  * CPU than the admitted `GET /pets/{petId}`; `GET /store/orders` ≥ 0.4×, `POST /store/orders` ≥ 0.25×;
- * p99 < 20 ms on every path of the service; growth rows at most 20 % below their small-store row.
+ * p99 < 20 ms on every path of the service; growth rows at most 20 % below their small-store row (by
+ * turns for the keys, when the run measured it so).
  * Scaled-out (one Redis or a cluster): `GET /pets/{petId}` ≥ 0.4× baseline and ≥ 0.75× the @fastify/rate-limit Redis-store peer,
  * ≤ 1 Redis round trip per request (every path), 0 PostgreSQL queries per request in steady state.
  * Both: at the default log level (info), `GET /pets/{petId}` at most 20 % below its figure at warn (by
  * turns when the run measured it so: the median of the rounds' ratios).
  */
 import { type ModeResult, PATHS, type Row } from './http.js';
+import type { ByTurns } from './load.js';
 
 export interface Verdict {
   mode: string;
@@ -64,7 +66,11 @@ export function targets(modes: ModeResult[]): Verdict[] {
       if (floor) add(`${PATHS.bannedFloor} ≥ 0.8× baseline (can a refusal reach it at all?)`, `${ratio(floor).toFixed(2)}×`, ratio(floor) >= 0.8);
       atLeast(PATHS.listOrders, 0.4);
       atLeast(PATHS.placeOrder, 0.25);
-      near(PATHS.manyKeys, PATHS.pets);
+      // By turns against the small store when the run measured it so, sent alike (http.ts `manyKeysByTurns`).
+      const manyKeys = mode.growth?.manyKeysByTurns;
+      if (manyKeys)
+        add(`${PATHS.manyKeys}: at most ${MAX_DROP * 100} % below the small store, by turns`, byTurnsFigure(manyKeys), manyKeys.median >= 1 - MAX_DROP);
+      else near(PATHS.manyKeys, PATHS.pets);
       near(PATHS.ordersFirstPage, PATHS.listOrders);
       near(PATHS.ordersDeepCursor, PATHS.listOrders);
       for (const row of service) add(`${row.path}: p99 < ${P99_MS} ms`, `${row.p99} ms`, row.p99 < P99_MS);
@@ -82,13 +88,12 @@ export function targets(modes: ModeResult[]): Verdict[] {
     }
     // The default configuration: judged by turns when the run measured it so (bench/load.ts `byTurns`).
     const turns = mode.defaultConfigByTurns;
-    if (turns)
-      add(
-        `${PATHS.defaultConfig}: at most ${MAX_DROP * 100} % below ${PATHS.pets}, by turns`,
-        `median ${turns.median} of ${turns.ratios.length} rounds (${Math.min(...turns.ratios)}–${Math.max(...turns.ratios)})`,
-        turns.median >= 1 - MAX_DROP,
-      );
+    if (turns) add(`${PATHS.defaultConfig}: at most ${MAX_DROP * 100} % below ${PATHS.pets}, by turns`, byTurnsFigure(turns), turns.median >= 1 - MAX_DROP);
     else near(PATHS.defaultConfig, PATHS.pets);
   }
   return verdicts;
+}
+
+function byTurnsFigure(turns: ByTurns): string {
+  return `median ${turns.median} of ${turns.ratios.length} rounds (${Math.min(...turns.ratios)}–${Math.max(...turns.ratios)})`;
 }
