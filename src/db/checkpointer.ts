@@ -62,12 +62,19 @@ export function checkpointInBackground(
   {
     intervalMs = CHECKPOINT_INTERVAL_MS,
     restartPages = SQLITE_AUTOCHECKPOINT_PAGES,
+    sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3'),
     log,
-  }: { intervalMs?: number; restartPages?: number; log: { warn(obj: object, msg: string): void } },
+  }: {
+    intervalMs?: number;
+    restartPages?: number;
+    /** What the worker loads to open the store: better-sqlite3, as the service does. */
+    sqliteModule?: string;
+    log: { warn(obj: object, msg: string): void };
+  },
 ): Checkpointer | null {
   const connection = sqliteHandleOf(db);
   if (!hasWriteAheadLog(connection)) return null;
-  const module = createRequire(import.meta.url).resolve('better-sqlite3');
+  const module = sqliteModule;
   const worker = new Worker(WORKER, { eval: true, workerData: { module, file: connection.name, intervalMs, restartPages, restartWaitMs: RESTART_WAIT_MS } });
   let closing = false;
   const lost = (error?: unknown) => {

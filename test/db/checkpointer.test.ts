@@ -92,6 +92,20 @@ describe('checkpoints in the background (embedded store)', () => {
     expect(statSync(file).size).toBe(before);
   });
 
+  it('should the worker fail, the service connection checkpoints its log itself again, and says so', async () => {
+    const { db, file } = store();
+    // A worker that cannot even open the store: it fails at once, as a crashed one would.
+    const checkpoints = checkpointInBackground(db, { intervalMs: 20, log, sqliteModule: join(tmpdir(), 'no-such-sqlite-module.cjs') })!;
+    cleanups.push(() => checkpoints.close());
+    await until(() => warnings.length > 0);
+    expect(warnings).toEqual(['the background checkpoints stopped; the service checkpoints its log itself again']);
+    expect(sqliteHandleOf(db).pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    // SQLite's own checkpoints, in the commit that takes the log past 1,000 pages: 5 MB is past it.
+    const before = statSync(file).size;
+    for (let i = 0; i < 5; i++) writeMegabyte(db);
+    expect(statSync(file).size).toBeGreaterThan(before + 3_000_000);
+  });
+
   it('closes without a warning, and there is nothing to do for a store in memory', async () => {
     const { db } = store();
     const checkpoints = checkpointInBackground(db, { intervalMs: 20, log })!;
