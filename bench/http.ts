@@ -97,6 +97,12 @@ export interface ModeResult {
   rows: Row[];
   /** req/s of the default configuration (`LOG_LEVEL=info`) over `warn`'s on `GET /pets/{petId}`, by turns. */
   defaultConfigByTurns?: ByTurns;
+  /**
+   * Each refusal against admissions, by turns on the service that refuses (b: the refusals, a: `GET
+   * /pets/{petId}` over its 500 keys): req/s, and the CPU µs per request of each, which the target
+   * compares. As rows a minute apart the two CPU figures differ by the machine's drift.
+   */
+  refusalsByTurns?: { banned?: ByTurns; overLimit?: ByTurns };
   growth?: GrowthFigures;
 }
 
@@ -134,6 +140,7 @@ export async function benchMode(
   const rows: Row[] = [];
   const others: Proc[] = [];
   let defaultConfigByTurns: ByTurns | undefined;
+  const refusalsByTurns: NonNullable<ModeResult['refusalsByTurns']> = {};
   try {
     const baseline = await measure(baselineProc, get('/pets/1', keys.pets), settings);
     await baselineProc.stop();
@@ -198,6 +205,8 @@ export async function benchMode(
       );
       const refusal = await ban(service.url, keys.banned);
       await row(service, PATHS.banned, 429, get('/pets/1', [keys.banned]));
+      // Within the ban's minute: the row's 11 s and these 24.
+      refusalsByTurns.banned = await refusalByTurns(mode, PATHS.banned, service, pets, get('/pets/1', [keys.banned]), settings);
       if (has('peers')) {
         // The floor of a refusal: that 429, headers and problem body, from bare node:http.
         const floor = await startBaseline(refusal.body, floorHeaders(refusal.headers), 429);
@@ -208,10 +217,20 @@ export async function benchMode(
       await row(service, PATHS.hotKey, 200, get('/pets/1', [keys.hot]));
       await service.stop();
       service = await measureRefusals(env, keys, row);
+      refusalsByTurns.overLimit = await refusalByTurns(mode, PATHS.overLimit, service, pets, get('/pets/1', keys.limited), settings);
     }
     await service.stop();
     const growth = has('growth') ? await measureGrowth(mode, env, settings, row, keys.pets) : undefined;
-    return { mode, stores, env: redacted(env), baseline, rows, ...(defaultConfigByTurns ? { defaultConfigByTurns } : {}), ...(growth ? { growth } : {}) };
+    return {
+      mode,
+      stores,
+      env: redacted(env),
+      baseline,
+      rows,
+      ...(defaultConfigByTurns ? { defaultConfigByTurns } : {}),
+      ...(has('paths') ? { refusalsByTurns } : {}),
+      ...(growth ? { growth } : {}),
+    };
   } finally {
     await Promise.all([service.stop(), baselineProc.stop(), ...others.map((p) => p.stop())]);
     await redis?.close();
@@ -323,6 +342,18 @@ async function measureRefusals(env: Record<string, string>, keys: BenchKeys, row
   );
   await row(service, PATHS.overLimit, 429, get('/pets/1', limited));
   return service;
+}
+
+/** Refusals (`refused`) against admissions (`admitted`, met before) on one service, by turns. */
+async function refusalByTurns(mode: string, path: string, service: Proc, admitted: Requests, refused: Requests, settings: LoadSettings): Promise<ByTurns> {
+  await oneAtATime(service.url, admitted, admitted.length);
+  const turns = await byTurns(service, service, { a: admitted, b: refused }, settings.connections, CONFIG_ROUNDS, CONFIG_TURN_SECONDS);
+  // Refusals throughout: a ban or a minute that ended during the turns would measure something else.
+  if (Object.keys(turns.statuses.b).some((status) => status !== '429') || Object.keys(turns.statuses.a).some((status) => status !== '200'))
+    throw new Error(`${path} by turns: answered ${JSON.stringify(turns.statuses)}`);
+  const { a, b } = turns.cpuUsPerRequest;
+  process.stderr.write(`  ${mode}: ${path} ÷ ${PATHS.pets} by turns: median ${turns.median} (${turns.ratios.join(', ')}), CPU ${b} against ${a} µs\n`);
+  return turns;
 }
 
 /** Ten 429s within a minute ban a free key for 60 s: long enough for a run of BENCH_DURATION up to ~50 s. */

@@ -125,11 +125,13 @@ export async function byTurns(
   const ratios: number[] = [];
   const cpu = { a: [] as number[], b: [] as number[] };
   const machine = { a: [] as number[], b: [] as number[] };
+  const statuses = { a: {} as Record<string, number>, b: {} as Record<string, number> };
   const turn = async (target: Target, side: 'a' | 'b') => {
     const [cpuBefore, busyBefore] = [target.cpuMs(), machineBusyMs()];
     const result = await run(target.url, of(side), connections, seconds);
     cpu[side].push(usPerRequest(target.cpuMs() - cpuBefore, result.requests));
     machine[side].push(usPerRequest(machineBusyMs() - busyBefore, result.requests));
+    for (const [status, n] of Object.entries(result.statuses)) statuses[side][status] = (statuses[side][status] ?? 0) + n;
     return result;
   };
   for (let i = 0; i < rounds; i++) {
@@ -137,8 +139,9 @@ export async function byTurns(
     const second = await turn(b, 'b');
     ratios.push(round(second.rps / first.rps, 3));
   }
-  const micros = (side: { a: number[]; b: number[] }) => ({ a: Math.round(medianOf(side.a)), b: Math.round(medianOf(side.b)) });
-  return { ratios, median: round(medianOf(ratios), 3), cpuUsPerRequest: micros(cpu), machineUsPerRequest: micros(machine) };
+  // To a tenth of a µs: two sides a µs apart must not read as equal.
+  const micros = (side: { a: number[]; b: number[] }) => ({ a: round(medianOf(side.a), 1), b: round(medianOf(side.b), 1) });
+  return { ratios, median: round(medianOf(ratios), 3), cpuUsPerRequest: micros(cpu), machineUsPerRequest: micros(machine), statuses };
 }
 
 export interface ByTurns {
@@ -147,6 +150,8 @@ export interface ByTurns {
   median: number;
   /** The median over the rounds of the CPU µs per answered request: each target's own, and the whole machine's. */
   cpuUsPerRequest: { a: number; b: number };
+  /** How each target answered, over all its turns. */
+  statuses: { a: Record<string, number>; b: Record<string, number> };
   machineUsPerRequest: { a: number; b: number };
 }
 
