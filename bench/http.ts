@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { GROWTH, growthStore } from './growth.js';
-import { type ByTurns, byTurns, type LoadSettings, type Measured, measure, oneAtATime, type Requests, sendAll, spread } from './load.js';
+import { type ByTurns, byTurns, type LoadSettings, type Measured, measure, nth, oneAtATime, type Requests, sendAll, spread } from './load.js';
 import { pgQueriesPerRequest } from './pg-count.js';
 import { type RedisCounter, redisCounter } from './redis-count.js';
 import { type Proc, startBaseline, startPeer, startService } from './service.js';
@@ -34,6 +34,9 @@ export const PATHS = {
   defaultConfig: 'GET /pets/{petId}, default config (LOG_LEVEL=info)',
   floor: "node:http sending the service's answer (floor)",
   bannedFloor: "node:http sending the service's 429 to a banned key (floor)",
+  overLimitFloor: "node:http sending the service's 429 to a key over its limit (floor)",
+  listOrdersFloor: "node:http sending the service's answer to GET /store/orders (floor)",
+  placeOrderFloor: "node:http sending the service's answer to POST /store/orders (floor)",
   peerMemory: 'Fastify + @fastify/rate-limit (memory store)',
   peerRedis: 'Fastify + @fastify/rate-limit (Redis store)',
   listOrders: 'GET /store/orders',
@@ -162,6 +165,13 @@ export async function benchMode(
       });
       log(mode, rows.at(-1)!);
     };
+    /** A path's floor: bare node:http sending an answer the service gave (headers, body and status) to the path's requests. */
+    const floorRow = async (floorPath: string, given: Answer, requests: Requests) => {
+      const floor = await startBaseline(given.body, floorHeaders(given.headers), given.status);
+      others.push(floor);
+      await row(floor, floorPath, given.status, requests, true);
+      await floor.stop();
+    };
     // The rows compared by a target run side by side, so that a change in the machine's load between
     // them weighs as little as it can.
     const pets = get('/pets/1', keys.pets);
@@ -180,10 +190,7 @@ export async function benchMode(
     }
     if (has('peers')) {
       // The floor: the service's own answer, headers and all, from bare node:http.
-      const floor = await startBaseline(body, floorHeaders(answer.headers));
-      others.push(floor);
-      await row(floor, PATHS.floor, 200, pets, true);
-      await floor.stop();
+      await floorRow(PATHS.floor, { status: answer.status, headers: answer.headers, body }, pets);
       const memoryPeer = await startPeer(body, null);
       others.push(memoryPeer);
       await row(memoryPeer, PATHS.peerMemory, 200, pets, true);
@@ -196,28 +203,26 @@ export async function benchMode(
       }
     }
     if (has('paths')) {
-      await row(service, PATHS.listOrders, 200, get('/store/orders', keys.listOrders));
-      await row(
-        service,
-        PATHS.placeOrder,
-        201,
-        keys.placeOrders.map((key) => postOrder('/store/orders', key)),
-      );
+      const listOrders = get('/store/orders', keys.listOrders);
+      await row(service, PATHS.listOrders, 200, listOrders);
+      if (has('peers')) await floorRow(PATHS.listOrdersFloor, await answerTo(service.url, listOrders), listOrders);
+      const placeOrders = keys.placeOrders.map((key) => postOrder('/store/orders', key));
+      await row(service, PATHS.placeOrder, 201, placeOrders);
+      if (has('peers')) await floorRow(PATHS.placeOrderFloor, await answerTo(service.url, placeOrders), placeOrders);
       const refusal = await ban(service.url, keys.banned);
       await row(service, PATHS.banned, 429, get('/pets/1', [keys.banned]));
       // Within the ban's minute: the row's 11 s and these 24.
       refusalsByTurns.banned = await refusalByTurns(mode, PATHS.banned, service, pets, get('/pets/1', [keys.banned]), settings);
-      if (has('peers')) {
-        // The floor of a refusal: that 429, headers and problem body, from bare node:http.
-        const floor = await startBaseline(refusal.body, floorHeaders(refusal.headers), 429);
-        others.push(floor);
-        await row(floor, PATHS.bannedFloor, 429, get('/pets/1', [keys.banned]), true);
-        await floor.stop();
-      }
+      // The floor of a refusal: that 429, headers and problem body, from bare node:http.
+      if (has('peers')) await floorRow(PATHS.bannedFloor, refusal, get('/pets/1', [keys.banned]));
       await row(service, PATHS.hotKey, 200, get('/pets/1', [keys.hot]));
       await service.stop();
-      service = await measureRefusals(env, keys, row);
-      refusalsByTurns.overLimit = await refusalByTurns(mode, PATHS.overLimit, service, pets, get('/pets/1', keys.limited), settings);
+      const overLimit = get('/pets/1', keys.limited);
+      let refused: Answer;
+      [service, refused] = await measureRefusals(env, keys, row);
+      refusalsByTurns.overLimit = await refusalByTurns(mode, PATHS.overLimit, service, pets, overLimit, settings);
+      // Last: the floor replays its one answer, so the keys' minute may end meanwhile.
+      if (has('peers')) await floorRow(PATHS.overLimitFloor, refused, overLimit);
     }
     await service.stop();
     const growth = has('growth') ? await measureGrowth(mode, env, settings, row, keys.pets) : undefined;
@@ -331,7 +336,22 @@ export function growthLine(g: GrowthFigures): string {
  * after a billion 429s in one second; each key's log of 429s then holds about a second's worth
  * (req/s ÷ LIMITED_KEYS: some tens of entries, where the default rules keep at most 10).
  */
-async function measureRefusals(env: Record<string, string>, keys: BenchKeys, row: RowRunner): Promise<Proc> {
+/** A response as a floor replays it. */
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: string;
+}
+
+/** The service's answer to the first of `requests` (an order it places, for a POST). */
+async function answerTo(url: string, requests: Requests): Promise<Answer> {
+  const { method, path, headers, body } = nth(requests, 0);
+  const response = await fetch(`${url}${path}`, { method, headers, body });
+  return { status: response.status, headers: response.headers, body: await response.text() };
+}
+
+/** The over-limit row, on a service that bans only after a billion 429s; that service, and one of its 429s. */
+async function measureRefusals(env: Record<string, string>, keys: BenchKeys, row: RowRunner): Promise<[Proc, Answer]> {
   const service = await startService({ ...env, BAN_AFTER_REJECTIONS: '1000000000', BAN_WITHIN_SECONDS: '1' });
   const { limited } = keys;
   // Exhaust each free key's minute (60 requests), a chain per key.
@@ -340,8 +360,9 @@ async function measureRefusals(env: Record<string, string>, keys: BenchKeys, row
       for (let i = 0; i < 60; i++) await fetch(`${service.url}/pets/1`, { headers: { 'x-api-key': key } }).then((r) => r.arrayBuffer());
     }),
   );
+  const refused = await answerTo(service.url, get('/pets/1', limited));
   await row(service, PATHS.overLimit, 429, get('/pets/1', limited));
-  return service;
+  return [service, refused];
 }
 
 /** Refusals (`refused`) against admissions (`admitted`, met before) on one service, by turns. */
@@ -358,14 +379,14 @@ async function refusalByTurns(mode: string, path: string, service: Proc, admitte
 
 /** Ten 429s within a minute ban a free key for 60 s: long enough for a run of BENCH_DURATION up to ~50 s. */
 /** Bans the key (60 admitted, then 429s until the ban); the answer of a request during the ban. */
-async function ban(url: string, key: string): Promise<{ headers: Headers; body: string }> {
+async function ban(url: string, key: string): Promise<Answer> {
   for (let i = 0; i < 71; i++) {
     const response = await fetch(`${url}/pets/1`, { headers: { 'x-api-key': key } });
     const text = await response.text();
     if (i === 70 && !text.includes('key-banned')) throw new Error(`the key was not banned: ${text}`);
   }
   const banned = await fetch(`${url}/pets/1`, { headers: { 'x-api-key': key } });
-  return { headers: banned.headers, body: await banned.text() };
+  return { status: banned.status, headers: banned.headers, body: await banned.text() };
 }
 
 function redacted(env: Record<string, string>): Record<string, string> {
