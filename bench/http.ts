@@ -330,12 +330,6 @@ export function growthLine(g: GrowthFigures): string {
   );
 }
 
-/**
- * With the default ban rules a key over its limit is banned after its 10th 429, so the 429 path
- * cannot be held for a whole run. This run uses a second service on the same store that bans only
- * after a billion 429s in one second; each key's log of 429s then holds about a second's worth
- * (req/s ÷ LIMITED_KEYS: some tens of entries, where the default rules keep at most 10).
- */
 /** A response as a floor replays it. */
 interface Answer {
   status: number;
@@ -350,7 +344,13 @@ async function answerTo(url: string, requests: Requests): Promise<Answer> {
   return { status: response.status, headers: response.headers, body: await response.text() };
 }
 
-/** The over-limit row, on a service that bans only after a billion 429s; that service, and one of its 429s. */
+/**
+ * The over-limit row. With the default ban rules a key over its limit is banned after its 10th 429,
+ * so the 429 path cannot be held for a whole run. This run uses a second service on the same store
+ * that bans only after a billion 429s in one second; each key's log of 429s then holds about a
+ * second's worth (req/s ÷ LIMITED_KEYS: some tens of entries, where the default rules keep at most
+ * 10). Returns that service, still running, and one of its 429s (for the row's floor).
+ */
 async function measureRefusals(env: Record<string, string>, keys: BenchKeys, row: RowRunner): Promise<[Proc, Answer]> {
   const service = await startService({ ...env, BAN_AFTER_REJECTIONS: '1000000000', BAN_WITHIN_SECONDS: '1' });
   const { limited } = keys;
