@@ -377,8 +377,11 @@ async function refusalByTurns(mode: string, path: string, service: Proc, admitte
   return turns;
 }
 
-/** Ten 429s within a minute ban a free key for 60 s: long enough for a run of BENCH_DURATION up to ~50 s. */
-/** Bans the key (60 admitted, then 429s until the ban); the answer of a request during the ban. */
+/**
+ * Bans the key (60 admitted, then 429s until the ban); the answer of a request during the ban. Ten 429s
+ * within a minute ban a free key for 60 s: long enough for the banned row and its turns (about 35 s at
+ * BENCH_DURATION=10).
+ */
 async function ban(url: string, key: string): Promise<Answer> {
   for (let i = 0; i < 71; i++) {
     const response = await fetch(`${url}/pets/1`, { headers: { 'x-api-key': key } });

@@ -115,7 +115,6 @@ function spawnProc(args: string[], env: Record<string, string>, url: string) {
   };
 }
 
-/** utime + stime of a process, from /proc/<pid>/stat (in clock ticks, 100 per second on Linux). */
 /** /proc counts CPU time in ticks of USER_HZ, 100 a second on Linux. */
 const TICK_MS = 10;
 
@@ -129,6 +128,7 @@ export function machineBusyMs(): number {
   }
 }
 
+/** utime + stime of a process, from /proc/<pid>/stat, in ms. */
 function cpuMsOf(pid: number | undefined): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

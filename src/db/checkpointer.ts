@@ -74,8 +74,10 @@ export function checkpointInBackground(
 ): Checkpointer | null {
   const connection = sqliteHandleOf(db);
   if (!hasWriteAheadLog(connection)) return null;
-  const module = sqliteModule;
-  const worker = new Worker(WORKER, { eval: true, workerData: { module, file: connection.name, intervalMs, restartPages, restartWaitMs: RESTART_WAIT_MS } });
+  const worker = new Worker(WORKER, {
+    eval: true,
+    workerData: { module: sqliteModule, file: connection.name, intervalMs, restartPages, restartWaitMs: RESTART_WAIT_MS },
+  });
   let closing = false;
   const lost = (error?: unknown) => {
     if (closing) return;
