@@ -1,8 +1,10 @@
 import { DAY_MS, MINUTE_MS } from './state.js';
 
 /**
- * The Redis store's only script, so that every call is one atomic round trip. That is why it is a
- * deliberate mirror of ./decision.ts and of the window arithmetic of ./verdict.ts, step by step (the
+ * The Redis store's only script, so that every call is atomic and a request costs at most one round
+ * trip. One run decides one or several calls, each in turn as if alone (./redis-store.ts sends the
+ * calls of one event-loop turn together), and a run is atomic as a whole. The script is a deliberate
+ * mirror of ./decision.ts and of the window arithmetic of ./verdict.ts, step by step (the
  * names in the comments point there), rather than a call to them: the shared vectors
  * (test/ratelimit/vectors.json, run by test/ratelimit/vectors.ts against both the memory and the Redis
  * store) and the differential test in test/ratelimit/redis-store.test.ts hold the two equal. The window
@@ -11,36 +13,40 @@ import { DAY_MS, MINUTE_MS } from './state.js';
  * every other verdict shape, is built by the core from its numbers (see ./redis-store.ts). It lives in
  * a TS module rather than a .lua file so that the build carries it along.
  *
- * KEYS: the caller's minute log (LIST of admission instants, oldest first), rejections (LIST of
+ * KEYS, three per call: the caller's minute log (LIST of admission instants, oldest first), rejections (LIST of
  *       instants, oldest first) and the rest of its state (HASH day, count, until, level, lastEnd, seq;
  *       rejEnd, when the newest rejection leaves its window, 0 when none is kept; exp, the hash's own
  *       expiry on Redis's clock). The two last spare an admission reading the rejections and setting
- *       the hash's expiry again: one with nothing to prune runs TIME, HMGET, LLEN, LINDEX, RPUSH, HSET, PEXPIRE.
- * ARGV: mode (hit | refuse | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq,
- *       and the ban rules: rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs.
- * refuse is hit without admission (decide's `forced`). hit, refuse and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
+ *       the hash's expiry again: one with nothing to prune runs HMGET, LLEN, LINDEX, RPUSH, HSET, PEXPIRE
+ *       (and TIME, once per run).
+ * ARGV: the ban rules (rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs), then five per
+ *       call: mode (hit | refuse | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq.
+ * The reply holds one reply per call, in order. refuse is hit without admission (decide's `forced`).
+ * hit, refuse and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
  * nextAdmitInMs, bannedUntil or 0, end of the ban this request started or 0, bindingUntil when
  * banned, else 0, when the minute's oldest counted request leaves or 0}; ban replies
- * {bannedUntil or 0, level}. Lua numbers are doubles, exact for ms instants.
+ * {bannedUntil or 0, level}; unban, nothing. Lua numbers are doubles, exact for ms instants.
  */
 export const LIMITER_SCRIPT = `
-local LOG, REJ, STATE = KEYS[1], KEYS[2], KEYS[3]
 local MINUTE, DAY = ${MINUTE_MS}, ${DAY_MS}
-local function redisNow()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local mode, now = ARGV[1], tonumber(ARGV[2])
-if not now then now = redisNow() end
-local perMinute, perDay, signal = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local threshold, within, firstBan, maxBan, escalation =
-  tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-
+  tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local FIELDS = { 'day', 'count', 'until', 'level', 'lastEnd', 'seq', 'rejEnd', 'exp' }
-local s = redis.call('HMGET', STATE, unpack(FIELDS))
-for i = 1, #FIELDS do s[i] = tonumber(s[i]) end
-local day, count, banned = s[1] or 0, s[2] or 0, s[3] or 0
-local level, lastEnd, seq = s[4] or 0, s[5] or 0, s[6] or 0
+
+-- Redis's clock, read once per run: every call of a run is decided at the same instant.
+local timeNow
+local function redisNow()
+  if not timeNow then
+    local t = redis.call('TIME')
+    timeNow = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return timeNow
+end
+
+-- The call being decided, set by the loop at the end for each call in turn: its keys and arguments
+-- (injected: the caller gave the instant), and its state as the hash holds it.
+local LOG, REJ, STATE, mode, injected, now, perMinute, perDay, signal
+local s, day, count, banned, level, lastEnd, seq, rejEnd
 
 local function newest(key)
   return tonumber(redis.call('LINDEX', key, -1))
@@ -56,15 +62,6 @@ local function olderCount(key, len, cutoff)
     n = n + 1
   end
   return n, nil
-end
-
--- When the newest rejection leaves its window: the rejections list's end, kept in the hash so that an
--- admission need not read the list (read once where the hash lacks it: a new caller, or a hash
--- written before the field).
-local rejEnd = s[7]
-if not rejEnd then
-  local last = newest(REJ)
-  rejEnd = last and last + within or 0
 end
 
 -- How much room each window has, on a pruned log of len entries (minuteStatus and dayStatus).
@@ -125,7 +122,7 @@ local function save(logNewest, pushed, rejTouched)
     level > 0 and lastEnd + escalation or 0)
   -- exp: the hash's expiry as an instant of Redis's clock, kept so that it is set only when it moves
   -- (once a day for a caller with a count today). An injected clock's instants are moved onto Redis's.
-  local offset = ARGV[2] ~= '' and stateEnd > now and redisNow() - now or 0
+  local offset = injected and stateEnd > now and redisNow() - now or 0
   local exp = stateEnd + offset
   -- The fields that changed, and those the hash lacks: an admission changes the count, rarely more.
   local values, changed = { day, count, banned, level, lastEnd, seq, rejEnd, exp }, {}
@@ -148,71 +145,99 @@ local function clearRejections()
   rejEnd = 0
 end
 
-if mode == 'hit' or mode == 'refuse' then
-  -- pruneState
-  local len = redis.call('LLEN', LOG)
-  local old, oldest = olderCount(LOG, len, now - MINUTE)
-  if old > 0 then redis.call('LTRIM', LOG, old, -1) end
-  local logLen = len - old
-  local today = math.floor(now / DAY)
-  if day ~= today then count = 0 end
-  day = today
-  if banned <= now then banned = 0 end
-  if now - lastEnd >= escalation then level, lastEnd = 0, 0 end
-  -- withUnbanSignal
-  if signal > seq then
-    banned, seq = 0, signal
-    if rejEnd > 0 then clearRejections() end
-  end
-  -- decide
-  if banned > now then
+-- One call, decided on the state read for it: its reply, or nil for a mode it does not know.
+local function decide()
+  if mode == 'hit' or mode == 'refuse' then
+    -- pruneState
+    local len = redis.call('LLEN', LOG)
+    local old, oldest = olderCount(LOG, len, now - MINUTE)
+    if old > 0 then redis.call('LTRIM', LOG, old, -1) end
+    local logLen = len - old
+    local today = math.floor(now / DAY)
+    if day ~= today then count = 0 end
+    day = today
+    if banned <= now then banned = 0 end
+    if now - lastEnd >= escalation then level, lastEnd = 0, 0 end
+    -- withUnbanSignal
+    if signal > seq then
+      banned, seq = 0, signal
+      if rejEnd > 0 then clearRejections() end
+    end
+    -- decide
+    if banned > now then
+      local a = assess(logLen, nil, oldest)
+      save(a[8])
+      return reply('banned', a, banned, 0, bindingUntil(a))
+    end
+    local minuteLeft, dayLeft = room(logLen)
+    if mode == 'hit' and minuteLeft > 0 and dayLeft > 0 then
+      local len = redis.call('RPUSH', LOG, now)
+      count = count + 1
+      save(now, true)
+      -- After the push the newest entry is now; the oldest is what it was, or now.
+      return reply('admitted', assess(len, now, oldest or now), 0, 0)
+    end
     local a = assess(logLen, nil, oldest)
-    save(a[8])
-    return reply('banned', a, banned, 0, bindingUntil(a))
+    -- refuse and startBan, on the rejections of the window (at most the threshold's newest); an
+    -- admission leaves the list as it is, since only a refusal counts it
+    if rejEnd > 0 then
+      len = redis.call('LLEN', REJ)
+      old = math.max(olderCount(REJ, len, now - within), len - threshold)
+      if old > 0 then redis.call('LTRIM', REJ, old, -1) end
+    end
+    local started = 0
+    if redis.call('RPUSH', REJ, now) >= threshold then
+      level = level + 1
+      banned = now + math.min(firstBan * 2 ^ (level - 1), maxBan)
+      lastEnd, started = banned, banned
+      clearRejections()
+    else
+      rejEnd = now + within
+    end
+    save(a[8], false, true)
+    return reply('rate-limited', a, 0, started)
+  elseif mode == 'peek' then
+    -- peek applies the unban signal in thought only: it writes nothing.
+    if signal > seq then banned = 0 end
+    return reply('peek', assess(), banned > now and banned or 0, 0)
+  elseif mode == 'ban' then
+    -- A pending unban signal shows as applied, as in peek.
+    if signal > seq then banned = 0 end
+    return { banned > now and banned or 0, level }
+  elseif mode == 'unban' then
+    -- unban: like the memory store, a caller without state stays without.
+    if redis.call('EXISTS', STATE) == 1 then
+      banned = 0
+      clearRejections()
+      save()
+    end
+    return {}
   end
-  local minuteLeft, dayLeft = room(logLen)
-  if mode == 'hit' and minuteLeft > 0 and dayLeft > 0 then
-    local len = redis.call('RPUSH', LOG, now)
-    count = count + 1
-    save(now, true)
-    -- After the push the newest entry is now; the oldest is what it was, or now.
-    return reply('admitted', assess(len, now, oldest or now), 0, 0)
-  end
-  local a = assess(logLen, nil, oldest)
-  -- refuse and startBan, on the rejections of the window (at most the threshold's newest); an
-  -- admission leaves the list as it is, since only a refusal counts it
-  if rejEnd > 0 then
-    len = redis.call('LLEN', REJ)
-    old = math.max(olderCount(REJ, len, now - within), len - threshold)
-    if old > 0 then redis.call('LTRIM', REJ, old, -1) end
-  end
-  local started = 0
-  if redis.call('RPUSH', REJ, now) >= threshold then
-    level = level + 1
-    banned = now + math.min(firstBan * 2 ^ (level - 1), maxBan)
-    lastEnd, started = banned, banned
-    clearRejections()
-  else
-    rejEnd = now + within
-  end
-  save(a[8], false, true)
-  return reply('rate-limited', a, 0, started)
-elseif mode == 'peek' then
-  -- peek applies the unban signal in thought only: it writes nothing.
-  if signal > seq then banned = 0 end
-  return reply('peek', assess(), banned > now and banned or 0, 0)
-elseif mode == 'ban' then
-  -- A pending unban signal shows as applied, as in peek.
-  if signal > seq then banned = 0 end
-  return { banned > now and banned or 0, level }
-elseif mode == 'unban' then
-  -- unban: like the memory store, a caller without state stays without.
-  if redis.call('EXISTS', STATE) == 1 then
-    banned = 0
-    clearRejections()
-    save()
-  end
-  return {}
+  return nil
 end
-return redis.error_reply('unknown mode ' .. tostring(mode))
+
+-- Each call in turn, as if each were a run of its own: KEYS holds 3 per call, ARGV 5 per call after the rules.
+local replies = {}
+for i = 1, #KEYS / 3 do
+  local k, a = 3 * (i - 1), 5 * i
+  LOG, REJ, STATE = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+  mode, injected = ARGV[a + 1], ARGV[a + 2] ~= ''
+  now = injected and tonumber(ARGV[a + 2]) or redisNow()
+  perMinute, perDay, signal = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
+  s = redis.call('HMGET', STATE, unpack(FIELDS))
+  for j = 1, #FIELDS do s[j] = tonumber(s[j]) end
+  day, count, banned = s[1] or 0, s[2] or 0, s[3] or 0
+  level, lastEnd, seq = s[4] or 0, s[5] or 0, s[6] or 0
+  -- When the newest rejection leaves its window: the rejections list's end, kept in the hash so that an
+  -- admission need not read the list (read once where the hash lacks it: a new caller, or a hash
+  -- written before the field).
+  rejEnd = s[7]
+  if not rejEnd then
+    local last = newest(REJ)
+    rejEnd = last and last + within or 0
+  end
+  replies[i] = decide()
+  if not replies[i] then return redis.error_reply('unknown mode ' .. tostring(mode)) end
+end
+return replies
 `;

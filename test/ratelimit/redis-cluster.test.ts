@@ -4,13 +4,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RedisCluster, startRedisCluster } from '../../scripts/redis-cluster.js';
 import { loadConfig, type RedisConfig } from '../../src/config.js';
-import { createLimiterRedis } from '../../src/ratelimit/failover-store.js';
+import { connected, createLimiterRedis } from '../../src/ratelimit/failover-store.js';
+import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
+import type { Policy } from '../../src/ratelimit/plans.js';
 import { RedisLimiterStore } from '../../src/ratelimit/redis-store.js';
 import { freeClusterPorts, redisClusterInstalled } from '../helpers/redis.js';
 import { runVectors } from './vectors.js';
+
+const NOON = Date.parse('2024-03-01T12:00:00.000Z');
 
 describe.skipIf(!redisClusterInstalled())('the Redis store on a Redis Cluster', () => {
   let cluster: RedisCluster;
@@ -34,6 +39,29 @@ describe.skipIf(!redisClusterInstalled())('the Redis store on a Redis Cluster', 
   });
 
   const prefix = `petstore-test-${randomBytes(4).toString('hex')}:`;
+
+  it("decides one turn's calls of many callers, a run per caller's calls, each exactly as if alone", async () => {
+    const client = createLimiterRedis(config) as Cluster;
+    // A connection to each primary first: without a queue, a node's first commands fail while it opens.
+    await connected(client);
+    const runs = vi.spyOn(client, 'evalsha');
+    const policy: Policy = { name: 'free', perMinute: 20, perDay: 100 };
+    const redisStore = new RedisLimiterStore(client, { clock: () => NOON, prefix });
+    const memory = new MemoryLimiterStore({ clock: () => NOON });
+    // Twelve callers, spread over the shards by their slots; 25 calls each, interleaved, in one turn.
+    const callers = Array.from({ length: 12 }, () => randomBytes(8).toString('hex'));
+    const calls = Array.from({ length: 300 }, (_, i) => callers[i % callers.length]!);
+    try {
+      const fromRedis = await Promise.all(calls.map((caller) => redisStore.hit(caller, policy)));
+      const alone = [];
+      for (const caller of calls) alone.push(await memory.hit(caller, policy));
+      expect(fromRedis).toEqual(alone);
+      // A caller's 25 calls: runs of 16 and 9.
+      expect(runs).toHaveBeenCalledTimes(callers.length * 2);
+    } finally {
+      await Promise.all([redisStore.close(), memory.close()]);
+    }
+  });
   // The service waits for the cluster to be ready before it decides there (ratelimit/open.ts); so does each case.
   runVectors(async (clock, rules) => {
     const client = createLimiterRedis(config);

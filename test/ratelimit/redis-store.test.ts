@@ -191,6 +191,32 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     await Promise.all(stores.map((s) => s.close()));
   });
 
+  it('decides the calls of one turn in few script runs, each exactly as if it came alone', async () => {
+    const rules = { rejections: 3, withinMs: 10_000, firstBanMs: 5_000, maxBanMs: 20_000, escalationWindowMs: 60_000 };
+    const client = new Redis(url);
+    const runs = vi.spyOn(client, 'evalsha');
+    const redisStore = new RedisLimiterStore(client, { clock: () => NOON, rules, prefix });
+    const memory = new MemoryLimiterStore({ clock: () => NOON, rules });
+    const policy: Policy = { name: 'free', perMinute: 4, perDay: 100 };
+    const callers = [randomUUID(), randomUUID(), randomUUID()];
+    // 40 calls in one turn: admissions, refusals, a ban starting, peeks and a ban's look, over three callers.
+    const calls = Array.from({ length: 40 }, (_, i) => {
+      const caller = callers[i % 3]!;
+      return (store: LimiterStore) => (i % 7 === 6 ? store.peek(caller, policy) : i % 11 === 10 ? store.banOf(caller) : store.hit(caller, policy));
+    });
+    try {
+      const fromRedis = await Promise.all(calls.map((call) => call(redisStore)));
+      const alone = [];
+      for (const call of calls) alone.push(await call(memory));
+      expect(fromRedis).toEqual(alone);
+      expect(alone.some((verdict) => verdict !== null && 'kind' in verdict && verdict.kind === 'banned')).toBe(true);
+      // Sixteen calls at most per run.
+      expect(runs).toHaveBeenCalledTimes(3);
+    } finally {
+      await Promise.all([redisStore.close(), memory.close()]);
+    }
+  });
+
   function expectSame([memory, redis]: unknown[]): void {
     expect(redis).toEqual(memory);
   }
