@@ -6,7 +6,8 @@
  * and the whole machine's. With DATABASE_URL=postgres://… and REDIS_URL both builds run scaled-out (a
  * schema both share, a Redis key prefix each), else embedded (a fresh SQLite file each, the same keys
  * in both). AB_ROUNDS (default 8) and AB_SECONDS (default 3) set the rounds; AB_PATH another GET path,
- * or `POST /store/orders` (the bench's order, over 500 other keys).
+ * or `POST /store/orders` (the bench's order, over 500 other keys); AB_ENV more settings for both
+ * builds, as NAME=value separated by spaces (`AB_ENV='TRUST_PROXY=127.0.0.1'`).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,10 +45,18 @@ try {
   const database = schema ? schema.url : sqliteFile();
   // Embedded, each build writes a store of its own (two writers on one SQLite file would wait for each other).
   const own = schema ? database : sqliteFile();
-  const env = (name: string): Record<string, string> =>
-    schema
+  const settings = Object.fromEntries(
+    (process.env.AB_ENV ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .map((pair) => pair.split('=', 2) as [string, string]),
+  );
+  const env = (name: string): Record<string, string> => ({
+    ...settings,
+    ...(schema
       ? { DATABASE_URL: database, REDIS_URL: REDIS_URL!, REDIS_KEY_PREFIX: `bench-ab-${name}-${randomBytes(4).toString('hex')}:` }
-      : { DATABASE_URL: name === 'ref' ? database : own, REDIS_URL: '' };
+      : { DATABASE_URL: name === 'ref' ? database : own, REDIS_URL: '' }),
+  });
   // The first migrates the store, and its keys are made before the second starts (a copy, embedded).
   const before = await startService(env('ref'), join(worktree, 'dist/main.js'));
   const keys = await createKeys(database, { perPath: 500, limited: 0 });
@@ -62,7 +71,7 @@ try {
     const turns = await byTurns(before, after, requests, 50, rounds, seconds);
     const { cpuUsPerRequest: cpu, machineUsPerRequest: machine } = turns;
     console.log(
-      `${schema ? 'scaled-out' : 'embedded'} ${method} ${path}, this build (${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' and changes' : ''}) against ${ref} (${commit.slice(0, 7)}), ${rounds} rounds of ${seconds} s by turns:`,
+      `${schema ? 'scaled-out' : 'embedded'} ${method} ${path}${process.env.AB_ENV ? ` (${process.env.AB_ENV})` : ''}, this build (${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' and changes' : ''}) against ${ref} (${commit.slice(0, 7)}), ${rounds} rounds of ${seconds} s by turns:`,
     );
     console.log(`  req/s, this ÷ ${ref}: median ${turns.median} (rounds ${turns.ratios.join(', ')})`);
     console.log(`  CPU µs/req, service: ${cpu.a} → ${cpu.b}; whole machine: ${machine.a} → ${machine.b}`);

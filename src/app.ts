@@ -23,6 +23,7 @@ import {
   refuseUnknownExpectation,
   rejectUnknownPath,
 } from './http/errors.js';
+import { clientAddressOf } from './http/client-address.js';
 import { type Answered, fastLane } from './http/fast-lane.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
@@ -128,7 +129,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     record(request.method, route, statusCode, ms / 1000);
     access?.(request, statusCode, ms);
   };
-  // Set once the routes exist; behind a trusted proxy the client's address takes Fastify's work, so no lane.
+  // Set once the routes exist.
   let fast: ReturnType<typeof fastLane> | undefined;
   // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
   const http: ServerOptions = {
@@ -209,20 +210,19 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   docsRoutes(app, config.petsGet);
   registerMethodNotAllowed(app, routes);
   await app.ready();
-  if (!config.trustProxy) {
-    fast = fastLane({
-      // Orders only where their pages are kept: elsewhere the lane would look the key up for Fastify to look it up again.
-      routes: [getPetFastRoute({ catalogue, clock, publicUrl, deprecation: config.petsGet }), ...(orderPages.keeps ? [listOrdersFastRoute(orderPages)] : [])],
-      callerOf: cachedKeyCaller((key) => keys.cached(key)),
-      cors: CORS.headers,
-      limiter,
-      metrics,
-      publicUrl,
-      log: app.log,
-      answered,
-      open: () => !app.draining && app.server.listening,
-    });
-  }
+  fast = fastLane({
+    // Orders only where their pages are kept: elsewhere the lane would look the key up for Fastify to look it up again.
+    routes: [getPetFastRoute({ catalogue, clock, publicUrl, deprecation: config.petsGet }), ...(orderPages.keeps ? [listOrdersFastRoute(orderPages)] : [])],
+    callerOf: cachedKeyCaller((key) => keys.cached(key)),
+    cors: CORS.headers,
+    limiter,
+    metrics,
+    publicUrl,
+    log: app.log,
+    answered,
+    open: () => !app.draining && app.server.listening,
+    clientAddress: clientAddressOf(config.trustProxy),
+  });
   return app;
 }
 

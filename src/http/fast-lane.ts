@@ -38,6 +38,8 @@ export interface FastLaneDeps {
   answered: Answered;
   /** False while the service drains or closes: then Fastify answers everything (Connection: close, 503). */
   open: () => boolean;
+  /** The client's address, as Fastify's `request.ip` gives it (./client-address.ts): worked out only for an access line written. */
+  clientAddress: (req: IncomingMessage) => string | undefined;
 }
 
 /**
@@ -51,12 +53,26 @@ export interface FastLaneDeps {
  * Fastify, before anything is counted; so is a request whose limiter call fails, which Fastify then
  * answers as it answers every request.
  */
-export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, log, answered, open }: FastLaneDeps) {
+export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, log, answered, open, clientAddress }: FastLaneDeps) {
   const refusal = refusalBody(publicUrl);
   // What does not vary, as header lists built once: `writeHead` takes a list without walking an object.
   const corsList = headerList(cors);
   const refusalList = headerList(REFUSAL_HEADERS);
   const routeLists = new Map(routes.map((route) => [route, headerList(route.headers)]));
+
+  /** A request the lane answered, as the metrics and the access line see it. */
+  class LaneRequest {
+    readonly method = 'GET';
+    constructor(
+      readonly id: string,
+      readonly url: string,
+      readonly raw: IncomingMessage,
+    ) {}
+    /** Behind a proxy, parsing `X-Forwarded-For`: only when a line is written. */
+    get ip(): string | undefined {
+      return clientAddress(this.raw);
+    }
+  }
 
   function answer(
     req: IncomingMessage,
@@ -87,7 +103,7 @@ export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, 
     // Draining began while the limiter decided: the client is told to leave, as Fastify tells it.
     if (!open()) headers.push('connection', 'close');
     res.writeHead(status, headers).end(body);
-    answered({ id, method: 'GET', url: req.url!, ip: req.socket.remoteAddress }, route.url, status, performance.now() - started);
+    answered(new LaneRequest(id, req.url!, req), route.url, status, performance.now() - started);
   }
 
   return function fast(req: IncomingMessage, res: ServerResponse, next: (req: IncomingMessage, res: ServerResponse) => void): void {

@@ -49,6 +49,8 @@ interface Step {
   /** GET unless said; a body is sent as JSON. */
   method?: 'GET' | 'POST' | 'DELETE';
   body?: object;
+  /** Sent as `X-Forwarded-For`, as a proxy in front of the service would. */
+  forwardedFor?: string;
 }
 
 /**
@@ -92,11 +94,11 @@ class AwaitedLimiter implements LimiterStore {
 type Limiting = 'at once' | 'awaited';
 
 /** One app, its keys, and a way to send a step. */
-async function side(over: 'socket' | 'inject', limiting: Limiting = 'at once', sqliteFile?: string) {
+async function side(over: 'socket' | 'inject', limiting: Limiting = 'at once', sqliteFile?: string, env?: Record<string, string>) {
   const logLines: string[] = [];
   const clock = fakeClock();
   const limiter: LimiterStore = limiting === 'awaited' ? new AwaitedLimiter(clock) : new MemoryLimiterStore({ clock });
-  const t = await testApp({ logLines, clock, limiter, sqliteFile });
+  const t = await testApp({ logLines, clock, limiter, sqliteFile, env });
   apps.push(t);
   // On PostgreSQL, rows are trusted from memory once changes made elsewhere are heard.
   await t.changes.ready();
@@ -109,9 +111,10 @@ async function side(over: 'socket' | 'inject', limiting: Limiting = 'at once', s
   const [hit, hitNow] = [vi.spyOn(limiter, 'hit'), vi.spyOn(limiter, 'hitNow')];
   const base = over === 'socket' ? await t.app.listen({ host: '127.0.0.1', port: 0 }) : '';
   let requestNumber = 0;
-  const send = async ({ path, key, wait, method = 'GET', body: sent }: Step): Promise<Seen & { laneAnswered: boolean }> => {
+  const send = async ({ path, key, wait, method = 'GET', body: sent, forwardedFor }: Step): Promise<Seen & { laneAnswered: boolean }> => {
     t.clock.advance(wait);
     const headers: Record<string, string> = { 'x-request-id': `req-${++requestNumber}` };
+    if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
     if (keys[key]) headers['x-api-key'] = keys[key];
     const body = sent === undefined ? undefined : JSON.stringify(sent);
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -178,6 +181,30 @@ describe('the fast lane', () => {
       expect(await socket.requestMetrics()).toEqual(await inject.requestMetrics());
     },
   );
+
+  it("answers behind a trusted proxy too, logging the client's address as Fastify does", async () => {
+    const env = { TRUST_PROXY: '127.0.0.1' };
+    const socket = await side('socket', 'at once', undefined, env);
+    const inject = await side('inject', 'at once', undefined, env);
+    const steps: Step[] = [
+      { path: '/pets/1', key: 'free', wait: 0, forwardedFor: '203.0.113.7' },
+      { path: '/pets/1', key: 'free', wait: 10, forwardedFor: '203.0.113.7' },
+      // A chain through a second, untrusted hop: the address that hop gives is not believed.
+      { path: '/pets/1', key: 'free', wait: 10, forwardedFor: '198.51.100.9, 203.0.113.8' },
+      { path: '/pets/1', key: 'free', wait: 10 },
+    ];
+    const laneAnswered = [];
+    for (const step of steps) {
+      const { laneAnswered: answered, ...viaSocket } = await socket.send(step);
+      const { laneAnswered: _, ...viaInject } = await inject.send(step);
+      laneAnswered.push(answered);
+      expect(viaSocket).toEqual(viaInject);
+    }
+    expect(laneAnswered).toEqual([false, true, true, true]);
+    expect(socket.accessLines()).toEqual(inject.accessLines());
+    const addresses = socket.accessLines().map(({ req }) => (req as { remoteAddress: string }).remoteAddress);
+    expect(addresses).toEqual(['203.0.113.7', '203.0.113.7', '203.0.113.8', '127.0.0.1']);
+  });
 
   it('hands a request whose limiter call fails to Fastify, which counts it once', async () => {
     const socket = await side('socket', 'awaited');
