@@ -130,7 +130,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     access?.(request, statusCode, ms);
   };
   // Set once the routes exist.
-  let fast: ReturnType<typeof fastLane> | undefined;
+  let fast: ReturnType<typeof fastLane> | undefined = undefined;
   // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
   const http: ServerOptions = {
     maxHeaderSize: MAX_HEAD_BYTES,
