@@ -217,6 +217,21 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     }
   });
 
+  it('sends the script whole when Redis has forgotten it, for a whole run of calls', async () => {
+    const store = storeAt(() => NOON);
+    const caller = randomUUID();
+    try {
+      await store.hit(caller, oneAMinute);
+      // As after a restart of a Redis that keeps nothing: EVALSHA meets NOSCRIPT.
+      await admin.script('FLUSH');
+      const verdicts = await Promise.all([1, 2, 3].map(() => store.hit(caller, oneAMinute)));
+      expect(verdicts.map((verdict) => verdict.kind)).toEqual(['rate-limited', 'rate-limited', 'rate-limited']);
+      expect(await admin.llen(limiterKeys(prefix, caller)[1])).toBe(3);
+    } finally {
+      await store.close();
+    }
+  });
+
   function expectSame([memory, redis]: unknown[]): void {
     expect(redis).toEqual(memory);
   }
