@@ -106,6 +106,12 @@ export interface ModeResult {
    * compares. As rows a minute apart the two CPU figures differ by the machine's drift.
    */
   refusalsByTurns?: { banned?: ByTurns; overLimit?: ByTurns };
+  /**
+   * `GET /pets/{petId}` against what its ratio targets name, by turns (b: the service, a: the other):
+   * the bare baseline, and scaled-out @fastify/rate-limit's Redis store. As rows a few seconds or
+   * minutes apart the same build read 0.51–0.62× of the baseline and 0.66–0.76 of the peer in one day.
+   */
+  petsByTurns?: { baseline?: ByTurns; peerRedis?: ByTurns };
   growth?: GrowthFigures;
 }
 
@@ -144,9 +150,16 @@ export async function benchMode(
   const others: Proc[] = [];
   let defaultConfigByTurns: ByTurns | undefined;
   const refusalsByTurns: NonNullable<ModeResult['refusalsByTurns']> = {};
+  const petsByTurns: NonNullable<ModeResult['petsByTurns']> = {};
+  /** `GET /pets/{petId}` of the service (still at `warn`) against `other` on the same requests, by turns. */
+  const petsAgainst = async (other: Proc, name: string, requests: Requests) => {
+    const turns = await byTurns(other, service, requests, settings.connections, CONFIG_ROUNDS, CONFIG_TURN_SECONDS);
+    process.stderr.write(`  ${mode}: ${PATHS.pets} ÷ ${name} by turns: median ${turns.median} (${turns.ratios.join(', ')})\n`);
+    return turns;
+  };
   try {
+    // The baseline stays up for the comparison by turns (its figures are measured first).
     const baseline = await measure(baselineProc, get('/pets/1', keys.pets), settings);
-    await baselineProc.stop();
     const row: RowRunner = async (target, path, expected, requests, peer = false) => {
       // Steady state: the service has met every key of the row (a spread row's first pass is the growth phase's).
       if (!peer && typeof requests[0]?.setupRequest !== 'function') await oneAtATime(target.url, requests, requests.length);
@@ -175,7 +188,11 @@ export async function benchMode(
     // The rows compared by a target run side by side, so that a change in the machine's load between
     // them weighs as little as it can.
     const pets = get('/pets/1', keys.pets);
-    if (has('paths')) await row(service, PATHS.pets, 200, pets);
+    if (has('paths')) {
+      await row(service, PATHS.pets, 200, pets);
+      petsByTurns.baseline = await petsAgainst(baselineProc, 'the baseline', pets);
+    }
+    await baselineProc.stop();
     if (has('config')) {
       // The service as started by default: an access-log line per request on stdout (see spawnProc).
       const chatty = await startService({ ...env, LOG_LEVEL: 'info' });
@@ -199,6 +216,7 @@ export async function benchMode(
         const redisPeer = await startPeer(body, { redisUrl: env.REDIS_URL, nameSpace: `bench-peer-${randomBytes(4).toString('hex')}:` });
         others.push(redisPeer);
         await row(redisPeer, PATHS.peerRedis, 200, pets, true);
+        if (has('paths')) petsByTurns.peerRedis = await petsAgainst(redisPeer, PATHS.peerRedis, pets);
         await redisPeer.stop();
       }
     }
@@ -233,7 +251,7 @@ export async function benchMode(
       baseline,
       rows,
       ...(defaultConfigByTurns ? { defaultConfigByTurns } : {}),
-      ...(has('paths') ? { refusalsByTurns } : {}),
+      ...(has('paths') ? { refusalsByTurns, petsByTurns } : {}),
       ...(growth ? { growth } : {}),
     };
   } finally {
