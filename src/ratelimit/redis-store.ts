@@ -132,8 +132,7 @@ export class RedisLimiterStore implements LimiterStore {
   readonly #flush = (): void => {
     const pending = this.#pending;
     this.#pending = new Map();
-    for (const calls of pending.values())
-      for (let i = 0; i < calls.length; i += MAX_CALLS_PER_RUN) this.#send(calls.slice(i, i + MAX_CALLS_PER_RUN));
+    for (const calls of pending.values()) for (let i = 0; i < calls.length; i += MAX_CALLS_PER_RUN) this.#send(calls.slice(i, i + MAX_CALLS_PER_RUN));
   };
 
   /** One run of the script for `calls`; each gets its own reply, or the run's error. */
