@@ -121,14 +121,14 @@ export async function byTurns(
   rounds: number,
   seconds: number,
 ): Promise<ByTurns> {
-  const of = (side: 'a' | 'b') => (Array.isArray(requests) ? requests : (requests as { a: Requests; b: Requests })[side]);
+  const sides = Array.isArray(requests) ? { a: requests, b: requests } : requests;
   const ratios: number[] = [];
   const cpu = { a: [] as number[], b: [] as number[] };
   const machine = { a: [] as number[], b: [] as number[] };
   const statuses = { a: {} as Record<string, number>, b: {} as Record<string, number> };
   const turn = async (target: Target, side: 'a' | 'b') => {
     const [cpuBefore, busyBefore] = [target.cpuMs(), machineBusyMs()];
-    const result = await run(target.url, of(side), connections, seconds);
+    const result = await run(target.url, sides[side], connections, seconds);
     cpu[side].push(usPerRequest(target.cpuMs() - cpuBefore, result.requests));
     machine[side].push(usPerRequest(machineBusyMs() - busyBefore, result.requests));
     for (const [status, n] of Object.entries(result.statuses)) statuses[side][status] = (statuses[side][status] ?? 0) + n;
