@@ -75,6 +75,7 @@ try {
     );
     console.log(`  req/s, this ÷ ${ref}: median ${turns.median} (rounds ${turns.ratios.join(', ')})`);
     console.log(`  CPU µs/req, service: ${cpu.a} → ${cpu.b}; whole machine: ${machine.a} → ${machine.b}`);
+    console.log(`  statuses: ${JSON.stringify(turns.statuses.a)} → ${JSON.stringify(turns.statuses.b)}`);
   } finally {
     await Promise.all([before.stop(), after.stop()]);
   }
