@@ -214,6 +214,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     // Orders only where their pages are kept: elsewhere the lane would look the key up for Fastify to look it up again.
     routes: [getPetFastRoute({ catalogue, clock, publicUrl, deprecation: config.petsGet }), ...(orderPages.keeps ? [listOrdersFastRoute(orderPages)] : [])],
     callerOf: cachedKeyCaller((key) => keys.cached(key)),
+    changes,
     cors: CORS.headers,
     limiter,
     metrics,

@@ -15,7 +15,8 @@ export type Change = { table: CachedTable; id: string } | { table: null; id: nul
  *
  * - in this process: `changed()` is called by the repository that wrote, before it answers, so the
  *   change applies at the key's next request here;
- * - by another process on the same SQLite file (the CLI): `PRAGMA data_version`, read once per request,
+ * - by another process on the same SQLite file (the CLI): `PRAGMA data_version`, asked before a request's
+ *   first cached read (the fast lane asks once for the requests read in one turn, http/fast-lane.ts),
  *   says cheaply that another connection wrote, and everything is forgotten;
  * - on PostgreSQL, by anyone (another instance, the CLI, an operator's SQL): triggers notify
  *   (`LISTEN/NOTIFY`, migration 003), typically within milliseconds. While the notification channel
@@ -32,10 +33,13 @@ export interface ChangeFeed {
    */
   readonly immediate: boolean;
   /**
-   * Notices writes made by another process where only asking tells (SQLite). It costs a read
-   * transaction, so it is asked once per request, by the first cached read (the key's).
+   * Notices writes made by another process where only asking tells (SQLite). It is asked before a
+   * request's first cached read (the key's): per request on Fastify's path, and by the fast lane once
+   * for all the requests read in one turn of the event loop (http/fast-lane.ts).
    */
   check(): void;
+  /** Whether `check()` reads anything (SQLite); on PostgreSQL it is nothing, and the lane need not wait for it. */
+  readonly checkReads: boolean;
   /** Whether a row read at `readAt` may still be served at `now` without reading it again. */
   trusts(readAt: number, now: number): boolean;
   /** This process changed a row: every cache hears it before this returns. */
@@ -78,15 +82,17 @@ abstract class Listeners {
 
 /**
  * SQLite: this process has the only connection it writes through; other processes show in
- * `data_version`. Asking it costs a read transaction (file locks, a few µs), once per request; so
+ * `data_version`. Asking it costs a read transaction (file locks, a few µs) each time it is asked; so
  * first the WAL-index header is read (48 bytes of the `-shm` file, which every commit, ours or
  * another process's, rewrites before it returns): while it is unchanged nothing was committed anywhere
  * and `data_version` cannot have moved. When it changed, `data_version` says whether the commit was
  * another connection's. The header is read with one `pread`, as SQLite itself reads it to begin a
- * read; a store with no `-shm` file (in memory) asks `data_version` every time.
+ * read, which is still a system call: the fast lane asks once for all the requests of a turn. A store
+ * with no `-shm` file (in memory) asks `data_version` every time.
  */
 class SqliteChangeFeed extends Listeners implements ChangeFeed {
   readonly immediate = true;
+  readonly checkReads = true;
   readonly #dataVersion: () => number;
   #seen: number;
   readonly #header: WalIndexHeader | null;
@@ -133,6 +139,7 @@ const RECONNECT_MS = 500;
  */
 class PostgresChangeFeed extends Listeners implements ChangeFeed {
   readonly immediate = false;
+  readonly checkReads = false;
   readonly #url: string;
   readonly #clock: Clock;
   readonly #log: ChangeFeedOptions['log'];

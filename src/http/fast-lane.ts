@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { ChangeFeed } from '../db/change-feed.js';
 import { type HeaderList, pushRateLimitHeaders } from '../ratelimit/headers.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
@@ -29,6 +30,8 @@ export interface FastLaneDeps {
   routes: readonly FastRoute[];
   /** The request's caller when memory holds its key (keys/identify.ts); nothing is read from a store. */
   callerOf: (headers: IncomingHttpHeaders) => KeyCaller | undefined;
+  /** Asked for news before any row in memory is trusted: where asking reads, once per turn (below). */
+  changes: Pick<ChangeFeed, 'check' | 'checkReads'>;
   /** The CORS headers of every response. */
   cors: Readonly<Record<string, string>>;
   limiter: LimiterStore;
@@ -53,7 +56,7 @@ export interface FastLaneDeps {
  * Fastify, before anything is counted; so is a request whose limiter call fails, which Fastify then
  * answers as it answers every request.
  */
-export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, log, answered, open, clientAddress }: FastLaneDeps) {
+export function fastLane({ routes, callerOf, changes, cors, limiter, metrics, publicUrl, log, answered, open, clientAddress }: FastLaneDeps) {
   const refusal = refusalBody(publicUrl);
   // What does not vary, as header lists built once: `writeHead` takes a list without walking an object.
   const corsList = headerList(cors);
@@ -106,17 +109,39 @@ export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, 
     answered(new LaneRequest(id, req.url!, req), route.url, status, performance.now() - started);
   }
 
-  return function fast(req: IncomingMessage, res: ServerResponse, next: (req: IncomingMessage, res: ServerResponse) => void): void {
+  // Before a row in memory is trusted, the store is asked for news (db/change-feed.ts). Where asking
+  // reads (SQLite's WAL-index header, one `pread`), the requests read in one turn of the event loop
+  // share one look, taken at `setImmediate`, once the turn's reading is done: every request waiting
+  // was read before the look, so a change committed before any of them was sent is seen by all of
+  // them, exactly as a look per request would see it. A look at the first request of a turn would
+  // not do: a request read later in the same turn may have been sent after a commit that followed
+  // that look. Where asking reads nothing (PostgreSQL), a request goes on at once.
+  let waiting: Waiting[] = [];
+  const serveWaiting = (): void => {
+    changes.check();
+    const turn = waiting;
+    waiting = [];
+    for (const w of turn) serve(w.req, w.res, w.next, w.route, w.parameter, w.started);
+  };
+
+  return function fast(req: IncomingMessage, res: ServerResponse, next: Next): void {
     const started = performance.now();
     const { method, url } = req;
     // A conditional read may be a 304 that counts nothing: Fastify's steps decide it (./conditional.ts).
     if (method !== 'GET' || url === undefined || req.headers['if-none-match'] !== undefined || !open()) return next(req, res);
     const matched = matchOf(url);
     if (!matched) return next(req, res);
-    // The key first: looking it up is what asks the change feed for news, before any row is trusted.
+    if (!changes.checkReads) {
+      changes.check();
+      return serve(req, res, next, matched.route, matched.parameter, started);
+    }
+    if (waiting.push(new Waiting(req, res, next, matched.route, matched.parameter, started)) === 1) setImmediate(serveWaiting);
+  };
+
+  /** A matched request, once the store's news is known: answered here when memory holds its key and answer, else Fastify's. */
+  function serve(req: IncomingMessage, res: ServerResponse, next: Next, route: FastRoute, parameter: string, started: number): void {
     const identity = callerOf(req.headers);
     if (!identity) return next(req, res);
-    const { route, parameter } = matched;
     const ok = route.answerFor(parameter, identity.key.id);
     if (ok === undefined) return next(req, res);
     const { caller, policy, unbanSeq } = identity;
@@ -126,7 +151,7 @@ export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, 
       (verdict) => answer(req, res, route, identity, ok, verdict, started),
       () => next(req, res),
     );
-  };
+  }
 
   function matchOf(url: string): { route: FastRoute; parameter: string } | undefined {
     for (const route of routes) {
@@ -135,6 +160,20 @@ export function fastLane({ routes, callerOf, cors, limiter, metrics, publicUrl, 
     }
     return undefined;
   }
+}
+
+type Next = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A matched request waiting for its turn's look at the store's news. */
+class Waiting {
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly next: Next,
+    readonly route: FastRoute,
+    readonly parameter: string,
+    readonly started: number,
+  ) {}
 }
 
 function headerList(headers: Readonly<Record<string, string>>): HeaderList {

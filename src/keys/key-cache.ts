@@ -29,9 +29,11 @@ export class KeyCache {
     return this.#rows.get(hashKey(key));
   }
 
-  /** The key's record if memory holds it (the fast lane's question), else undefined: nothing is read. */
+  /**
+   * The key's record if memory holds it (the fast lane's question), else undefined: nothing is read,
+   * and the feed is not asked; the lane asks it, once for the requests read in a turn (http/fast-lane.ts).
+   */
   cached(key: string): KeyRecord | undefined {
-    this.#feed.check();
     return this.#rows.cached(hashKey(key));
   }
 }

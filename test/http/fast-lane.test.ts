@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -305,3 +306,63 @@ describe('the fast lane', () => {
     expect((await socket.send(list)).laneAnswered).toBe(kept);
   });
 });
+
+// The lane asks the SQLite file for news once for the requests read in one turn of the event loop.
+if (TEST_STORE === 'sqlite')
+  describe('the fast lane on a SQLite file shared with the CLI', () => {
+    it('sees a revocation committed while a turn is read, at every request sent after it', async () => {
+      const file = join(mkdtempSync(join(tmpdir(), 'petstore-lane-')), 'petstore.db');
+      const t = await testApp({ sqliteFile: file });
+      apps.push(t);
+      const key = await t.newKey('pro');
+      const { id } = (await t.keys.findByKey(key))!;
+      const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+      // The key and the pet in memory: the lane answers.
+      expect((await fetch(`${base}/pets/1`, { headers: { 'x-api-key': key } })).status).toBe(200);
+      const get = (requestId: string) => `GET /pets/1 HTTP/1.1\r\nHost: petstore.test\r\nX-API-Key: ${key}\r\nX-Request-Id: ${requestId}\r\n\r\n`;
+      const { port } = new URL(base);
+      const [first, second] = await Promise.all([opened(Number(port)), opened(Number(port))]);
+      // Both connections accepted and read by the server.
+      first.socket.write(get('first'));
+      second.socket.write(get('second'));
+      await Promise.all([first.answers(1), second.answers(1)]);
+      const cli = new SQLite(file);
+      // `a` and `b` are on their way together, so the server reads them in one turn, `a` first. While it
+      // reads `a`, the CLI revokes the key and then the client sends `c` behind `b`: the server reads `c`
+      // with `b`, in the same turn, after the commit. A look at the file taken for `a` would let `c` in.
+      t.app.server.on('request', (req: { headers: Record<string, unknown> }) => {
+        if (req.headers['x-request-id'] !== 'a') return;
+        cli.prepare('update api_keys set revoked_at = ? where id = ?').run('2026-11-25T00:00:00.000Z', id);
+        second.socket.write(get('c'));
+      });
+      first.socket.write(get('a'));
+      second.socket.write(get('b'));
+      const answers = { ...(await first.answers(2)), ...(await second.answers(3)) };
+      cli.close();
+      first.socket.destroy();
+      second.socket.destroy();
+      expect(answers.c).toBe(401);
+      // `a` and `b` were sent before the commit: either answer is right.
+      expect([200, 401]).toContain(answers.a);
+      expect([200, 401]).toContain(answers.b);
+      // And the key stays revoked on the lane's path.
+      expect((await fetch(`${base}/pets/1`, { headers: { 'x-api-key': key } })).status).toBe(401);
+    });
+  });
+
+/** A raw connection to `port`, and the statuses of the answers it has received (at least `n`), by their request ids. */
+async function opened(port: number): Promise<{ socket: Socket; answers(n: number): Promise<Record<string, number>> }> {
+  // No Nagle: a request written while the one before is unacknowledged leaves at once.
+  const socket = connect({ port, host: '127.0.0.1', noDelay: true });
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let text = '';
+  socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+  const parsed = () => [...text.matchAll(/HTTP\/1\.1 (\d{3})[^]*?\r\nx-request-id: ([^\r]+)/gi)].map(([, status, id]) => [id!, Number(status)] as const);
+  return {
+    socket,
+    async answers(n) {
+      while (parsed().length < n) await new Promise((resolve) => socket.once('data', resolve));
+      return Object.fromEntries(parsed());
+    },
+  };
+}
