@@ -40,6 +40,11 @@ export interface ChangeFeed {
   check(): void;
   /** Whether `check()` reads anything (SQLite); on PostgreSQL it is nothing, and the lane need not wait for it. */
   readonly checkReads: boolean;
+  /**
+   * Asks once, then runs `serve`, in which `check()` trusts that look: for requests that were all read
+   * before it (the fast lane's turn, http/fast-lane.ts). Anything `serve` leaves for later asks again.
+   */
+  checked(serve: () => void): void;
   /** Whether a row read at `readAt` may still be served at `now` without reading it again. */
   trusts(readAt: number, now: number): boolean;
   /** This process changed a row: every cache hears it before this returns. */
@@ -96,6 +101,8 @@ class SqliteChangeFeed extends Listeners implements ChangeFeed {
   readonly #dataVersion: () => number;
   #seen: number;
   readonly #header: WalIndexHeader | null;
+  /** Set while `checked` serves: a look was taken after every request being served was read. */
+  #looked = false;
 
   constructor(db: Db) {
     super();
@@ -107,11 +114,21 @@ class SqliteChangeFeed extends Listeners implements ChangeFeed {
   }
 
   check(): void {
-    if (this.#header?.unchanged()) return;
+    if (this.#looked || this.#header?.unchanged()) return;
     const version = this.#dataVersion();
     if (version === this.#seen) return;
     this.#seen = version;
     this.emit({ table: null, id: null });
+  }
+
+  checked(serve: () => void): void {
+    this.check();
+    this.#looked = true;
+    try {
+      serve();
+    } finally {
+      this.#looked = false;
+    }
   }
 
   trusts(): boolean {
@@ -173,6 +190,10 @@ class PostgresChangeFeed extends Listeners implements ChangeFeed {
   }
 
   check(): void {}
+
+  checked(serve: () => void): void {
+    serve();
+  }
 
   trusts(readAt: number, now: number): boolean {
     if (now - readAt < RECHECK_MS) return true;

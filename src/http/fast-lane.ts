@@ -31,7 +31,7 @@ export interface FastLaneDeps {
   /** The request's caller when memory holds its key (keys/identify.ts); nothing is read from a store. */
   callerOf: (headers: IncomingHttpHeaders) => KeyCaller | undefined;
   /** Asked for news before any row in memory is trusted: where asking reads, once per turn (below). */
-  changes: Pick<ChangeFeed, 'check' | 'checkReads'>;
+  changes: Pick<ChangeFeed, 'checkReads' | 'checked'>;
   /** The CORS headers of every response. */
   cors: Readonly<Record<string, string>>;
   limiter: LimiterStore;
@@ -111,35 +111,36 @@ export function fastLane({ routes, callerOf, changes, cors, limiter, metrics, pu
 
   // Before a row in memory is trusted, the store is asked for news (db/change-feed.ts). Where asking
   // reads (SQLite's WAL-index header, one `pread`), the requests read in one turn of the event loop
-  // share one look, taken at `setImmediate`, once the turn's reading is done: every request waiting
-  // was read before the look, so a change committed before any of them was sent is seen by all of
-  // them, exactly as a look per request would see it. A look at the first request of a turn would
-  // not do: a request read later in the same turn may have been sent after a commit that followed
-  // that look. Where asking reads nothing (PostgreSQL), a request goes on at once.
+  // share one look, taken at `setImmediate`, once the turn's reading is done, and are then taken in
+  // the order they came, each answered here or handed to Fastify, whose key lookup trusts the same
+  // look (`checked`). Every waiting request was read before the look, so a change committed before
+  // any of them was sent is seen by all of them, exactly as a look per request would see it. A look
+  // at the first request of a turn would not do: a request read later in the same turn may have been
+  // sent after a commit that followed that look. Where asking reads nothing (PostgreSQL), a request
+  // is taken at once.
   let waiting: Waiting[] = [];
   const serveWaiting = (): void => {
-    changes.check();
     const turn = waiting;
     waiting = [];
-    for (const w of turn) serve(w.req, w.res, w.next, w.route, w.parameter, w.started);
+    changes.checked(() => {
+      for (const w of turn) take(w.req, w.res, w.next, w.started);
+    });
   };
 
   return function fast(req: IncomingMessage, res: ServerResponse, next: Next): void {
     const started = performance.now();
+    if (!changes.checkReads) return take(req, res, next, started);
+    if (waiting.push(new Waiting(req, res, next, started)) === 1) setImmediate(serveWaiting);
+  };
+
+  /** A request, once the store's news is known: answered here when memory holds its key and answer, else Fastify's. */
+  function take(req: IncomingMessage, res: ServerResponse, next: Next, started: number): void {
     const { method, url } = req;
     // A conditional read may be a 304 that counts nothing: Fastify's steps decide it (./conditional.ts).
     if (method !== 'GET' || url === undefined || req.headers['if-none-match'] !== undefined || !open()) return next(req, res);
     const matched = matchOf(url);
     if (!matched) return next(req, res);
-    if (!changes.checkReads) {
-      changes.check();
-      return serve(req, res, next, matched.route, matched.parameter, started);
-    }
-    if (waiting.push(new Waiting(req, res, next, matched.route, matched.parameter, started)) === 1) setImmediate(serveWaiting);
-  };
-
-  /** A matched request, once the store's news is known: answered here when memory holds its key and answer, else Fastify's. */
-  function serve(req: IncomingMessage, res: ServerResponse, next: Next, route: FastRoute, parameter: string, started: number): void {
+    const { route, parameter } = matched;
     const identity = callerOf(req.headers);
     if (!identity) return next(req, res);
     const ok = route.answerFor(parameter, identity.key.id);
@@ -164,14 +165,12 @@ export function fastLane({ routes, callerOf, changes, cors, limiter, metrics, pu
 
 type Next = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** A matched request waiting for its turn's look at the store's news. */
+/** A request waiting for its turn's look at the store's news. */
 class Waiting {
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
     readonly next: Next,
-    readonly route: FastRoute,
-    readonly parameter: string,
     readonly started: number,
   ) {}
 }

@@ -30,10 +30,11 @@ export class KeyCache {
   }
 
   /**
-   * The key's record if memory holds it (the fast lane's question), else undefined: nothing is read,
-   * and the feed is not asked; the lane asks it, once for the requests read in a turn (http/fast-lane.ts).
+   * The key's record if memory holds it (the fast lane's question), else undefined: nothing is read
+   * but the feed's news, which the lane asks once for a turn's requests (db/change-feed.ts `checked`).
    */
   cached(key: string): KeyRecord | undefined {
+    this.#feed.check();
     return this.#rows.cached(hashKey(key));
   }
 }
