@@ -34,8 +34,8 @@ export interface ChangeFeed {
   readonly immediate: boolean;
   /**
    * Notices writes made by another process where only asking tells (SQLite). It is asked before a
-   * request's first cached read (the key's): per request on Fastify's path, and by the fast lane once
-   * for all the requests read in one turn of the event loop (http/fast-lane.ts).
+   * request's first cached read (the key's): on the public listener once for all the requests read in
+   * one turn of the event loop (`checked`, from http/fast-lane.ts), elsewhere per request.
    */
   check(): void;
   /** Whether `check()` reads anything (SQLite); on PostgreSQL it is nothing, and the lane need not wait for it. */

@@ -54,7 +54,8 @@ export interface FastLaneDeps {
  * headers, built by the same functions, the same body, metrics and access line. Anything else (another
  * method or path, a URL the route does not take, a key or answer not in memory) is passed to `next`,
  * Fastify, before anything is counted; so is a request whose limiter call fails, which Fastify then
- * answers as it answers every request.
+ * answers as it answers every request. On SQLite every request of a turn, Fastify's too, first waits
+ * for the turn's one look at the store's news (below).
  */
 export function fastLane({ routes, callerOf, changes, cors, limiter, metrics, publicUrl, log, answered, open, clientAddress }: FastLaneDeps) {
   const refusal = refusalBody(publicUrl);
