@@ -122,7 +122,12 @@ class SqliteChangeFeed extends Listeners implements ChangeFeed {
   }
 
   checked(serve: () => void): void {
-    this.check();
+    try {
+      this.check();
+    } catch {
+      // The look failed: nothing is trusted, each request asks again and answers its own failure.
+      return serve();
+    }
     this.#looked = true;
     try {
       serve();

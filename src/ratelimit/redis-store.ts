@@ -119,13 +119,13 @@ export class RedisLimiterStore implements LimiterStore {
 
   #run(mode: Mode, caller: string, policy?: Policy, unbanSeq = 0): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
-      const keys = limiterKeys(this.#prefix, caller);
       const args = [mode, this.#clock?.() ?? '', policy?.perMinute ?? 0, policy?.perDay ?? 0, unbanSeq];
+      const call: Call = { keys: limiterKeys(this.#prefix, caller), args, resolve, reject };
       const run = this.#single ? '' : caller;
       if (this.#pending.size === 0) setImmediate(this.#flush);
       const calls = this.#pending.get(run);
-      if (calls) calls.push({ keys, args, resolve, reject });
-      else this.#pending.set(run, [{ keys, args, resolve, reject }]);
+      if (calls) calls.push(call);
+      else this.#pending.set(run, [call]);
     });
   }
 
