@@ -27,6 +27,11 @@ import { clientAddressOf } from './http/client-address.js';
 import { type Answered, fastLane } from './http/fast-lane.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
+import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from './idempotency/header.js';
+import { IdempotentWrites } from './idempotency/writes.js';
+import { transactionsOf } from './db/group-commit.js';
+import { EventsRepository } from './events/repository.js';
+import { Event } from './events/schemas.js';
 import { rateLimitHook } from './http/ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
 import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
@@ -44,7 +49,9 @@ import { lazyChildLogger } from './ops/logger.js';
 import { type Metrics, requestRecorder } from './ops/metrics.js';
 import { listOrdersFastRoute } from './orders/list.js';
 import { OrderPages } from './orders/order-pages.js';
-import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER, NewOrder, Order } from './orders/schemas.js';
+import { OrderMoves } from './orders/moves.js';
+import { OrderPlacement } from './orders/placement.js';
+import { NewOrder, Order } from './orders/schemas.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from './pets/deprecation.js';
 import { getPetFastRoute } from './pets/get.js';
 import { PetCache } from './pets/pet-cache.js';
@@ -55,7 +62,7 @@ import type { LimiterStore } from './ratelimit/store.js';
 import { Usage } from './usage/schemas.js';
 
 /** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
-const NAMED_SCHEMAS = [...SHARED_SCHEMAS, Pet, Order, NewOrder, Usage];
+const NAMED_SCHEMAS = [...SHARED_SCHEMAS, Pet, Order, NewOrder, Event, Usage];
 
 /** What browsers may read and send (http/cors.ts): the components' own header names. */
 const CORS = corsPolicy({
@@ -78,7 +85,7 @@ const CORS = corsPolicy({
   methods: ['GET', 'HEAD', 'POST', 'DELETE'],
 });
 
-export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban'>;
+export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban' | 'fulfilment'>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -202,7 +209,13 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   await app.register(async (api: App) => {
     api.addHook('onRoute', declareCommonContract);
     api.addHook('onRequest', requireKey);
-    const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation: config.petsGet, limiter };
+    const writes = new IdempotentWrites(db, clock);
+    const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
+    const placement = new OrderPlacement(writes, moves, clock, catalogue);
+    const events = new EventsRepository(db);
+    const transactions = transactionsOf(db);
+    const deprecation = config.petsGet;
+    const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation, limiter, transactions, writes, moves, placement, events };
     for (const operation of OPERATIONS) operation(api, deps);
   });
   openapiRoutes(app);

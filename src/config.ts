@@ -1,5 +1,8 @@
 import { type BanRules, DEFAULT_BAN_RULES } from './ratelimit/decision.js';
 import { MAX_RETRY_AFTER_SECONDS } from './ratelimit/headers.js';
+import { DAY_MS } from './ratelimit/state.js';
+
+const YEAR_S = 366 * 24 * 60 * 60;
 
 /**
  * Every environment variable the service reads, validated once. A bad value stops start-up with one
@@ -34,6 +37,16 @@ export interface Config {
   cache: { keys: number; pets: number; orderPages: number };
   /** The tick of the event-loop delay metrics, in ms (prom-client's `eventLoopMonitoringPrecision`). */
   eventLoopResolutionMs: number;
+  /** How orders move by themselves (orders/lifecycle.ts): null for a move that never happens by itself. */
+  fulfilment: FulfilmentDelays;
+  /** How long events (and, with webhooks, their delivery logs) are kept. */
+  eventsRetentionMs: number;
+}
+
+/** The simulated fulfilment's delays: approval after placing, delivery after approval; null: never by itself. */
+export interface FulfilmentDelays {
+  approveMs: number | null;
+  deliverMs: number | null;
 }
 
 export type RedisConfig = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
@@ -84,6 +97,10 @@ export const DEFAULTS = {
   orderPageCacheSize: 5_000,
   // prom-client's own default: about 0.1 % of a core while idle; 1 ms costs about 1.7 %.
   eventLoopResolutionMs: 10,
+  // Short enough that a person trying the API sees an order move.
+  fulfilmentApproveSeconds: 10,
+  fulfilmentDeliverSeconds: 60,
+  eventsRetentionDays: 30,
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -120,7 +137,21 @@ export function loadConfig(env: Env = process.env): Config {
       orderPages: positiveIntOf(env, 'ORDER_PAGE_CACHE_SIZE', DEFAULTS.orderPageCacheSize),
     },
     eventLoopResolutionMs: positiveIntOf(env, 'EVENT_LOOP_RESOLUTION_MS', DEFAULTS.eventLoopResolutionMs),
+    fulfilment: {
+      approveMs: delayOf(env, 'FULFILMENT_APPROVE_SECONDS', DEFAULTS.fulfilmentApproveSeconds),
+      deliverMs: delayOf(env, 'FULFILMENT_DELIVER_SECONDS', DEFAULTS.fulfilmentDeliverSeconds),
+    },
+    eventsRetentionMs: DAY_MS * positiveIntOf(env, 'EVENTS_RETENTION_DAYS', DEFAULTS.eventsRetentionDays),
   };
+}
+
+/** Whole seconds, in ms; `0` is null: the move never happens by itself. At most a year. */
+function delayOf(env: Env, name: string, fallback: number): number | null {
+  const raw = env[name];
+  if (raw === '0') return null;
+  const seconds = positiveIntOf(env, name, fallback);
+  if (seconds > YEAR_S) throw new ConfigError(name, `at most ${YEAR_S} (a year), or 0 for never; got ${seconds}`);
+  return seconds * 1000;
 }
 
 /**

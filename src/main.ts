@@ -7,7 +7,11 @@ import { openChangeFeed } from './db/change-feed.js';
 import { checkpointInBackground } from './db/checkpointer.js';
 import { openDatabase, warmUp } from './db/database.js';
 import { migrate } from './db/migrations.js';
+import { transactionsOf } from './db/group-commit.js';
+import { EventRetention } from './events/retention.js';
 import { createDemoKeys } from './keys/demo.js';
+import { Fulfilment } from './orders/fulfilment.js';
+import { OrderMoves } from './orders/moves.js';
 import { KeysRepository } from './keys/repository.js';
 import { buildAdminApp } from './ops/app.js';
 import { createLogger, logFormatFor, stdout } from './ops/logger.js';
@@ -55,7 +59,15 @@ async function main(config: Config): Promise<void> {
     adminToken: config.adminToken,
     logger,
   });
+  // Off the request path: orders falling due move, and events past their retention go.
+  const log = logger.child({ component: 'jobs' });
+  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
+  const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log });
+  const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log });
   await within(changes.ready(), FEED_WAIT_MS);
+  // Not awaited: a flood of orders that fell due while no instance ran is paced, the API answers meanwhile.
+  void fulfilment.start();
+  void retention.start();
   await publicApp.listen({ host: config.host, port: config.port });
   await adminApp.listen({ host: config.adminHost, port: config.adminPort });
   if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API (/admin/*) is off');
@@ -74,7 +86,7 @@ async function main(config: Config): Promise<void> {
     // close() cuts the connections that look idle; a request may be on its way on one of them. A
     // moment to read it lets it be answered (with Connection: close) instead of reset.
     await new Promise((resolve) => setTimeout(resolve, DRAIN_GRACE_MS));
-    await Promise.all([publicApp.close(), adminApp.close()]);
+    await Promise.all([publicApp.close(), adminApp.close(), fulfilment.stop(), retention.stop()]);
     await limiter.close();
     await changes.close();
     await checkpoints?.close();

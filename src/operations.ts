@@ -1,12 +1,20 @@
 import type { Clock } from './clock.js';
 import type { ChangeFeed } from './db/change-feed.js';
 import type { Db } from './db/database.js';
+import type { Transactions } from './db/group-commit.js';
+import { getEvent } from './events/get.js';
+import { listEvents } from './events/list.js';
+import type { EventsRepository } from './events/repository.js';
 import type { App } from './http/types.js';
+import type { IdempotentWrites } from './idempotency/writes.js';
+import { advanceOrder } from './orders/advance.js';
 import { cancelOrder } from './orders/cancel.js';
 import { getOrder } from './orders/get.js';
 import { listOrders } from './orders/list.js';
 import type { OrderPages } from './orders/order-pages.js';
+import type { OrderMoves } from './orders/moves.js';
 import { placeOrder } from './orders/place.js';
+import type { OrderPlacement } from './orders/placement.js';
 import type { Deprecation } from './pets/deprecation.js';
 import { getPet } from './pets/get.js';
 import { listPets } from './pets/list.js';
@@ -29,6 +37,14 @@ export interface OperationDeps {
   /** The deprecation of `GET /pets/{petId}`. */
   deprecation: Deprecation;
   limiter: LimiterStore;
+  /** Every write commits through these (db/group-commit.ts). */
+  transactions: Transactions;
+  /** The writes that honour `Idempotency-Key`. */
+  writes: IdempotentWrites;
+  /** Every change of an order's state, with its event. */
+  moves: OrderMoves;
+  placement: OrderPlacement;
+  events: EventsRepository;
 }
 
 /** One operation of the API, in its own file: registers its route, schema and handler together. */
@@ -38,4 +54,4 @@ export type Operation = (app: App, deps: OperationDeps) => void;
  * The API's operations, in the order they are registered, which is their order in the OpenAPI
  * document. Adding an operation is adding its file and a line here.
  */
-export const OPERATIONS: readonly Operation[] = [listPets, getPet, listOrders, placeOrder, getOrder, cancelOrder, getUsage];
+export const OPERATIONS: readonly Operation[] = [listPets, getPet, listOrders, placeOrder, getOrder, cancelOrder, advanceOrder, listEvents, getEvent, getUsage];

@@ -21,8 +21,16 @@ export interface Transactions {
  * single units cannot have one).
  */
 export function transactionsOf(db: Db): Transactions {
-  return isEmbedded(db) ? new GroupCommit(db) : { run: (unit) => db.transaction().execute(unit) };
+  let transactions = byStore.get(db);
+  if (transactions === undefined) {
+    transactions = isEmbedded(db) ? new GroupCommit(db) : { run: (unit) => db.transaction().execute(unit) };
+    byStore.set(db, transactions);
+  }
+  return transactions;
 }
+
+/** One per store: every write of a turn joins the same group (orders placed, moved, cancelled). */
+const byStore = new WeakMap<Db, Transactions>();
 
 interface Pending {
   unit: Unit<unknown>;

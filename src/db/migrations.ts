@@ -17,7 +17,7 @@ function required(columns: Record<string, 'text' | 'integer'>) {
     Object.entries(columns).reduce<CreateTableBuilder<T, string>>((built, [name, type]) => built.addColumn(name, type, (c) => c.notNull()), table);
 }
 
-function migrations(kind: Kind): Record<string, Migration> {
+export function migrations(kind: Kind): Record<string, Migration> {
   // The one place the dialects differ: how an integer key generates itself.
   const serialId = kind === 'postgres' ? 'bigserial' : 'integer';
   const serialKey = (c: ColumnDefinitionBuilder) => (kind === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
@@ -101,6 +101,41 @@ function migrations(kind: Kind): Record<string, Migration> {
           .addColumn('test', 'integer', (c) => c.notNull().defaultTo(0))
           .execute();
         await db.schema.alterTable('api_keys').addColumn('fault_profile', 'text').execute();
+      },
+    },
+    '005_order_lifecycle_and_events': {
+      // Orders move (orders/lifecycle.ts): `due_at` is when an order's next move falls due by itself,
+      // null when none will; the partial index holds only the orders still moving, so the fulfilment's
+      // one query finds what is due without reading the rest. Orders placed before they could move
+      // are due for approval at once. Every move writes an event (events/), in the same transaction.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('orders').addColumn('due_at', 'text').execute();
+        await db.schema.createIndex('orders_due').on('orders').column('due_at').where(sql.ref('due_at'), 'is not', null).execute();
+        await sql`update orders set due_at = created_at where status = 'placed'`.execute(db);
+        await db.schema
+          .createTable('events')
+          // The order events were written in: cursors page by it (for one key, ids become visible in this order: events/record.ts).
+          .addColumn('seq', serialId, serialKey)
+          .addColumn('id', 'text', (c) => c.notNull().unique())
+          .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
+          .addColumn('order_id', 'bigint')
+          .$call(required({ type: 'text', created_at: 'text', livemode: 'integer', data: 'text' }))
+          .execute();
+        await db.schema.createIndex('events_owner').on('events').columns(['api_key_id', 'seq']).execute();
+        await db.schema.createIndex('events_order').on('events').columns(['order_id', 'seq']).where(sql.ref('order_id'), 'is not', null).execute();
+        // Every POST that creates or changes something honours Idempotency-Key (idempotency/): a record
+        // keeps its response's status, and names an order only when there is one.
+        await db.schema
+          .createTable('idempotency_records_005')
+          .$call(required({ api_key_id: 'text', idempotency_key: 'text', request_hash: 'text', status: 'integer' }))
+          .addColumn('order_id', 'bigint', (c) => c.references('orders.id'))
+          .$call(required({ response_body: 'text', created_at: 'text' }))
+          .addPrimaryKeyConstraint('idempotency_pk', ['api_key_id', 'idempotency_key'])
+          .execute();
+        await sql`insert into idempotency_records_005 (api_key_id, idempotency_key, request_hash, status, order_id, response_body, created_at)
+          select api_key_id, idempotency_key, request_hash, 201, order_id, response_body, created_at from idempotency_records`.execute(db);
+        await db.schema.dropTable('idempotency_records').execute();
+        await db.schema.alterTable('idempotency_records_005').renameTo('idempotency_records').execute();
       },
     },
   };

@@ -9,6 +9,7 @@ export interface Database {
   pets: PetsTable;
   orders: OrdersTable;
   idempotency_records: IdempotencyTable;
+  events: EventsTable;
 }
 
 export interface ApiKeysTable {
@@ -52,15 +53,34 @@ export interface OrdersTable {
   status: string;
   complete: number;
   created_at: string;
+  /** When the order's next move falls due by itself (orders/lifecycle.ts); null when none will. */
+  due_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface IdempotencyTable {
   api_key_id: string;
   idempotency_key: string;
-  /** SHA-256 of the canonical request body: the same key with another body is refused. */
+  /** SHA-256 of what the request asked (its operation and canonical body): the same key with another request is refused. */
   request_hash: string;
-  order_id: number;
-  /** The original response body, replayed as it was. */
+  /** The original response's status and body, replayed as they were. */
+  status: number;
   response_body: string;
+  /** The order the request made or changed, if any. */
+  order_id: number | null;
   created_at: string;
+}
+
+export interface EventsTable {
+  /** The order of writing: cursors page by it. */
+  seq: Generated<number>;
+  /** `evt_…`: what clients see. */
+  id: string;
+  api_key_id: string;
+  order_id: number | null;
+  type: string;
+  created_at: string;
+  /** 0 for a test key's event. */
+  livemode: number;
+  /** The event's `data`, as JSON: the order as of the event. */
+  data: string;
 }

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { PROBLEM_SLUGS, PROBLEM_TYPES, ProblemError, type ProblemSlug, problemDescription } from '../http/problems.js';
-import { IDEMPOTENCY_WINDOW_IN_WORDS } from '../orders/idempotency-window.js';
+import { IDEMPOTENCY_WINDOW_IN_WORDS } from '../idempotency/window.js';
 import type { App } from '../http/types.js';
 import type { BanRules } from '../ratelimit/decision.js';
 import { htmlPage, inlineCode } from './page.js';

@@ -5,8 +5,9 @@ import { ProblemError } from './problems.js';
 const PREFIX = 'v1:';
 
 /**
- * The cursor of keyset pagination (db/keyset.ts): opaque to clients, it names the last id of the page
- * before. A page holds the items after it, so no item is skipped or repeated between pages.
+ * The cursor of keyset pagination (db/keyset.ts): opaque to clients, it names the position (the id, or
+ * for events their order of writing) of the last item of the page before. A page holds the items after
+ * it in the listing's order, so no item is skipped or repeated between pages.
  */
 export function encodeCursor(lastId: number): string {
   return Buffer.from(`${PREFIX}${lastId}`).toString('base64url');
@@ -30,7 +31,16 @@ function decodeCursor(cursor: string): number {
 }
 
 /** The page a list operation answers: the cursor, when more follow, points after the last row. */
-export function pageOf<T extends { id: number }>({ rows, more }: Rows<T>): { data: T[]; nextCursor: string | null } {
+export function pageOf<T extends { id: number }>(rows: Rows<T>): { data: T[]; nextCursor: string | null } {
+  return pageWith(
+    rows,
+    (row) => row.id,
+    (row) => row,
+  );
+}
+
+/** The same, for rows whose place in the listing is not their id: `positionOf` names it, `itemOf` the item shown. */
+export function pageWith<R, T>({ rows, more }: Rows<R>, positionOf: (row: R) => number, itemOf: (row: R) => T): { data: T[]; nextCursor: string | null } {
   const last = rows[rows.length - 1];
-  return { data: rows, nextCursor: more && last ? encodeCursor(last.id) : null };
+  return { data: rows.map(itemOf), nextCursor: more && last ? encodeCursor(positionOf(last)) : null };
 }

@@ -36,7 +36,20 @@ export const PROBLEM_TYPES = {
   'order-not-cancellable': {
     status: 409,
     title: 'Order cannot be cancelled',
-    description: 'A delivered order can no longer be cancelled. Cancelling an order that is already cancelled succeeds and changes nothing.',
+    description:
+      'Only a `placed` or `approved` order can be cancelled: a delivered order can no longer be. Cancelling an order that is already cancelled succeeds and changes nothing.',
+  },
+  'order-not-advanceable': {
+    status: 409,
+    title: 'Order cannot be advanced',
+    description:
+      'A `delivered` or `cancelled` order has reached the end of its lifecycle: `advance` has no step left to take. Place a new order to go through the steps again.',
+  },
+  'test-key-required': {
+    status: 403,
+    title: 'Test key required',
+    description:
+      'This operation is for test keys (`pet_test_…`) only: it lets a client practise against moves that live orders only make on their own schedule. Create a test key with `petstore keys create --test`, or wait for the live order to move.',
   },
   sunset: {
     status: 410,
@@ -118,7 +131,7 @@ export type ProblemSlug = keyof typeof PROBLEM_TYPES;
 export interface ProblemFacts {
   /** The ban rules in force. */
   rules: BanRules;
-  /** How long an `Idempotency-Key` is remembered, in words (orders/idempotency-window.ts). */
+  /** How long an `Idempotency-Key` is remembered, in words (idempotency/window.ts). */
   idempotencyWindow: string;
 }
 

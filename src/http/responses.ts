@@ -9,6 +9,7 @@ import { BannedProblem, Problem, RateLimitedProblem, ref, ValidationProblem } fr
 const BY_STATUS: Record<number, { description: string; schema: object }> = {
   400: { description: 'Invalid input: every invalid input is listed in `errors`.', schema: ref(ValidationProblem) },
   401: { description: PROBLEM_TYPES.unauthorized.title, schema: ref(Problem) },
+  403: { description: PROBLEM_TYPES['test-key-required'].title, schema: ref(Problem) },
   404: { description: 'Not found.', schema: ref(Problem) },
   409: { description: 'The request conflicts with the state of the record.', schema: ref(Problem) },
   410: { description: PROBLEM_TYPES.sunset.title, schema: ref(Problem) },

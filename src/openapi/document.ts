@@ -5,7 +5,7 @@ import { MAX_HEAD_BYTES } from '../http/limits.js';
 import { countsTowardLimit } from '../http/ratelimit.js';
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
-import { IDEMPOTENT_REPLAYED_HEADER } from '../orders/schemas.js';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/header.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
 import { bansInWords } from '../ratelimit/ban-prose.js';
 import type { BanRules } from '../ratelimit/decision.js';
@@ -160,7 +160,7 @@ interface Operation {
   description?: string;
   'x-stability'?: keyof typeof STABILITY;
   'x-badges'?: Array<{ name: string; position: 'before' | 'after' }>;
-  parameters?: Array<{ in: string; name: string; example?: unknown; schema?: { type?: string } }>;
+  parameters?: Array<{ in: string; name: string; example?: unknown; schema?: { type?: string; example?: unknown } }>;
   responses?: Record<string, { headers?: Record<string, unknown> }>;
 }
 
@@ -186,11 +186,15 @@ function withStability(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
-/** Path parameters are ids: an example that exists (the seeded catalogue starts at 1) for "Try it out" and mock servers. */
+/**
+ * Path parameters are ids: an example that exists (the seeded catalogue starts at 1) for "Try it out"
+ * and mock servers, or, for an id of another form (an event's), the example its schema gives.
+ */
 function withPathExamples(document: OpenApiDocument): OpenApiDocument {
   for (const operation of operationsOf(document)) {
     for (const parameter of operation.parameters ?? []) {
-      if (parameter.in === 'path' && parameter.example === undefined && parameter.schema?.type === 'integer') parameter.example = 1;
+      if (parameter.in !== 'path' || parameter.example !== undefined) continue;
+      parameter.example = parameter.schema?.type === 'integer' ? 1 : parameter.schema?.example;
     }
   }
   return document;

@@ -5,12 +5,22 @@
 export const TAG = {
   catalogue: 'Catalogue',
   orders: 'Orders',
+  events: 'Events',
   usage: 'Usage',
 } as const;
 
 export const TAG_GROUPS = [
   { name: 'Pets', description: 'The pets of the store.', tags: [{ name: TAG.catalogue, description: 'Read the catalogue of pets.' }] },
-  { name: 'Store', description: 'Orders placed with the store.', tags: [{ name: TAG.orders, description: 'Place, read and cancel your orders.' }] },
+  {
+    name: 'Store',
+    description: 'Orders placed with the store.',
+    tags: [{ name: TAG.orders, description: 'Place, read and cancel your orders, and watch them move: placed, approved, delivered.' }],
+  },
+  {
+    name: 'Notifications',
+    description: 'What happened to your orders.',
+    tags: [{ name: TAG.events, description: 'Every move of every order of yours, newest first: poll them here.' }],
+  },
   {
     name: 'Account',
     description: 'Your key and its plan.',

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DEFAULTS } from '../config.js';
 import { type CounterSeries, type HistogramSeries, TalliedCounter, TalliedHistogram } from './tallies.js';
 
@@ -43,6 +43,27 @@ export function createMetrics({ eventLoopResolutionMs }: { eventLoopResolutionMs
       labelNames: ['plan'] as const,
       registers: [registry],
     }),
+    orderMoves: new Counter({
+      name: 'petstore_order_moves_total',
+      help: 'Orders that entered a state here (placed, approved, delivered, cancelled), each with its event.',
+      labelNames: ['to'] as const,
+      registers: [registry],
+    }),
+    fulfilmentLag: new Gauge({
+      name: 'petstore_fulfilment_lag_seconds',
+      help: 'How late the oldest due order was when the fulfilment last took it (0: none was waiting).',
+      registers: [registry],
+    }),
+  };
+}
+
+/** Counts orders entering a state (orders/moves.ts), by a child per state found once. */
+export function orderMovesCounter(metrics: Pick<Metrics, 'orderMoves'>) {
+  const children = new Map<string, { inc(n: number): void }>();
+  return (status: string, orders: number): void => {
+    let child = children.get(status);
+    if (!child) children.set(status, (child = metrics.orderMoves.labels(status)));
+    child.inc(orders);
   };
 }
 

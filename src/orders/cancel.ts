@@ -1,18 +1,24 @@
-import type { ChangeFeed } from '../db/change-feed.js';
-import type { Db } from '../db/database.js';
+import type { Clock } from '../clock.js';
+import type { Transactions } from '../db/group-commit.js';
 import { ProblemError } from '../http/problems.js';
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
+import { isCancellable } from './lifecycle.js';
+import type { OrderMoves } from './moves.js';
 import { notFound } from './not-found.js';
-import { OrdersRepository } from './repository.js';
 import { Order, OrderParams } from './schemas.js';
 
+export interface CancelOrderDeps {
+  transactions: Transactions;
+  moves: OrderMoves;
+  clock: Clock;
+}
+
 /** `DELETE /store/orders/{orderId}` (cancelOrder): cancels one order of the caller's key, unless delivered. */
-export function cancelOrder(app: App, { db, changes }: { db: Db; changes: ChangeFeed }): void {
-  const orders = new OrdersRepository(db, changes);
+export function cancelOrder(app: App, { transactions, moves, clock }: CancelOrderDeps): void {
   app.delete(
     '/store/orders/:orderId',
     {
@@ -20,7 +26,7 @@ export function cancelOrder(app: App, { db, changes }: { db: Db; changes: Change
         operationId: 'cancelOrder',
         summary: 'Cancel one of your orders',
         description:
-          'Sets the status to `cancelled` and returns the order. Cancelling a cancelled order changes nothing; a delivered order cannot be cancelled (`409`).',
+          'Sets the status of a `placed` or `approved` order to `cancelled` (an `order.cancelled` event) and returns the order. Cancelling a cancelled order changes nothing; a delivered order cannot be cancelled (`409`).',
         tags: [TAG.orders],
         'x-stability': 'experimental',
         params: OrderParams,
@@ -28,12 +34,17 @@ export function cancelOrder(app: App, { db, changes }: { db: Db; changes: Change
       },
     },
     async (request) => {
-      const owner = keyOf(request).id;
-      const order = await orders.find(owner, request.params.orderId);
-      if (!order) throw notFound(request.params.orderId);
-      if (order.status === 'delivered') throw new ProblemError('order-not-cancellable', `Order ${order.id} was delivered and cannot be cancelled.`);
-      if (order.status !== 'cancelled') await orders.setStatus(owner, order.id, 'cancelled');
-      return { ...order, status: 'cancelled' as const };
+      const key = keyOf(request);
+      const id = request.params.orderId;
+      const { order, moved } = await transactions.run(async (trx) => {
+        const found = await moves.lock(trx, key.id, id);
+        if (!found) throw notFound(id);
+        if (found.status === 'cancelled') return { order: found, moved: false };
+        if (!isCancellable(found.status)) throw new ProblemError('order-not-cancellable', `Order ${id} was ${found.status} and cannot be cancelled.`);
+        return { order: await moves.move(trx, { owner: key.id, livemode: !key.test, order: found }, 'cancelled', clock()), moved: true };
+      });
+      if (moved) moves.moved([order]);
+      return order;
     },
   );
 }

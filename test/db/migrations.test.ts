@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Db, openDatabase } from '../../src/db/database.js';
-import { migrate } from '../../src/db/migrations.js';
+import { Migrator } from 'kysely';
+import { migrate, migrations } from '../../src/db/migrations.js';
 import { PET_CATALOGUE } from '../../src/pets/catalogue.js';
 import { postgresAvailable, testDatabase } from '../helpers/database.js';
 
@@ -18,6 +19,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
     // An empty schema of our own, then eight "instances" migrating it at once, each on its own pool.
     const { db, url, drop } = await testDatabase({ kind: 'postgres' });
     drops.push(drop);
+    await db.schema.dropTable('events').execute();
     await db.schema.dropTable('idempotency_records').execute();
     await db.schema.dropTable('orders').execute();
     await db.schema.dropTable('pets').execute();
@@ -39,6 +41,49 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       .selectFrom('kysely_migration' as never)
       .select('name' as never)
       .execute();
-    expect(applied.map((row) => (row as { name: string }).name)).toEqual(['001_tables', '002_pet_catalogue', '003_change_notifications', '004_test_keys']);
+    expect(applied.map((row) => (row as { name: string }).name)).toEqual([
+      '001_tables',
+      '002_pet_catalogue',
+      '003_change_notifications',
+      '004_test_keys',
+      '005_order_lifecycle_and_events',
+    ]);
+  });
+});
+
+describe('the order lifecycle migration (005)', () => {
+  it('keeps every idempotency record and makes the orders placed before it due for approval at once', async () => {
+    const db = openDatabase({ kind: 'sqlite', file: ':memory:' });
+    try {
+      const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations('sqlite') } });
+      expect((await migrator.migrateTo('004_test_keys')).error).toBeUndefined();
+      const at = '2026-11-01T10:00:00.000Z';
+      await db
+        .insertInto('api_keys')
+        .values({ id: 'key_1', name: 'k', plan: 'pro', per_minute: null, per_day: null, key_hash: 'h', key_prefix: 'pet_x…', created_at: at, revoked_at: null })
+        .execute();
+      const order = { api_key_id: 'key_1', pet_id: 1, quantity: 1, ship_date: at, complete: 0, created_at: at };
+      await db
+        .insertInto('orders')
+        .values([
+          { ...order, status: 'placed' },
+          { ...order, status: 'cancelled' },
+        ] as never)
+        .execute();
+      const record = { api_key_id: 'key_1', idempotency_key: 'k1', request_hash: 'hash', order_id: 1, response_body: '{"id":1}', created_at: at };
+      await db
+        .insertInto('idempotency_records')
+        .values(record as never)
+        .execute();
+
+      await migrate(db, 'sqlite');
+      expect(await db.selectFrom('orders').select(['id', 'status', 'due_at']).orderBy('id').execute()).toEqual([
+        { id: 1, status: 'placed', due_at: at },
+        { id: 2, status: 'cancelled', due_at: null },
+      ]);
+      expect(await db.selectFrom('idempotency_records').selectAll().execute()).toEqual([{ ...record, status: 201 }]);
+    } finally {
+      await db.destroy();
+    }
   });
 });

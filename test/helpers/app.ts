@@ -9,9 +9,14 @@ import { buildAdminApp } from '../../src/ops/app.js';
 import { createLogger } from '../../src/ops/logger.js';
 import { createMetrics, type Metrics } from '../../src/ops/metrics.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
+import { transactionsOf } from '../../src/db/group-commit.js';
+import { EventRetention } from '../../src/events/retention.js';
+import { Fulfilment } from '../../src/orders/fulfilment.js';
+import { OrderMoves } from '../../src/orders/moves.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
 import { type FakeClock, fakeClock } from './clock.js';
-import { TEST_STORE, testDatabase } from './database.js';
+import { TEST_STORE, type TestDatabase, testDatabase } from './database.js';
+import { openDatabase } from '../../src/db/database.js';
 
 export interface TestApp {
   app: App;
@@ -22,14 +27,21 @@ export interface TestApp {
   changes: ChangeFeed;
   /** DATABASE_URL for another process (the CLI) to share the store. */
   databaseUrl: string;
+  /** The store, for another app to open after this one closed with `keepStore` (`store` in the options). */
+  store: Pick<TestDatabase, 'url' | 'config' | 'drop'>;
   keys: KeysRepository;
   limiter: LimiterStore;
   metrics: Metrics;
   clock: FakeClock;
   config: PublicConfig;
+  /** The instance's fulfilment, not started: a test moves the clock and calls `runDue()`. */
+  fulfilment: Fulfilment;
+  /** The instance's event retention, not started: a test calls `sweep()`. */
+  retention: EventRetention;
   /** A new key of the plan; returns the full key. */
-  newKey(choice?: PlanChoice | PlanChoice['plan']): Promise<string>;
-  close(): Promise<void>;
+  newKey(choice?: (PlanChoice & { test?: boolean }) | PlanChoice['plan']): Promise<string>;
+  /** Stops everything; the store is dropped unless `keepStore` (another app opens it next). */
+  close(options?: { keepStore?: boolean }): Promise<void>;
 }
 
 export interface TestAppOptions {
@@ -42,6 +54,8 @@ export interface TestAppOptions {
   postgresVia?: string;
   /** Receives the app's JSON log lines; default: no logging. */
   logLines?: string[];
+  /** The store of an app closed with `keepStore` (a restart): opened again, and dropped when this app closes. */
+  store?: Pick<TestDatabase, 'url' | 'config' | 'drop'>;
 }
 
 /**
@@ -53,7 +67,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = loadConfig({ PUBLIC_URL: 'http://petstore.test', ...options.env });
   const { adminToken } = config;
   const kind = options.sqliteFile ? 'sqlite' : options.postgresVia ? 'postgres' : TEST_STORE;
-  const store = await testDatabase({ kind, sqliteFile: options.sqliteFile, connectVia: options.postgresVia });
+  const store = options.store ? reopened(options.store) : await testDatabase({ kind, sqliteFile: options.sqliteFile, connectVia: options.postgresVia });
   const { db } = store;
   const limiter = options.limiter ?? new MemoryLimiterStore({ clock, rules: config.ban });
   const metrics = createMetrics();
@@ -63,27 +77,40 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const limiterStatus = () => ({ configured: 'memory', deciding: 'memory' }) as const;
   const admin = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken, logger });
   const keys = new KeysRepository(db, clock, changes);
+  const quiet = { warn: () => {}, info: () => {} };
+  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
+  const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log: quiet });
+  const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log: quiet });
   return {
     app,
     admin,
     db,
     changes,
     databaseUrl: store.url,
+    store: { url: store.url, config: store.config, drop: store.drop },
     keys,
     limiter,
     metrics,
     clock,
     config,
+    fulfilment,
+    retention,
     newKey: async (choice = 'pro') => (await keys.create(typeof choice === 'string' ? { plan: choice } : choice)).key,
-    close: async () => {
+    close: async ({ keepStore = false } = {}) => {
+      await Promise.all([fulfilment.stop(), retention.stop()]);
       await app.close();
       await admin.close();
       await limiter.close();
       await changes.close();
       await db.destroy();
-      await store.drop();
+      if (!keepStore) await store.drop();
     },
   };
+}
+
+/** The same store again, as a restarted instance opens it. */
+function reopened({ url, config, drop }: Pick<TestDatabase, 'url' | 'config' | 'drop'>): TestDatabase {
+  return { db: openDatabase(config), url, config, drop };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test reads whatever a body holds; the assertions check it.

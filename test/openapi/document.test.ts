@@ -17,6 +17,9 @@ const EXPECTED_OPERATIONS = [
   'POST /store/orders',
   'GET /store/orders/{orderId}',
   'DELETE /store/orders/{orderId}',
+  'POST /store/orders/{orderId}/advance',
+  'GET /events',
+  'GET /events/{eventId}',
   'GET /usage',
 ];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -78,7 +81,7 @@ describe('the served document', () => {
     expect(parseYaml(response.body)).toEqual(doc);
   });
 
-  it('documents exactly the seven operations', () => {
+  it('documents exactly the ten operations', () => {
     expect(
       operationsOf(doc)
         .map((o) => `${o.method} ${o.path}`)
@@ -92,14 +95,14 @@ describe('the served document', () => {
 });
 
 describe('tags', () => {
-  it('groups the tags as Pets, Store and Account, both in x-tagGroups and with x-parent', () => {
+  it('groups the tags as Pets, Store, Notifications and Account, both in x-tagGroups and with x-parent', () => {
     const groups = doc['x-tagGroups'] as Array<{ name: string; tags: string[] }>;
-    expect(groups.map((g) => g.name)).toEqual(['Pets', 'Store', 'Account']);
+    expect(groups.map((g) => g.name)).toEqual(['Pets', 'Store', 'Notifications', 'Account']);
     const tags = doc.tags as Array<{ name: string; 'x-parent'?: string }>;
     const children = tags.filter((tag) => tag['x-parent'] !== undefined);
     expect(children.length).toBeGreaterThan(0);
     for (const child of children) {
-      expect(['Pets', 'Store', 'Account']).toContain(child['x-parent']);
+      expect(['Pets', 'Store', 'Notifications', 'Account']).toContain(child['x-parent']);
       expect(groups.find((g) => g.name === child['x-parent'])?.tags).toContain(child.name);
     }
     for (const group of groups) {
@@ -109,11 +112,13 @@ describe('tags', () => {
     }
   });
 
-  it('puts only child tags on operations, Pets operations under Pets, Store ones under Store, /usage under Account', () => {
+  it('puts only child tags on operations, Pets operations under Pets, Store ones under Store, events under Notifications, /usage under Account', () => {
     const parentOf = new Map((doc.tags as Json[]).filter((tag) => tag['x-parent']).map((tag) => [tag.name, tag['x-parent']]));
+    const groupOf = (path: string) =>
+      path.startsWith('/pets') ? 'Pets' : path === '/usage' ? 'Account' : path.startsWith('/events') ? 'Notifications' : 'Store';
     for (const { path, op } of operationsOf(doc)) {
       expect(op.tags.length).toBeGreaterThan(0);
-      for (const tag of op.tags as string[]) expect(parentOf.get(tag)).toBe(path.startsWith('/pets') ? 'Pets' : path === '/usage' ? 'Account' : 'Store');
+      for (const tag of op.tags as string[]) expect(parentOf.get(tag)).toBe(groupOf(path));
     }
   });
 });
@@ -125,6 +130,9 @@ describe('extensions', () => {
       'POST /store/orders': 'beta',
       'GET /store/orders/{orderId}': 'experimental',
       'DELETE /store/orders/{orderId}': 'experimental',
+      'POST /store/orders/{orderId}/advance': 'experimental',
+      'GET /events': 'beta',
+      'GET /events/{eventId}': 'beta',
       'GET /pets/{petId}': undefined,
       'GET /store/orders': undefined,
       'GET /usage': 'beta',
@@ -300,7 +308,10 @@ describe('for tools that read only the standard', () => {
     expect(doc.security).toEqual([{ ApiKey: [] }]);
     const parameters = operationsOf(doc).flatMap(({ op }) => (op.parameters ?? []).filter((p: Json) => p.in === 'path'));
     expect(parameters.length).toBeGreaterThanOrEqual(3);
-    for (const parameter of parameters) expect(parameter.example, parameter.name).toBe(1);
+    for (const parameter of parameters) {
+      if (parameter.schema.type === 'integer') expect(parameter.example, parameter.name).toBe(1);
+      else expect(parameter.example, parameter.name).toMatch(new RegExp(parameter.schema.pattern));
+    }
   });
 });
 

@@ -1,5 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdempotentWrites } from '../../src/idempotency/writes.js';
+import { OrderMoves } from '../../src/orders/moves.js';
 import { OrderPlacement } from '../../src/orders/placement.js';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 
@@ -207,19 +209,20 @@ describe('POST /store/orders with Idempotency-Key', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     const pet = json<{ id: number }>(await t.app.inject({ url: `/pets/${available}`, headers: { 'x-api-key': await t.newKey('pro') } }));
     // A catalogue that answers only when the test says so: the original request stays in progress.
-    const placement = new OrderPlacement(t.db, t.clock, {
+    const moves = OrderMoves.of(t.db, t.config.fulfilment, t.changes, t.metrics);
+    const placement = new OrderPlacement(new IdempotentWrites(t.db, t.clock), moves, t.clock, {
       find: async () => {
         await held;
         return pet as never;
       },
     });
     const input = { petId: available, quantity: 1 };
-    const original = placement.place(record.id, input, 'in-progress-1');
-    await expect(placement.place(record.id, input, 'in-progress-1')).rejects.toMatchObject({ slug: 'idempotency-key-in-progress', status: 409 });
+    const original = placement.place(record, input, 'in-progress-1');
+    await expect(placement.place(record, input, 'in-progress-1')).rejects.toMatchObject({ slug: 'idempotency-key-in-progress', status: 409 });
     release();
     const placed = await original;
     expect(placed.replayed).toBe(false);
-    const replay = await placement.place(record.id, input, 'in-progress-1');
+    const replay = await placement.place(record, input, 'in-progress-1');
     expect(replay).toEqual({ order: placed.order, replayed: true });
   });
 

@@ -1,0 +1,36 @@
+import { pageRequest, pageWith } from '../http/pagination.js';
+import { problemResponses } from '../http/responses.js';
+import { Page, ref } from '../http/schemas.js';
+import type { App } from '../http/types.js';
+import { keyOf } from '../keys/identify.js';
+import { TAG } from '../openapi/tags.js';
+import type { EventsRepository } from './repository.js';
+import { Event, EventListQuery } from './schemas.js';
+
+/** `GET /events` (listEvents): a page of the caller's events, newest first. */
+export function listEvents(app: App, { events }: { events: EventsRepository }): void {
+  app.get(
+    '/events',
+    {
+      schema: {
+        operationId: 'listEvents',
+        summary: 'List your events',
+        description:
+          'Every move of your orders, newest first, optionally only some types or one order. Paginate with `cursor`: a page never skips or repeats an event, however many arrive while you read. To catch up, read from the first page down to the newest event you already have: for one key, events appear in the order they were written, so none is missed.',
+        tags: [TAG.events],
+        'x-stability': 'beta',
+        querystring: EventListQuery,
+        response: { 200: Page(ref(Event), 'A page of your events, newest first.'), ...problemResponses(400) },
+      },
+    },
+    async (request) => {
+      const { type, orderId } = request.query;
+      const rows = await events.list(keyOf(request).id, { types: type, orderId }, pageRequest(request.query));
+      return pageWith(
+        rows,
+        (row) => row.seq,
+        (row) => row.event,
+      );
+    },
+  );
+}

@@ -1,0 +1,43 @@
+import Type, { type Static } from 'typebox';
+import { Int64Id, ref, StringEnum } from '../http/schemas.js';
+import { ORDER_EVENT_TYPES } from '../orders/lifecycle.js';
+import { Order } from '../orders/schemas.js';
+
+/** Every type of event, in the order a reader meets them. */
+export const EVENT_TYPES = ORDER_EVENT_TYPES;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** `evt_` and 16 base64url characters (96 random bits). */
+export const EVENT_ID_PATTERN = '^evt_[A-Za-z0-9_-]{16}$';
+
+export const Event = Type.Object(
+  {
+    id: Type.String({ pattern: EVENT_ID_PATTERN, maxLength: 20, description: 'The event id, `evt_…`; webhook deliveries carry it as `webhook-id`.' }),
+    type: StringEnum(EVENT_TYPES, { description: 'What happened: the order entered the state the type names.' }),
+    timestamp: Type.String({ format: 'date-time', maxLength: 30, description: 'When it happened (RFC 3339, UTC).' }),
+    livemode: Type.Boolean({ description: "False for a test key's event." }),
+    data: ref(Order),
+  },
+  {
+    $id: 'Event',
+    additionalProperties: false,
+    description: 'Something that happened to one of your orders; `data` is the order as of the event. Events are kept for the retention period, then deleted.',
+  },
+);
+export type Event = Static<typeof Event>;
+
+export const EventParams = Type.Object({
+  eventId: Type.String({ pattern: EVENT_ID_PATTERN, maxLength: 20, description: 'The id of one of your events, `evt_…`.', example: 'evt_AAAAAAAAAAAAAAAA' }),
+});
+
+export const EventListQuery = Type.Object({
+  type: Type.Optional(
+    Type.Array(StringEnum(EVENT_TYPES), {
+      maxItems: EVENT_TYPES.length,
+      description: 'Only events of this type; repeat the parameter for several (`?type=order.approved&type=order.delivered`).',
+    }),
+  ),
+  orderId: Type.Optional(Int64Id('Only the events of this order.')),
+  limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'How many events to return, 1 to 100.' })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: 'The `nextCursor` of the previous page.' })),
+});

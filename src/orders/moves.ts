@@ -1,0 +1,163 @@
+import type { Insertable } from 'kysely';
+import type { FulfilmentDelays } from '../config.js';
+import type { ChangeFeed } from '../db/change-feed.js';
+import { type Db, isEmbedded } from '../db/database.js';
+import { canExist } from '../db/ids.js';
+import { prepared } from '../db/prepared.js';
+import type { OrdersTable } from '../db/schema.js';
+import { EventLog, type NewEvent } from '../events/record.js';
+import { type Metrics, orderMovesCounter } from '../ops/metrics.js';
+import { dueAfterEntering, eventTypeOf, isComplete, nextStatus, type OrderStatus } from './lifecycle.js';
+import { ORDER_COLUMNS, toOrder } from './repository.js';
+import type { Order } from './schemas.js';
+
+/** An order as a move sees it: the record, its key's, and whether that key is live. */
+export interface Owned {
+  owner: string;
+  livemode: boolean;
+  order: Order;
+}
+
+/**
+ * Every change of an order's state, in the caller's transaction, each with its event (events/record.ts)
+ * and its next move scheduled (./lifecycle.ts). A move is decided on a row read under a lock held to the
+ * end of the transaction (PostgreSQL's row lock; SQLite's one writer), so that two writers never both
+ * move one order from the same state: a `DELETE` racing the fulfilment either cancels an order still
+ * placed, which the fulfilment then no longer finds due, or cancels the order it approved.
+ *
+ * Each write is told to `changes` before the call returns, so that the owner's pages held in memory
+ * (./order-pages.ts) are forgotten before the change is answered (./repository.ts says why that is
+ * soon enough). `moved` counts what was committed (metrics), once the caller's transaction is.
+ */
+export class OrderMoves {
+  readonly #pg: boolean;
+
+  constructor(
+    db: Db,
+    private readonly events: EventLog,
+    private readonly delays: FulfilmentDelays,
+    private readonly changes?: Pick<ChangeFeed, 'changed'>,
+    private readonly counted: (status: OrderStatus, orders: number) => void = () => {},
+  ) {
+    this.#pg = !isEmbedded(db);
+  }
+
+  /** The moves of `db`, with their events, told to `changes`, counted in `metrics`. */
+  static of(db: Db, delays: FulfilmentDelays, changes: Pick<ChangeFeed, 'changed'>, metrics: Pick<Metrics, 'orderMoves'>): OrderMoves {
+    return new OrderMoves(db, new EventLog(db), delays, changes, orderMovesCounter(metrics));
+  }
+
+  /** Places an order: its row, scheduled for approval, and its `order.placed` event. */
+  async place(trx: Db, owner: string, livemode: boolean, fields: Pick<Order, 'petId' | 'quantity' | 'shipDate'>, now: number): Promise<Order> {
+    const due = dueAfterEntering('placed', now, this.delays);
+    const { rows } = await insertOrder(trx, {
+      api_key_id: owner,
+      pet_id: fields.petId,
+      quantity: fields.quantity,
+      ship_date: fields.shipDate,
+      status: 'placed',
+      complete: 0,
+      created_at: new Date(now).toISOString(),
+      due_at: due === null ? null : new Date(due).toISOString(),
+    });
+    const order: Order = { id: Number(rows[0]!.id), ...fields, status: 'placed', complete: false };
+    await this.events.record(trx, now, [orderEvent({ owner, livemode, order })]);
+    this.changes?.changed('orders', owner);
+    return order;
+  }
+
+  /** One order of the owner's, locked to the end of the transaction: a move decided on it stands. */
+  async lock(trx: Db, owner: string, id: number): Promise<Order | undefined> {
+    if (!canExist(id)) return undefined;
+    let query = trx.selectFrom('orders').select(ORDER_COLUMNS).where('api_key_id', '=', owner).where('id', '=', id);
+    if (this.#pg) query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    return row && toOrder(row);
+  }
+
+  /** Moves a locked order to `to` (the lifecycle allows it: the caller asked), with its event. */
+  async move(trx: Db, { owner, livemode, order }: Owned, to: OrderStatus, now: number): Promise<Order> {
+    const moved = await this.#moveAll(trx, [{ owner, livemode, order }], to, now);
+    return moved[0]!;
+  }
+
+  /**
+   * The fulfilment's step: up to `limit` orders whose next move is due at `now`, the longest due first,
+   * each moved one step with its event. On PostgreSQL the rows another instance is moving are skipped
+   * (and the rows taken here are skipped by it), so that every move is made once. Answers the orders
+   * moved, how many rows were taken (all `limit` of them: more may be due), and when the first fell due.
+   */
+  async moveDue(trx: Db, now: number, limit: number): Promise<{ moved: Order[]; taken: number; oldestDueAt: number | null }> {
+    let query = trx
+      .selectFrom('orders')
+      .innerJoin('api_keys', 'api_keys.id', 'orders.api_key_id')
+      .select(['orders.id', 'orders.pet_id', 'orders.quantity', 'orders.ship_date', 'orders.status', 'orders.complete', 'orders.due_at', 'orders.api_key_id'])
+      .select('api_keys.test')
+      .where('orders.due_at', '<=', new Date(now).toISOString())
+      .orderBy('orders.due_at')
+      .limit(limit);
+    if (this.#pg) query = query.forUpdate('orders').skipLocked();
+    const rows = await query.execute();
+    const byStep = new Map<OrderStatus, Owned[]>();
+    for (const row of rows) {
+      const order = toOrder(row);
+      const to = nextStatus(order.status);
+      // A final state is never due; a row saying otherwise was written by hand: it stops being due.
+      if (to === undefined) {
+        await trx.updateTable('orders').set({ due_at: null }).where('id', '=', order.id).execute();
+        continue;
+      }
+      let step = byStep.get(to);
+      if (step === undefined) byStep.set(to, (step = []));
+      step.push({ owner: row.api_key_id, livemode: row.test === 0, order });
+    }
+    const moved: Order[] = [];
+    for (const [to, owned] of byStep) moved.push(...(await this.#moveAll(trx, owned, to, now)));
+    return { moved, taken: rows.length, oldestDueAt: rows[0]?.due_at ? Date.parse(rows[0].due_at) : null };
+  }
+
+  /** Counts what a committed transaction moved (metrics). */
+  moved(orders: readonly Pick<Order, 'status'>[]): void {
+    const byStatus = new Map<OrderStatus, number>();
+    for (const { status } of orders) byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    for (const [status, n] of byStatus) this.counted(status, n);
+  }
+
+  async #moveAll(trx: Db, owned: readonly Owned[], to: OrderStatus, now: number): Promise<Order[]> {
+    const due = dueAfterEntering(to, now, this.delays);
+    await trx
+      .updateTable('orders')
+      .set({ status: to, complete: isComplete(to) ? 1 : 0, due_at: due === null ? null : new Date(due).toISOString() })
+      .where(
+        'id',
+        'in',
+        owned.map((o) => o.order.id),
+      )
+      .execute();
+    const moved = owned.map(({ owner, livemode, order }) => ({ owner, livemode, order: { ...order, status: to, complete: isComplete(to) } }));
+    await this.events.record(trx, now, moved.map(orderEvent));
+    for (const owner of new Set(owned.map((o) => o.owner))) this.changes?.changed('orders', owner);
+    return moved.map((m) => m.order);
+  }
+}
+
+function orderEvent({ owner, livemode, order }: Owned): NewEvent {
+  return { type: eventTypeOf(order.status), owner, orderId: order.id, livemode, data: order };
+}
+
+/** Placing an order is the hottest write: its insert is compiled once. */
+const insertOrder = prepared((db, row: Omit<Insertable<OrdersTable>, 'id'>) =>
+  db
+    .insertInto('orders')
+    .values({
+      api_key_id: row.api_key_id,
+      pet_id: row.pet_id,
+      quantity: row.quantity,
+      ship_date: row.ship_date,
+      status: row.status,
+      complete: row.complete,
+      created_at: row.created_at,
+      due_at: row.due_at,
+    })
+    .returning('id'),
+);
