@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
 const API_SUITES = [
   'test/pets/**/*.test.ts',
   'test/orders/**/*.test.ts',
+  'test/events/**/*.test.ts',
   'test/http/**/*.test.ts',
   'test/keys/**/*.test.ts',
   'test/openapi/**/*.test.ts',

@@ -29,7 +29,6 @@ import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from './idempotency/header.js';
 import { IdempotentWrites } from './idempotency/writes.js';
-import { transactionsOf } from './db/group-commit.js';
 import { EventsRepository } from './events/repository.js';
 import { Event } from './events/schemas.js';
 import { rateLimitHook } from './http/ratelimit.js';
@@ -213,9 +212,8 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
     const placement = new OrderPlacement(writes, moves, clock, catalogue);
     const events = new EventsRepository(db);
-    const transactions = transactionsOf(db);
     const deprecation = config.petsGet;
-    const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation, limiter, transactions, writes, moves, placement, events };
+    const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation, limiter, writes, moves, placement, events };
     for (const operation of OPERATIONS) operation(api, deps);
   });
   openapiRoutes(app);

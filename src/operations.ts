@@ -1,7 +1,6 @@
 import type { Clock } from './clock.js';
 import type { ChangeFeed } from './db/change-feed.js';
 import type { Db } from './db/database.js';
-import type { Transactions } from './db/group-commit.js';
 import { getEvent } from './events/get.js';
 import { listEvents } from './events/list.js';
 import type { EventsRepository } from './events/repository.js';
@@ -37,8 +36,6 @@ export interface OperationDeps {
   /** The deprecation of `GET /pets/{petId}`. */
   deprecation: Deprecation;
   limiter: LimiterStore;
-  /** Every write commits through these (db/group-commit.ts). */
-  transactions: Transactions;
   /** The writes that honour `Idempotency-Key`. */
   writes: IdempotentWrites;
   /** Every change of an order's state, with its event. */

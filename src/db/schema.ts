@@ -10,6 +10,7 @@ export interface Database {
   orders: OrdersTable;
   idempotency_records: IdempotencyTable;
   events: EventsTable;
+  event_heads: EventHeadsTable;
 }
 
 export interface ApiKeysTable {
@@ -55,6 +56,10 @@ export interface OrdersTable {
   created_at: string;
   /** When the order's next move falls due by itself (orders/lifecycle.ts); null when none will. */
   due_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the order entered its state; null until it first moved (it entered `placed` at `created_at`). */
+  moved_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The order's newest event, kept by the store as events are written (migration 005). */
+  last_event_seq: ColumnType<number | null, never, never>;
 }
 
 export interface IdempotencyTable {
@@ -71,16 +76,22 @@ export interface IdempotencyTable {
 }
 
 export interface EventsTable {
-  /** The order of writing: cursors page by it. */
+  /** The order of writing; with `nonce`, the event's id (events/ids.ts). */
   seq: Generated<number>;
-  /** `evt_…`: what clients see. */
-  id: string;
+  nonce: string;
+  /** The key's previous event, and the order's: events are read by walking back (migration 005). */
+  prev_seq: number | null;
+  prev_of_order: number | null;
   api_key_id: string;
   order_id: number | null;
   type: string;
   created_at: string;
   /** 0 for a test key's event. */
   livemode: number;
-  /** The event's `data`, as JSON: the order as of the event. */
-  data: string;
+}
+
+/** Each key's newest event, kept by the store as events are written (migration 005). */
+export interface EventHeadsTable {
+  api_key_id: string;
+  last_seq: number;
 }

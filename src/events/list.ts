@@ -1,10 +1,10 @@
-import { pageRequest, pageWith } from '../http/pagination.js';
+import { encodeCursor, pageRequest } from '../http/pagination.js';
 import { problemResponses } from '../http/responses.js';
 import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
-import type { EventsRepository } from './repository.js';
+import { type EventsRepository, WALK_LIMIT } from './repository.js';
 import { Event, EventListQuery } from './schemas.js';
 
 /** `GET /events` (listEvents): a page of the caller's events, newest first. */
@@ -16,7 +16,8 @@ export function listEvents(app: App, { events }: { events: EventsRepository }): 
         operationId: 'listEvents',
         summary: 'List your events',
         description:
-          'Every move of your orders, newest first, optionally only some types or one order. Paginate with `cursor`: a page never skips or repeats an event, however many arrive while you read. To catch up, read from the first page down to the newest event you already have: for one key, events appear in the order they were written, so none is missed.',
+          'Every move of your orders, newest first, optionally only some types or one order. Paginate with `cursor`: a page never skips or repeats an event, however many arrive while you read. To catch up, read from the first page down to the newest event you already have: for one key, events appear in the order they were written, so none is missed. ' +
+          `With \`type\`, a page looks through at most ${WALK_LIMIT.toLocaleString('en')} events and may hold fewer than \`limit\`: go on while \`nextCursor\` is not null.`,
         tags: [TAG.events],
         'x-stability': 'beta',
         querystring: EventListQuery,
@@ -25,12 +26,8 @@ export function listEvents(app: App, { events }: { events: EventsRepository }): 
     },
     async (request) => {
       const { type, orderId } = request.query;
-      const rows = await events.list(keyOf(request).id, { types: type, orderId }, pageRequest(request.query));
-      return pageWith(
-        rows,
-        (row) => row.seq,
-        (row) => row.event,
-      );
+      const page = await events.list(keyOf(request).id, { types: type, orderId }, pageRequest(request.query));
+      return { data: page.events, nextCursor: page.next === null ? null : encodeCursor(page.next) };
     },
   );
 }

@@ -1,8 +1,9 @@
-import type { Selectable } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { canExist } from '../db/ids.js';
-import type { PageRequest, Rows } from '../db/keyset.js';
-import type { EventsTable } from '../db/schema.js';
+import type { PageRequest } from '../db/keyset.js';
+import { isComplete, type OrderEventType, statusEnteredBy } from '../orders/lifecycle.js';
+import { eventIdOf, parseEventId } from './ids.js';
 import type { Event, EventType } from './schemas.js';
 
 export interface EventFilter {
@@ -10,54 +11,103 @@ export interface EventFilter {
   orderId?: number;
 }
 
-/** Events as they are read: the event, and its place in the order of writing (the cursor's). */
-export interface Listed {
-  seq: number;
-  event: Event;
+/** A page of events, and the place to go on from (its last event's, or where its walk stopped), or null at the end. */
+export interface EventPage {
+  events: Event[];
+  next: number | null;
 }
 
-/** A key's events. Every query is scoped by the owner: another key's event does not exist here. */
+/**
+ * The most events one page of a filtered listing walks past: a page may then hold fewer than asked
+ * (its cursor goes on from where the walk stopped), and no request holds the store for long.
+ */
+export const WALK_LIMIT = 1_000;
+
+/**
+ * A key's events. Every query is scoped by the owner: another key's event does not exist here.
+ * Events are found by walking back from the key's newest (or an order's), each to the one written
+ * before it (migration 005): a page costs what it holds, however many events the store keeps.
+ */
 export class EventsRepository {
   constructor(private readonly db: Db) {}
 
   async find(owner: string, id: string): Promise<Event | undefined> {
-    const row = await this.db.selectFrom('events').select(EVENT_COLUMNS).where('api_key_id', '=', owner).where('id', '=', id).executeTakeFirst();
-    return row && toEvent(row);
+    const named = parseEventId(id);
+    if (!named) return undefined;
+    const { rows } = await sql<EventRow>`select ${COLUMNS} from events e left join orders o on o.id = e.order_id
+      where e.seq = ${named.seq} and e.api_key_id = ${owner} and e.nonce = ${named.nonce}`.execute(this.db);
+    return rows[0] && toEvent(rows[0]);
   }
 
   /**
-   * One page, newest first, by keyset on `seq`: a page holds the events written before the cursor's
-   * (`afterId`, 0 for the newest), so none is skipped or repeated however many arrive meanwhile
-   * (./record.ts says why that holds on PostgreSQL too). One row beyond the limit is read, only to say
-   * whether more follow.
+   * One page, newest first: the events written before the cursor's (`afterId`, 0 for the newest), so
+   * none is skipped or repeated however many arrive meanwhile (./record.ts says why that holds on
+   * PostgreSQL too). One event beyond the limit is read, only to say whether more follow.
    */
-  async list(owner: string, filter: EventFilter, page: PageRequest): Promise<Rows<Listed>> {
-    let query = this.db
-      .selectFrom('events')
-      .select(['seq', ...EVENT_COLUMNS])
-      .where('api_key_id', '=', owner);
-    if (filter.types?.length) query = query.where('type', 'in', filter.types);
-    if (filter.orderId !== undefined) {
-      if (!canExist(filter.orderId)) return { rows: [], more: false };
-      query = query.where('order_id', '=', filter.orderId);
-    }
-    if (page.afterId > 0) query = query.where('seq', '<', page.afterId);
-    const fetched = await query
-      .orderBy('seq', 'desc')
-      .limit(page.limit + 1)
-      .execute();
-    return { rows: fetched.slice(0, page.limit).map((row) => ({ seq: row.seq, event: toEvent(row) })), more: fetched.length > page.limit };
+  async list(owner: string, filter: EventFilter, page: PageRequest): Promise<EventPage> {
+    if (filter.orderId !== undefined) return this.#ofOrder(owner, filter.orderId, filter.types, page);
+    const matches = filter.types?.length ? sql<number>`case when e.type in (${sql.join(filter.types)}) then 1 else 0 end` : sql<number>`1`;
+    const start =
+      page.afterId > 0
+        ? sql`(select prev_seq from events where seq = ${page.afterId} and api_key_id = ${owner})`
+        : sql`(select last_seq from event_heads where api_key_id = ${owner})`;
+    const want = page.limit + 1;
+    const { rows } = await sql<EventRow & { prev: number | null; matched: number }>`
+      with recursive walk (seq, prev, steps, found) as (
+        select e.seq, e.prev_seq, 1, ${matches} from events e where e.seq = ${start} and e.api_key_id = ${owner}
+        union all
+        select e.seq, e.prev_seq, w.steps + 1, w.found + ${matches} from walk w join events e on e.seq = w.prev
+          where w.found < ${want} and w.steps < ${WALK_LIMIT} and e.api_key_id = ${owner}
+      )
+      select w.prev, ${matches} as matched, ${COLUMNS} from walk w join events e on e.seq = w.seq left join orders o on o.id = e.order_id
+      order by w.steps`.execute(this.db);
+    const found = rows.filter((row) => row.matched === 1);
+    if (found.length > page.limit) return { events: found.slice(0, page.limit).map(toEvent), next: found[page.limit - 1]!.seq };
+    // The walk stopped at its limit with more behind: the page ends where it stopped.
+    const last = rows[rows.length - 1];
+    return { events: found.map(toEvent), next: last && rows.length >= WALK_LIMIT && last.prev !== null ? last.seq : null };
+  }
+
+  /** An order's events (three at most): walked back from its newest. */
+  async #ofOrder(owner: string, orderId: number, types: readonly EventType[] | undefined, page: PageRequest): Promise<EventPage> {
+    if (!canExist(orderId)) return { events: [], next: null };
+    const ofTypes: RawBuilder<unknown> = types?.length ? sql`and e.type in (${sql.join(types)})` : sql``;
+    const before = page.afterId > 0 ? sql`and e.seq < ${page.afterId}` : sql``;
+    const { rows } = await sql<EventRow>`
+      with recursive walk (seq) as (
+        select last_event_seq from orders where id = ${orderId} and api_key_id = ${owner}
+        union all
+        select e.prev_of_order from walk w join events e on e.seq = w.seq where e.prev_of_order is not null
+      )
+      select ${COLUMNS} from walk w join events e on e.seq = w.seq left join orders o on o.id = e.order_id
+      where e.api_key_id = ${owner} ${ofTypes} ${before}
+      order by e.seq desc limit ${page.limit + 1}`.execute(this.db);
+    return { events: rows.slice(0, page.limit).map(toEvent), next: rows.length > page.limit ? rows[page.limit - 1]!.seq : null };
   }
 }
 
-const EVENT_COLUMNS = ['id', 'type', 'created_at', 'livemode', 'data'] as const;
+interface EventRow {
+  seq: number;
+  nonce: string;
+  type: OrderEventType;
+  created_at: string;
+  livemode: number;
+  order_id: number;
+  pet_id: number;
+  quantity: number;
+  ship_date: string;
+}
 
-function toEvent(row: Pick<Selectable<EventsTable>, (typeof EVENT_COLUMNS)[number]>): Event {
+const COLUMNS = sql`e.seq, e.nonce, e.type, e.created_at, e.livemode, e.order_id, o.pet_id, o.quantity, o.ship_date`;
+
+/** The event as clients read it: its order as of the event is the order's row in the state the event entered. */
+function toEvent(row: EventRow): Event {
+  const status = statusEnteredBy(row.type);
   return {
-    id: row.id,
-    type: row.type as EventType,
+    id: eventIdOf(row.seq, row.nonce),
+    type: row.type,
     timestamp: row.created_at,
     livemode: row.livemode === 1,
-    data: JSON.parse(row.data) as Event['data'],
+    data: { id: Number(row.order_id), petId: Number(row.pet_id), quantity: row.quantity, shipDate: row.ship_date, status, complete: isComplete(status) },
   };
 }

@@ -2,17 +2,15 @@ import Type, { type Static } from 'typebox';
 import { Int64Id, ref, StringEnum } from '../http/schemas.js';
 import { ORDER_EVENT_TYPES } from '../orders/lifecycle.js';
 import { Order } from '../orders/schemas.js';
+import { EVENT_ID_PATTERN } from './ids.js';
 
 /** Every type of event, in the order a reader meets them. */
 export const EVENT_TYPES = ORDER_EVENT_TYPES;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** `evt_` and 16 base64url characters (96 random bits). */
-export const EVENT_ID_PATTERN = '^evt_[A-Za-z0-9_-]{16}$';
-
 export const Event = Type.Object(
   {
-    id: Type.String({ pattern: EVENT_ID_PATTERN, maxLength: 20, description: 'The event id, `evt_…`; webhook deliveries carry it as `webhook-id`.' }),
+    id: Type.String({ pattern: EVENT_ID_PATTERN, maxLength: 27, description: 'The event id, `evt_…`; webhook deliveries carry it as `webhook-id`.' }),
     type: StringEnum(EVENT_TYPES, { description: 'What happened: the order entered the state the type names.' }),
     timestamp: Type.String({ format: 'date-time', maxLength: 30, description: 'When it happened (RFC 3339, UTC).' }),
     livemode: Type.Boolean({ description: "False for a test key's event." }),
@@ -27,7 +25,12 @@ export const Event = Type.Object(
 export type Event = Static<typeof Event>;
 
 export const EventParams = Type.Object({
-  eventId: Type.String({ pattern: EVENT_ID_PATTERN, maxLength: 20, description: 'The id of one of your events, `evt_…`.', example: 'evt_AAAAAAAAAAAAAAAA' }),
+  eventId: Type.String({
+    pattern: EVENT_ID_PATTERN,
+    maxLength: 27,
+    description: 'The id of one of your events, `evt_…`.',
+    example: 'evt_1a96fa337c6a71',
+  }),
 });
 
 export const EventListQuery = Type.Object({

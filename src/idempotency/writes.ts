@@ -41,21 +41,21 @@ export class IdempotentWrites {
   }
 
   /**
-   * Runs `write` in a transaction. `fingerprint` names what the request asks (`fingerprintOf`): the same
-   * key sent with another fingerprint is refused. `read`, if given, runs first, outside the transaction
-   * (on SQLite a transaction holds the only connection, which a read through the store would wait for),
-   * and hands `write` what it read.
+   * Runs `write` in a transaction. `fingerprint` names what the request asks (`fingerprintOf`), worked
+   * out only for a request with a key: the same key sent with another fingerprint is refused. `read`,
+   * if given, runs first, outside the transaction (on SQLite a transaction holds the only connection,
+   * which a read through the store would wait for), and hands `write` what it read.
    */
   async run<T, R = undefined>(
     owner: string,
     idempotencyKey: string | undefined,
-    fingerprint: string,
+    fingerprint: () => string,
     write: (trx: Db, read: R) => Promise<Response<T>>,
     read?: () => R | Promise<R>,
   ): Promise<Answered<T>> {
     if (idempotencyKey === undefined) {
       const found = (await read?.()) as R;
-      return { ...(await this.#transactions.run((trx) => write(trx, found))), replayed: false };
+      return answered(await this.#transactions.run((trx) => write(trx, found)), false);
     }
     // A retry while the original is still being processed here gets a 409. Across instances the
     // store's unique key makes the later one wait, fail, and replay the first one's response.
@@ -63,7 +63,7 @@ export class IdempotentWrites {
     if (this.#inProgress.has(slot))
       throw new ProblemError('idempotency-key-in-progress', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
     this.#inProgress.add(slot);
-    const remembered = { owner, key: idempotencyKey, fingerprint };
+    const remembered = { owner, key: idempotencyKey, fingerprint: fingerprint() };
     try {
       const found = (await read?.()) as R;
       const once = (trx: Db) => this.#once(trx, remembered, (t) => write(t, found));
@@ -90,8 +90,7 @@ export class IdempotentWrites {
       if (earlier.request_hash !== fingerprint) {
         throw new ProblemError('idempotency-key-reused', `This Idempotency-Key was used with another request in the last ${IDEMPOTENCY_WINDOW_IN_WORDS}.`);
       }
-      const body = JSON.parse(earlier.response_body) as T;
-      return { status: earlier.status, body, ...(earlier.order_id === null ? {} : { orderId: earlier.order_id }), replayed: true };
+      return answered({ status: earlier.status, body: JSON.parse(earlier.response_body) as T, orderId: earlier.order_id ?? undefined }, true);
     }
     if (earlier) await trx.deleteFrom('idempotency_records').where('api_key_id', '=', owner).where('idempotency_key', '=', key).execute();
     const response = await write(trx);
@@ -107,8 +106,12 @@ export class IdempotentWrites {
         created_at: new Date(now).toISOString(),
       })
       .execute();
-    return { ...response, replayed: false };
+    return answered(response, false);
   }
+}
+
+function answered<T>({ status, body, orderId }: Response<T>, replayed: boolean): Answered<T> {
+  return { status, body, orderId, replayed };
 }
 
 interface Remembered {

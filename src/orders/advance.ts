@@ -50,14 +50,19 @@ export function advanceOrder(app: App, { writes, moves, clock }: AdvanceOrderDep
       const key = keyOf(request);
       if (!key.test) throw new ProblemError('test-key-required', 'Only a test key (pet_test_…) can move its orders by hand; live orders move on their own.');
       const id = request.params.orderId;
-      const answered = await writes.run(key.id, idempotencyKeyOf(request.headers), fingerprintOf('advanceOrder', { orderId: id }), async (trx) => {
-        const order = await moves.lock(trx, key.id, id);
-        if (!order) throw notFound(id);
-        const to = nextStatus(order.status);
-        if (to === undefined) throw new ProblemError('order-not-advanceable', `Order ${id} is ${order.status}: it moves no further.`);
-        const moved = await moves.move(trx, { owner: key.id, livemode: false, order }, to, clock());
-        return { status: 200, body: moved, orderId: id };
-      });
+      const answered = await writes.run(
+        key.id,
+        idempotencyKeyOf(request.headers),
+        () => fingerprintOf('advanceOrder', { orderId: id }),
+        async (trx) => {
+          const order = await moves.lock(trx, key.id, id);
+          if (!order) throw notFound(id);
+          const to = nextStatus(order.status);
+          if (to === undefined) throw new ProblemError('order-not-advanceable', `Order ${id} is ${order.status}: it moves no further.`);
+          const moved = await moves.move(trx, { owner: key.id, order }, to, clock());
+          return { status: 200, body: moved, orderId: id };
+        },
+      );
       if (answered.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
       else moves.moved([answered.body]);
       return answered.body;

@@ -1,24 +1,25 @@
 import type { Clock } from '../clock.js';
-import type { Transactions } from '../db/group-commit.js';
+import type { Db } from '../db/database.js';
 import { ProblemError } from '../http/problems.js';
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
-import { isCancellable } from './lifecycle.js';
 import type { OrderMoves } from './moves.js';
 import { notFound } from './not-found.js';
+import { OrdersRepository } from './repository.js';
 import { Order, OrderParams } from './schemas.js';
 
 export interface CancelOrderDeps {
-  transactions: Transactions;
+  db: Db;
   moves: OrderMoves;
   clock: Clock;
 }
 
 /** `DELETE /store/orders/{orderId}` (cancelOrder): cancels one order of the caller's key, unless delivered. */
-export function cancelOrder(app: App, { transactions, moves, clock }: CancelOrderDeps): void {
+export function cancelOrder(app: App, { db, moves, clock }: CancelOrderDeps): void {
+  const orders = new OrdersRepository(db);
   app.delete(
     '/store/orders/:orderId',
     {
@@ -36,14 +37,15 @@ export function cancelOrder(app: App, { transactions, moves, clock }: CancelOrde
     async (request) => {
       const key = keyOf(request);
       const id = request.params.orderId;
-      const { order, moved } = await transactions.run(async (trx) => {
-        const found = await moves.lock(trx, key.id, id);
-        if (!found) throw notFound(id);
-        if (found.status === 'cancelled') return { order: found, moved: false };
-        if (!isCancellable(found.status)) throw new ProblemError('order-not-cancellable', `Order ${id} was ${found.status} and cannot be cancelled.`);
-        return { order: await moves.move(trx, { owner: key.id, livemode: !key.test, order: found }, 'cancelled', clock()), moved: true };
-      });
-      if (moved) moves.moved([order]);
+      const cancelled = await moves.cancel(db, key.id, id, clock());
+      if (cancelled) {
+        moves.moved([cancelled]);
+        return cancelled;
+      }
+      // Nothing to cancel: no such order, or one already final, which stays as it is.
+      const order = await orders.find(key.id, id);
+      if (!order) throw notFound(id);
+      if (order.status !== 'cancelled') throw new ProblemError('order-not-cancellable', `Order ${id} was ${order.status} and cannot be cancelled.`);
       return order;
     },
   );

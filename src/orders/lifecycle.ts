@@ -16,6 +16,11 @@ export function eventTypeOf(status: OrderStatus): OrderEventType {
   return `order.${status}`;
 }
 
+/** The state an order entered with this event. */
+export function statusEnteredBy(type: OrderEventType): OrderStatus {
+  return type.slice('order.'.length) as OrderStatus;
+}
+
 /** The step fulfilment (and a test key's `advance`) takes from a state; none from the two final ones. */
 const NEXT: Readonly<Partial<Record<OrderStatus, OrderStatus>>> = { placed: 'approved', approved: 'delivered' };
 

@@ -5,25 +5,25 @@ import { type Db, isEmbedded } from '../db/database.js';
 import { canExist } from '../db/ids.js';
 import { prepared } from '../db/prepared.js';
 import type { OrdersTable } from '../db/schema.js';
-import { EventLog, type NewEvent } from '../events/record.js';
+import { lockEventKeys } from '../events/key-locks.js';
 import { type Metrics, orderMovesCounter } from '../ops/metrics.js';
-import { dueAfterEntering, eventTypeOf, isComplete, nextStatus, type OrderStatus } from './lifecycle.js';
+import { dueAfterEntering, isCancellable, isComplete, nextStatus, ORDER_STATUSES, type OrderStatus } from './lifecycle.js';
 import { ORDER_COLUMNS, toOrder } from './repository.js';
 import type { Order } from './schemas.js';
 
-/** An order as a move sees it: the record, its key's, and whether that key is live. */
+/** An order as a move sees it: the record, and its key's. */
 export interface Owned {
   owner: string;
-  livemode: boolean;
   order: Order;
 }
 
 /**
- * Every change of an order's state, in the caller's transaction, each with its event (events/record.ts)
- * and its next move scheduled (./lifecycle.ts). A move is decided on a row read under a lock held to the
- * end of the transaction (PostgreSQL's row lock; SQLite's one writer), so that two writers never both
- * move one order from the same state: a `DELETE` racing the fulfilment either cancels an order still
- * placed, which the fulfilment then no longer finds due, or cancels the order it approved.
+ * Every change of an order's state, with its next move scheduled (./lifecycle.ts). The store writes
+ * each change's event in the statement that makes it (migration 005). A move is decided on a row read
+ * under a lock held to the end of the caller's transaction (PostgreSQL's row lock; SQLite's one
+ * writer), or made by one statement that says which states it moves from, so that two writers never
+ * both move one order from the same state: a `DELETE` racing the fulfilment either cancels an order
+ * still placed, which the fulfilment then no longer finds due, or cancels the order it approved.
  *
  * Each write is told to `changes` before the call returns, so that the owner's pages held in memory
  * (./order-pages.ts) are forgotten before the change is answered (./repository.ts says why that is
@@ -34,7 +34,6 @@ export class OrderMoves {
 
   constructor(
     db: Db,
-    private readonly events: EventLog,
     private readonly delays: FulfilmentDelays,
     private readonly changes?: Pick<ChangeFeed, 'changed'>,
     private readonly counted: (status: OrderStatus, orders: number) => void = () => {},
@@ -42,13 +41,13 @@ export class OrderMoves {
     this.#pg = !isEmbedded(db);
   }
 
-  /** The moves of `db`, with their events, told to `changes`, counted in `metrics`. */
+  /** The moves of `db`, told to `changes`, counted in `metrics`. */
   static of(db: Db, delays: FulfilmentDelays, changes: Pick<ChangeFeed, 'changed'>, metrics: Pick<Metrics, 'orderMoves'>): OrderMoves {
-    return new OrderMoves(db, new EventLog(db), delays, changes, orderMovesCounter(metrics));
+    return new OrderMoves(db, delays, changes, orderMovesCounter(metrics));
   }
 
-  /** Places an order: its row, scheduled for approval, and its `order.placed` event. */
-  async place(trx: Db, owner: string, livemode: boolean, fields: Pick<Order, 'petId' | 'quantity' | 'shipDate'>, now: number): Promise<Order> {
+  /** Places an order, scheduled for approval (the store writes its `order.placed`). */
+  async place(trx: Db, owner: string, fields: Pick<Order, 'petId' | 'quantity' | 'shipDate'>, now: number): Promise<Order> {
     const due = dueAfterEntering('placed', now, this.delays);
     const { rows } = await insertOrder(trx, {
       api_key_id: owner,
@@ -60,10 +59,8 @@ export class OrderMoves {
       created_at: new Date(now).toISOString(),
       due_at: due === null ? null : new Date(due).toISOString(),
     });
-    const order: Order = { id: Number(rows[0]!.id), ...fields, status: 'placed', complete: false };
-    await this.events.record(trx, now, [orderEvent({ owner, livemode, order })]);
     this.changes?.changed('orders', owner);
-    return order;
+    return { id: Number(rows[0]!.id), ...fields, status: 'placed', complete: false };
   }
 
   /** One order of the owner's, locked to the end of the transaction: a move decided on it stands. */
@@ -75,29 +72,49 @@ export class OrderMoves {
     return row && toOrder(row);
   }
 
-  /** Moves a locked order to `to` (the lifecycle allows it: the caller asked), with its event. */
-  async move(trx: Db, { owner, livemode, order }: Owned, to: OrderStatus, now: number): Promise<Order> {
-    const moved = await this.#moveAll(trx, [{ owner, livemode, order }], to, now);
+  /**
+   * Cancels the owner's order if it is still `placed` or `approved`, in one statement: a move racing it
+   * (the fulfilment approving or delivering) either came first, and the cancellation sees its result, or
+   * comes after and finds nothing to move. Answers the cancelled order, or undefined when there was none
+   * to cancel (none at all, or one already final: the caller reads which).
+   */
+  async cancel(db: Db, owner: string, id: number, now: number): Promise<Order | undefined> {
+    if (!canExist(id)) return undefined;
+    const row = await db
+      .updateTable('orders')
+      .set({ status: 'cancelled', complete: 0, due_at: null, moved_at: new Date(now).toISOString() })
+      .where('api_key_id', '=', owner)
+      .where('id', '=', id)
+      .where('status', 'in', CANCELLABLE)
+      .returning(ORDER_COLUMNS)
+      .executeTakeFirst();
+    if (row === undefined) return undefined;
+    this.changes?.changed('orders', owner);
+    return toOrder(row);
+  }
+
+  /** Moves a locked order to `to` (the lifecycle allows it: the caller asked). */
+  async move(trx: Db, owned: Owned, to: OrderStatus, now: number): Promise<Order> {
+    const moved = await this.#moveAll(trx, [owned], to, now);
     return moved[0]!;
   }
 
   /**
    * The fulfilment's step: up to `limit` orders whose next move is due at `now`, the longest due first,
-   * each moved one step with its event. On PostgreSQL the rows another instance is moving are skipped
-   * (and the rows taken here are skipped by it), so that every move is made once. Answers the orders
-   * moved, how many rows were taken (all `limit` of them: more may be due), and when the first fell due.
+   * each moved one step. On PostgreSQL the rows another instance is moving are skipped (and the rows
+   * taken here are skipped by it), so that every move is made once. Answers the orders moved, how many
+   * rows were taken (all `limit` of them: more may be due), and when the first fell due.
    */
   async moveDue(trx: Db, now: number, limit: number): Promise<{ moved: Order[]; taken: number; oldestDueAt: number | null }> {
     let query = trx
       .selectFrom('orders')
-      .innerJoin('api_keys', 'api_keys.id', 'orders.api_key_id')
-      .select(['orders.id', 'orders.pet_id', 'orders.quantity', 'orders.ship_date', 'orders.status', 'orders.complete', 'orders.due_at', 'orders.api_key_id'])
-      .select('api_keys.test')
-      .where('orders.due_at', '<=', new Date(now).toISOString())
-      .orderBy('orders.due_at')
+      .select([...ORDER_COLUMNS, 'due_at', 'api_key_id'])
+      .where('due_at', '<=', new Date(now).toISOString())
+      .orderBy('due_at')
       .limit(limit);
-    if (this.#pg) query = query.forUpdate('orders').skipLocked();
+    if (this.#pg) query = query.forUpdate().skipLocked();
     const rows = await query.execute();
+    if (this.#pg && rows.length > 0) await lockEventKeys(trx, [...new Set(rows.map((row) => row.api_key_id))]);
     const byStep = new Map<OrderStatus, Owned[]>();
     for (const row of rows) {
       const order = toOrder(row);
@@ -109,7 +126,7 @@ export class OrderMoves {
       }
       let step = byStep.get(to);
       if (step === undefined) byStep.set(to, (step = []));
-      step.push({ owner: row.api_key_id, livemode: row.test === 0, order });
+      step.push({ owner: row.api_key_id, order });
     }
     const moved: Order[] = [];
     for (const [to, owned] of byStep) moved.push(...(await this.#moveAll(trx, owned, to, now)));
@@ -125,28 +142,25 @@ export class OrderMoves {
 
   async #moveAll(trx: Db, owned: readonly Owned[], to: OrderStatus, now: number): Promise<Order[]> {
     const due = dueAfterEntering(to, now, this.delays);
+    const complete = isComplete(to);
     await trx
       .updateTable('orders')
-      .set({ status: to, complete: isComplete(to) ? 1 : 0, due_at: due === null ? null : new Date(due).toISOString() })
+      .set({ status: to, complete: complete ? 1 : 0, due_at: due === null ? null : new Date(due).toISOString(), moved_at: new Date(now).toISOString() })
       .where(
         'id',
         'in',
         owned.map((o) => o.order.id),
       )
       .execute();
-    const moved = owned.map(({ owner, livemode, order }) => ({ owner, livemode, order: { ...order, status: to, complete: isComplete(to) } }));
-    await this.events.record(trx, now, moved.map(orderEvent));
     for (const owner of new Set(owned.map((o) => o.owner))) this.changes?.changed('orders', owner);
-    return moved.map((m) => m.order);
+    return owned.map(({ order }) => ({ ...order, status: to, complete }));
   }
 }
 
-function orderEvent({ owner, livemode, order }: Owned): NewEvent {
-  return { type: eventTypeOf(order.status), owner, orderId: order.id, livemode, data: order };
-}
+const CANCELLABLE = ORDER_STATUSES.filter(isCancellable);
 
 /** Placing an order is the hottest write: its insert is compiled once. */
-const insertOrder = prepared((db, row: Omit<Insertable<OrdersTable>, 'id'>) =>
+const insertOrder = prepared((db, row: Omit<Insertable<OrdersTable>, 'id' | 'moved_at'>) =>
   db
     .insertInto('orders')
     .values({

@@ -15,8 +15,8 @@ export interface Placed {
 }
 
 /**
- * Placing an order: its row and its `order.placed` event in one transaction (./moves.ts), and with an
- * idempotency key the response too (idempotency/writes.ts).
+ * Placing an order: its row (with its `order.placed` event: ./moves.ts) and, with an idempotency key,
+ * the response, in one transaction (idempotency/writes.ts).
  */
 export class OrderPlacement {
   constructor(
@@ -27,11 +27,11 @@ export class OrderPlacement {
     private readonly catalogue: Pick<PetCache, 'find'>,
   ) {}
 
-  async place(key: { id: string; test: boolean }, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
+  async place(key: { id: string }, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
     const placed = await this.writes.run(
       key.id,
       idempotencyKey,
-      fingerprintOf('placeOrder', input),
+      () => fingerprintOf('placeOrder', input),
       async (trx, pet) => {
         if (!pet) throw new ProblemError('not-found', `There is no pet ${input.petId}.`);
         if (pet.status !== 'available') throw new ProblemError('pet-not-available', `Pet ${input.petId} is ${pet.status}, not available.`);
@@ -39,7 +39,6 @@ export class OrderPlacement {
         const order = await this.moves.place(
           trx,
           key.id,
-          !key.test,
           {
             petId: input.petId,
             quantity: input.quantity ?? 1,

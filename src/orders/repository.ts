@@ -22,6 +22,17 @@ export class OrdersRepository {
     return row && toOrder(row);
   }
 
+  /** The owner's newest orders, with when each was placed, last moved and moves next (the admin's view: orders/cli.ts). */
+  async recent(owner: string, filter: { status?: OrderStatus }, limit: number): Promise<AdminOrder[]> {
+    let query = this.db
+      .selectFrom('orders')
+      .select([...ORDER_COLUMNS, 'created_at', 'moved_at', 'due_at'])
+      .where('api_key_id', '=', owner);
+    if (filter.status) query = query.where('status', '=', filter.status);
+    const rows = await query.orderBy('id', 'desc').limit(limit).execute();
+    return rows.map((row) => ({ ...toOrder(row), placedAt: row.created_at, movedAt: row.moved_at ?? row.created_at, dueAt: row.due_at }));
+  }
+
   /** The page's orders of the owner after the requested id, and whether more follow: the route makes the cursor. */
   async list(owner: string, filter: { status?: OrderStatus }, page: PageRequest): Promise<Rows<Order>> {
     let query = this.db.selectFrom('orders').select(ORDER_COLUMNS).where('api_key_id', '=', owner);
@@ -29,6 +40,13 @@ export class OrdersRepository {
     const { rows, more } = await pageOfRows(query, page);
     return { rows: rows.map(toOrder), more };
   }
+}
+
+/** An order as the admin sees it: the record, when it was placed and entered its state, and when it moves next by itself (null: never). */
+export interface AdminOrder extends Order {
+  placedAt: string;
+  movedAt: string;
+  dueAt: string | null;
 }
 
 /** What an order shows: turning a column into a JavaScript value is most of a listing's cost. */

@@ -19,6 +19,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
     // An empty schema of our own, then eight "instances" migrating it at once, each on its own pool.
     const { db, url, drop } = await testDatabase({ kind: 'postgres' });
     drops.push(drop);
+    await db.schema.dropTable('event_heads').execute();
     await db.schema.dropTable('events').execute();
     await db.schema.dropTable('idempotency_records').execute();
     await db.schema.dropTable('orders').execute();

@@ -139,6 +139,26 @@ describe('every response of real traffic conforms to the served document', () =>
     const delivered = JSON.parse((await t.app.inject({ method: 'POST', url: '/store/orders', headers: as(other), payload: { petId: 1 } })).body).id as number;
     await t.db.updateTable('orders').set({ status: 'delivered', complete: 1 }).where('id', '=', delivered).execute();
     await send('cancelOrder', { method: 'DELETE', url: `/store/orders/${delivered}`, headers: as(other) });
+    // A test key moves its orders; events record every move.
+    const tester = await t.newKey({ plan: 'pro', test: true });
+    const moving = JSON.parse((await t.app.inject({ method: 'POST', url: '/store/orders', headers: as(tester), payload: { petId: 1 } })).body).id as number;
+    const advance = (k: string, id: number | string, extra: Record<string, string> = {}) =>
+      send('advanceOrder', { method: 'POST', url: `/store/orders/${id}/advance`, headers: as(k, extra) });
+    await advance(tester, moving, { 'idempotency-key': 'a1' });
+    await advance(tester, moving, { 'idempotency-key': 'a1' });
+    await advance(tester, orderId, { 'idempotency-key': 'a1' });
+    await advance(tester, moving);
+    await advance(tester, moving);
+    await advance(tester, 424242);
+    await advance(tester, 'x');
+    await advance(other, delivered);
+    const events = await send('listEvents', { url: '/events?type=order.placed&type=order.approved&limit=2', headers: as(tester) });
+    await send('listEvents', { url: `/events?orderId=${moving}`, headers: as(tester) });
+    await send('listEvents', { url: '/events?type=order.lost', headers: as(tester) });
+    const eventId = JSON.parse(events.body).data[0].id as string;
+    await send('getEvent', { url: `/events/${eventId}`, headers: as(tester) });
+    await send('getEvent', { url: `/events/${eventId}`, headers: as(other) });
+    await send('getEvent', { url: '/events/evt_x', headers: as(tester) });
     // Rate limited, then banned.
     let response: LightMyRequestResponse;
     do response = await send('listPets', { url: '/pets', headers: as(key) });
@@ -152,7 +172,7 @@ describe('every response of real traffic conforms to the served document', () =>
     await t.db.schema.alterTable('pets').renameTo('pets_gone').execute();
     await send('listPets', { url: '/pets', headers: as(other) });
 
-    for (const status of [200, 201, 400, 401, 404, 409, 410, 413, 415, 422, 429, 500]) {
+    for (const status of [200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 422, 429, 500]) {
       expect(
         seen.some((s) => s.endsWith(` ${status}`)),
         `a ${status} was exercised`,

@@ -1,0 +1,28 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * An event's id: `evt_`, its place in the order of writing (`seq`, base 36), then a nonce of 12 hex
+ * digits drawn when it was written. The id names its row (no index of ids is needed to find it), and
+ * the nonce makes it one that no other store issues (a receiver that sets webhook ids aside for
+ * deduplication never mistakes one store's event for another's). Opaque to clients.
+ */
+export const EVENT_ID_PATTERN = '^evt_[0-9a-z]{1,11}[0-9a-f]{12}$';
+const NONCE_LENGTH = 12;
+const PREFIX = 'evt_';
+
+/** A nonce for a new event; `randomUUID` draws on a pool of entropy instead of asking the system each time. */
+export function newNonce(): string {
+  const uuid = randomUUID();
+  return `${uuid.slice(0, 8)}${uuid.slice(24, 28)}`;
+}
+
+export function eventIdOf(seq: number, nonce: string): string {
+  return `${PREFIX}${seq.toString(36)}${nonce}`;
+}
+
+/** The row an id names; undefined for a text that is not an event id. */
+export function parseEventId(id: string): { seq: number; nonce: string } | undefined {
+  if (!new RegExp(EVENT_ID_PATTERN).test(id)) return undefined;
+  const seq = parseInt(id.slice(PREFIX.length, -NONCE_LENGTH), 36);
+  return Number.isSafeInteger(seq) && seq > 0 ? { seq, nonce: id.slice(-NONCE_LENGTH) } : undefined;
+}
