@@ -5,20 +5,27 @@ import { type Db, openDatabase } from './db/database.js';
 import { migrate } from './db/migrations.js';
 import { keysCommand } from './keys/cli.js';
 import { KeyInputError, KeysRepository } from './keys/repository.js';
+import { ordersCommand } from './orders/cli.js';
+import { OrdersRepository } from './orders/repository.js';
 
 /** `petstore`: the command line, on the same DATABASE_URL as the server. */
 async function run(argv: string[], clock: Clock): Promise<number> {
   let db: Db | undefined;
-  const repository = async () => {
+  const store = async (): Promise<Db> => {
+    if (db) return db;
     const { database } = loadConfig();
     db = openDatabase(database);
     await migrate(db, database.kind);
-    return new KeysRepository(db, clock);
+    return db;
   };
+  const repository = async () => new KeysRepository(await store(), clock);
+  const orderStores = async () => ({ keys: await repository(), orders: new OrdersRepository(await store()) });
+  const out = (text: string) => process.stdout.write(`${text}\n`);
   const program = new Command('petstore')
     .description('Petstore administration')
     .exitOverride()
-    .addCommand(keysCommand(repository, { out: (text) => process.stdout.write(`${text}\n`) }));
+    .addCommand(keysCommand(repository, { out }))
+    .addCommand(ordersCommand(orderStores, { out }));
   // Usage errors throw (and exit 2) instead of exiting from deep inside commander.
   const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
   for (const command of everyCommand(program)) command.exitOverride();
