@@ -55,6 +55,11 @@ export class MethodNotAllowedError extends PetstoreError {}
 export class ConflictError extends PetstoreError {}
 export class PetNotAvailableError extends ConflictError {}
 export class OrderNotCancellableError extends ConflictError {}
+/** A `delivered` or `cancelled` order: `advanceOrder` has no step left to take. */
+export class OrderNotAdvanceableError extends ConflictError {}
+export class ForbiddenError extends PetstoreError {}
+/** `advanceOrder` with a live key: only test keys (`pet_test_…`) move their orders by hand. */
+export class TestKeyRequiredError extends ForbiddenError {}
 /** The operation reached its sunset date and answers no more. */
 export class SunsetError extends PetstoreError {}
 export class RequestTimeoutError extends PetstoreError {}
@@ -122,6 +127,8 @@ export const PROBLEM_ERRORS = {
   'method-not-allowed': MethodNotAllowedError,
   'pet-not-available': PetNotAvailableError,
   'order-not-cancellable': OrderNotCancellableError,
+  'order-not-advanceable': OrderNotAdvanceableError,
+  'test-key-required': TestKeyRequiredError,
   sunset: SunsetError,
   'request-timeout': RequestTimeoutError,
   'expectation-failed': ExpectationFailedError,
@@ -141,6 +148,7 @@ export const PROBLEM_ERRORS = {
 const BY_STATUS: Record<number, ErrorClass> = {
   400: ValidationError,
   401: UnauthorizedError,
+  403: ForbiddenError,
   404: NotFoundError,
   409: ConflictError,
   410: SunsetError,

@@ -7,6 +7,8 @@ export type Pet = components['schemas']['Pet'];
 export type Order = components['schemas']['Order'];
 export type NewOrder = components['schemas']['NewOrder'];
 export type Usage = components['schemas']['Usage'];
+export type Event = components['schemas']['Event'];
+export type EventType = Event['type'];
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> = operations[Op]['responses'][Status] extends {
   content: { 'application/json': infer T };
@@ -17,10 +19,13 @@ type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]['paramete
 
 export type PetPage = JsonOf<'listPets', 200>;
 export type OrderPage = JsonOf<'listOrders', 200>;
+export type EventPage = JsonOf<'listEvents', 200>;
 export type ListPetsQuery = QueryOf<'listPets'>;
 export type ListOrdersQuery = QueryOf<'listOrders'>;
+export type ListEventsQuery = QueryOf<'listEvents'>;
 export type PetId = operations['getPet']['parameters']['path']['petId'];
 export type OrderId = operations['getOrder']['parameters']['path']['orderId'];
+export type EventId = operations['getEvent']['parameters']['path']['eventId'];
 
 export interface PetstoreClientOptions extends TransportOptions {
   /** `pet_…`, or a test key `pet_test_…` (see `prefer`). */
@@ -79,6 +84,41 @@ export class PetstoreClient {
   /** `GET /store/orders/{orderId}` (experimental). */
   getOrder(orderId: OrderId): Promise<Order> {
     return this.#transport.send({ operation: 'getOrder', method: 'GET', path: `/store/orders/${orderId}` });
+  }
+
+  /**
+   * `POST /store/orders/{orderId}/advance` (experimental), test keys only: moves the order one step now
+   * (`placed` → `approved` → `delivered`), as the store's fulfilment does when it falls due. Always sent
+   * with an `Idempotency-Key`, so a retry never moves it twice. A live key gets `TestKeyRequiredError`;
+   * a delivered or cancelled order, `OrderNotAdvanceableError`.
+   */
+  advanceOrder(orderId: OrderId, { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {}): Promise<Order> {
+    const headers = { 'idempotency-key': idempotencyKey };
+    return this.#transport.send({ operation: 'advanceOrder', method: 'POST', path: `/store/orders/${orderId}/advance`, headers });
+  }
+
+  /** `GET /events` (beta): one page of this key's events, newest first. */
+  listEvents(query: ListEventsQuery = {}): Promise<EventPage> {
+    return this.#transport.send({ operation: 'listEvents', method: 'GET', path: '/events', query });
+  }
+
+  /**
+   * Every page of `GET /events` (beta), newest first, following `nextCursor` until the last:
+   * `for await (const page of client.events({ type: ['order.delivered'] })) …`. Stop early with `break`;
+   * a page may be short (or empty) with a filter, and more still follow while its cursor is not null.
+   */
+  async *events(query: Omit<ListEventsQuery, 'cursor'> = {}): AsyncGenerator<EventPage, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listEvents({ ...query, cursor });
+      yield page;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  /** `GET /events/{eventId}` (beta): one event of this key's, as a webhook delivery carries it. */
+  getEvent(eventId: EventId): Promise<Event> {
+    return this.#transport.send({ operation: 'getEvent', method: 'GET', path: `/events/${eventId}` });
   }
 
   /** `GET /usage` (beta): the plan, both windows, the ban in force and today's count; asking counts nothing. */

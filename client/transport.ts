@@ -59,7 +59,8 @@ export interface Call {
   operation: string;
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
-  query?: Record<string, string | number | undefined>;
+  /** A list is sent as the parameter repeated (`?type=a&type=b`). */
+  query?: Record<string, string | number | readonly (string | number)[] | undefined>;
   body?: unknown;
   headers?: Record<string, string>;
 }
@@ -177,7 +178,9 @@ export class Transport {
 
   #url({ path, query = {} }: Call): string {
     const url = new URL(`${this.baseUrl.replace(/\/$/, '')}${path}`);
-    for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
+    for (const [name, value] of Object.entries(query)) {
+      for (const one of value === undefined ? [] : Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(one));
+    }
     return url.href;
   }
 
