@@ -65,11 +65,11 @@ async function main(config: Config): Promise<void> {
   const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log });
   await within(changes.ready(), FEED_WAIT_MS);
-  // Not awaited: a flood of orders that fell due while no instance ran is paced, the API answers meanwhile.
-  void fulfilment.start();
-  void retention.start();
   await publicApp.listen({ host: config.host, port: config.port });
   await adminApp.listen({ host: config.adminHost, port: config.adminPort });
+  // Once the API answers; not awaited: a flood of orders that fell due while no instance ran is paced.
+  void fulfilment.start();
+  void retention.start();
   if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API (/admin/*) is off');
 
   let stopping = false;

@@ -6,8 +6,12 @@ import { every, type Periodic } from '../jobs/periodic.js';
 /** How often each instance deletes what outlived the retention period. */
 export const RETENTION_INTERVAL_MS = 60_000;
 
-/** Slices of about 5 ms of the event loop (SQLite holds it for a whole slice), with rests between them. */
-export const RETENTION_PACE: Pace = { sliceMs: 5, share: 0.1, first: 200, min: 10, max: 5_000 };
+/**
+ * Slices of about 2 ms of the event loop (SQLite holds it for a whole slice), with long rests between
+ * them: nothing waits for retention, and a log that grows slowly keeps the background checkpoint's
+ * restarts few and short, which every writer waits for (db/checkpointer.ts).
+ */
+export const RETENTION_PACE: Pace = { sliceMs: 2, idleShare: 0.05, busyShare: 0.03, first: 100, min: 10, max: 500 };
 
 export interface RetentionDeps {
   db: Db;

@@ -8,11 +8,13 @@ import type { OrderMoves } from './moves.js';
 export const FULFILMENT_INTERVAL_MS = 500;
 
 /**
- * Fulfilment's share of the event loop while orders wait: slices of about 5 ms (SQLite holds the loop
- * for a whole slice), then a rest of nineteen times as long. A flood of due orders falls behind (the
- * lag is in metrics) rather than slowing the API.
+ * Fulfilment's share of the event loop while orders wait: slices of about 3 ms (SQLite holds the loop
+ * for a whole slice; a machine under load stretches it), then a rest: as long again while the API is
+ * idle, some thirty times as long while requests keep the loop busy (the store's own work beside it, the
+ * checkpoints of its log, takes more). A flood of due orders falls behind
+ * (the lag is in metrics) rather than slowing the API.
  */
-export const FULFILMENT_PACE: Pace = { sliceMs: 5, share: 0.05, first: 100, min: 10, max: 2_000 };
+export const FULFILMENT_PACE: Pace = { sliceMs: 3, idleShare: 0.5, busyShare: 0.03, first: 100, min: 10, max: 1_000 };
 
 export interface FulfilmentDeps {
   moves: OrderMoves;

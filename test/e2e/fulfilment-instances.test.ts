@@ -39,7 +39,7 @@ describe.skipIf(!available)('two instances on PostgreSQL', () => {
       const changes = openChangeFeed(db, store.config, { clock });
       const moves = OrderMoves.of(db, delays, changes, createMetrics());
       // Slices as the service takes them, with no rest: both instances work through the backlog at once.
-      const pace = { sliceMs: 5, share: 1, first: 50, min: 10, max: 200 };
+      const pace = { sliceMs: 5, idleShare: 1, busyShare: 1, first: 50, min: 10, max: 200 };
       return { db, changes, moves, fulfilment: new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: { set() {} }, log: quiet, pace }) };
     });
     const keys = new KeysRepository(store.db, clock);

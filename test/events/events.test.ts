@@ -162,7 +162,7 @@ describe('retention', () => {
       expect(await own.retention.sweep()).toBe(0);
       own.clock.advance(1);
       // Slices of at most 4 rows: six whole ones, then one that meets the first event still kept.
-      const pace = { sliceMs: 5, share: 1, first: 4, min: 1, max: 4 };
+      const pace = { sliceMs: 5, idleShare: 1, busyShare: 1, first: 4, min: 1, max: 4 };
       const sliced = new EventRetention({ db: own.db, clock: own.clock, retentionMs: 30 * 24 * 3_600_000, log: { warn: () => {} }, pace });
       expect(await sliced.sweep()).toBe(25);
       expect(await eventsOf(own, key)).toEqual(kept);
