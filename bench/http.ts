@@ -1,13 +1,15 @@
 /**
  * The HTTP benchmark of one mode: the baseline, then each path against the real service, the same
  * path at the default log level, the peers (plain Fastify with @fastify/rate-limit) and, embedded,
- * growth (a store of a million keys and a million orders), all with the same autocannon settings.
+ * growth (a store of a million keys and a million orders) and events (orders falling due, a million
+ * events: events.ts), all with the same autocannon settings.
  * Load on the throughput paths is spread over many enterprise keys (as many customers would send
  * it); one row puts a whole run on a single key, on purpose.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { type EventGrowthFigures, type FulfilmentFigures, measureEventGrowth, measureFulfilment, measureRetention, type RetentionFigures } from './events.js';
 import { GROWTH, growthStore } from './growth.js';
 import { type ByTurns, byTurns, type LoadSettings, type Measured, measure, nth, oneAtATime, type Requests, sendAll, spread } from './load.js';
 import { pgQueriesPerRequest } from './pg-count.js';
@@ -53,7 +55,7 @@ export const PATHS = {
  * The parts of a mode's run (BENCH_ONLY in run.ts): the service's paths, the same path at the default
  * log level, the peers, and growth (embedded mode only). The baseline runs whenever one of them does.
  */
-export const HTTP_PHASES = ['paths', 'config', 'peers', 'growth'] as const;
+export const HTTP_PHASES = ['paths', 'config', 'peers', 'growth', 'events'] as const;
 export type HttpPhase = (typeof HTTP_PHASES)[number];
 
 export interface Row extends Measured {
@@ -113,6 +115,10 @@ export interface ModeResult {
    */
   petsByTurns?: { baseline?: ByTurns; peerRedis?: ByTurns };
   growth?: GrowthFigures;
+  /** Embedded: 100,000 orders falling due at once, and `GET /events` with a million events (events.ts). */
+  fulfilment?: FulfilmentFigures;
+  retention?: RetentionFigures;
+  eventGrowth?: EventGrowthFigures;
 }
 
 type RowRunner = (target: Proc, path: string, expected: number, requests: Requests, peer?: boolean) => Promise<void>;
@@ -137,7 +143,7 @@ export async function benchMode(
   phases: ReadonlySet<HttpPhase>,
 ): Promise<ModeResult | null> {
   const postgres = env.DATABASE_URL!.startsWith('postgres');
-  const has = (phase: HttpPhase) => phases.has(phase) && !(phase === 'growth' && postgres);
+  const has = (phase: HttpPhase) => phases.has(phase) && !((phase === 'growth' || phase === 'events') && postgres);
   if (!HTTP_PHASES.some(has)) return null;
   const redisUrls = env.REDIS_URL ? [env.REDIS_URL] : env.REDIS_CLUSTER_NODES ? env.REDIS_CLUSTER_NODES.split(',').map((node) => `redis://${node}`) : [];
   const redis = redisUrls.length > 0 ? await redisCounter(redisUrls) : null;
@@ -244,6 +250,9 @@ export async function benchMode(
     }
     await service.stop();
     const growth = has('growth') ? await measureGrowth(mode, env, settings, row, keys.pets) : undefined;
+    const fulfilment = has('events') ? await measureFulfilment(mode, env, settings) : undefined;
+    const retention = has('events') ? await measureRetention(mode, env) : undefined;
+    const eventGrowth = has('events') ? await measureEventGrowth(mode, env, settings) : undefined;
     return {
       mode,
       stores,
@@ -253,6 +262,9 @@ export async function benchMode(
       ...(defaultConfigByTurns ? { defaultConfigByTurns } : {}),
       ...(has('paths') ? { refusalsByTurns, petsByTurns } : {}),
       ...(growth ? { growth } : {}),
+      ...(fulfilment ? { fulfilment } : {}),
+      ...(retention ? { retention } : {}),
+      ...(eventGrowth ? { eventGrowth } : {}),
     };
   } finally {
     await Promise.all([service.stop(), baselineProc.stop(), ...others.map((p) => p.stop())]);

@@ -19,8 +19,10 @@
  *            scaled-out its Redis store
  *   growth   embedded only: a store of 1,000,000 keys, one with 1,000,000 orders (bench/growth.ts):
  *            deep order pages, GET /pets/{petId} over 100,000 of the keys, RSS per key seen
+ *   events   embedded only: 100,000 orders falling due at once on a service under load, 1,000,000 expired
+ *            events deleted, and GET /events of a key with 1,000,000 events against a small store's (bench/events.ts)
  *
- * BENCH_ONLY=phase,… runs only those (limiter, memory, addresses, paths, config, peers, growth; default all), e.g.
+ * BENCH_ONLY=phase,… runs only those (limiter, memory, addresses, paths, config, peers, growth, events; default all), e.g.
  * BENCH_ONLY=peers,growth while working on them. BENCH_DURATION (seconds per path, default 10) shortens
  * a run; BENCH_CONNECTIONS (default 50, the concurrency issue 10's figures and targets were set at); BENCH_PROFILE=dir writes the service's CPU profiles there;
  * BENCH_SKIP_BUILD=1 runs the dist/ already built. Results: bench/results/, or BENCH_RESULTS=dir; a run
@@ -34,6 +36,7 @@ import { join } from 'node:path';
 import { postgresSchema } from '../test/helpers/database.js';
 import { type AddressFigures, addressesTable } from './addresses.js';
 import { chart } from './chart.js';
+import { eventGrowthLine, fulfilmentLine, retentionLine } from './events.js';
 import { benchMode, growthLine, HTTP_PHASES, type HttpPhase, type ModeResult } from './http.js';
 import type { LoadSettings } from './load.js';
 import { type MemoryFigures, memoryTable } from './memory.js';
@@ -152,6 +155,9 @@ for (const mode of modes) {
     })),
   );
   if (mode.growth) console.log(growthLine(mode.growth));
+  if (mode.fulfilment) console.log(fulfilmentLine(mode.fulfilment));
+  if (mode.retention) console.log(retentionLine(mode.retention));
+  if (mode.eventGrowth) console.log(eventGrowthLine(mode.eventGrowth));
 }
 const verdicts = targets(modes);
 if (verdicts.length > 0) {

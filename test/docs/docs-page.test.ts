@@ -9,8 +9,22 @@ const KEY_LINE = /^ {2}free +(pet_[A-Za-z0-9_-]{32})$/m;
 const TEST_KEY_LINE = /^ {2}test +(pet_test_[A-Za-z0-9_-]{32})$/m;
 
 /** Operation ids of the page (`operations-<tag>-<operationId>`) by navigation group. */
-const GROUPS = { Pets: ['listPets', 'getPet'], Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder'], Account: ['getUsage'] };
-const STABILITY: Record<string, string> = { listPets: 'beta', placeOrder: 'beta', getOrder: 'experimental', cancelOrder: 'experimental', getUsage: 'beta' };
+const GROUPS = {
+  Pets: ['listPets', 'getPet'],
+  Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder', 'advanceOrder'],
+  Notifications: ['listEvents', 'getEvent'],
+  Account: ['getUsage'],
+};
+const STABILITY: Record<string, string> = {
+  listPets: 'beta',
+  placeOrder: 'beta',
+  getOrder: 'experimental',
+  cancelOrder: 'experimental',
+  advanceOrder: 'experimental',
+  listEvents: 'beta',
+  getEvent: 'beta',
+  getUsage: 'beta',
+};
 
 describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
   let server: Server;
@@ -39,8 +53,8 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
 
   const operation = (id: string) => page.locator(`.opblock[id$="-${id}"]`);
 
-  it('shows the navigation groups Pets, Store and Account holding their operations', async () => {
-    expect(await page.locator('.petstore-group__title').allTextContents()).toEqual(['Pets', 'Store', 'Account']);
+  it('shows the navigation groups Pets, Store, Notifications and Account holding their operations', async () => {
+    expect(await page.locator('.petstore-group__title').allTextContents()).toEqual(['Pets', 'Store', 'Notifications', 'Account']);
     for (const [group, ids] of Object.entries(GROUPS)) {
       const inGroup = await page
         .locator(`.petstore-group[data-group="${group}"] .opblock`)
