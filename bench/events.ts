@@ -12,13 +12,10 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/database.js';
-import { migrate } from '../src/db/migrations.js';
 import { displayPrefix, generateKey, generateKeyId, hashKey } from '../src/keys/key-format.js';
 import { type ByTurns, byTurns, type LoadSettings, measure, type Requests, round } from './load.js';
 import { startService } from './service.js';
-import { HUGE, sqliteFile } from './setup.js';
+import { HUGE, migratedSqliteFile } from './setup.js';
 
 export const EVENTS_BENCH = {
   dueOrders: 100_000,
@@ -65,10 +62,7 @@ export interface EventGrowthFigures {
 /** A fresh store with `petKeys` enterprise keys and one more that placed `orders` orders `ageDays` ago, all due for approval then if `due`. */
 async function storeWith({ petKeys, orders, due, ageDays = 0 }: { petKeys: number; orders: number; due: boolean; ageDays?: number }) {
   const started = performance.now();
-  const file = sqliteFile();
-  const db = openDatabase(loadConfig({ DATABASE_URL: file }).database);
-  await migrate(db, 'sqlite');
-  await db.destroy();
+  const file = await migratedSqliteFile();
   const sqlite = new SQLite(file);
   try {
     const now = new Date(Date.now() - ageDays * 86_400_000).toISOString();

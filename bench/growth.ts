@@ -1,10 +1,7 @@
 import SQLite from 'better-sqlite3';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/database.js';
-import { migrate } from '../src/db/migrations.js';
 import { encodeCursor } from '../src/http/pagination.js';
 import { displayPrefix, generateKey, generateKeyId, hashKey } from '../src/keys/key-format.js';
-import { HUGE, sqliteFile } from './setup.js';
+import { HUGE, migratedSqliteFile } from './setup.js';
 
 export const GROWTH = {
   keys: 1_000_000,
@@ -28,11 +25,7 @@ export interface GrowthStore {
 
 export async function growthStore(): Promise<GrowthStore> {
   const started = performance.now();
-  const file = sqliteFile();
-  // The schema the service would make: its own migrations.
-  const db = openDatabase(loadConfig({ DATABASE_URL: file }).database);
-  await migrate(db, 'sqlite');
-  await db.destroy();
+  const file = await migratedSqliteFile();
 
   const sqlite = new SQLite(file);
   try {

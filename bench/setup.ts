@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { type Db, openDatabase } from '../src/db/database.js';
+import { migrate } from '../src/db/migrations.js';
 import { KeysRepository } from '../src/keys/repository.js';
 
 /** Far beyond what a run can send, and within the column's 32-bit integer. */
@@ -76,6 +77,15 @@ async function seedOrders(db: Db, owners: string[]): Promise<void> {
       .insertInto('orders')
       .values(rows.slice(i, i + 500))
       .execute();
+}
+
+/** A fresh SQLite file with the schema the service would make (its own migrations), for a bench to fill. */
+export async function migratedSqliteFile(): Promise<string> {
+  const file = sqliteFile();
+  const db = openDatabase(loadConfig({ DATABASE_URL: file }).database);
+  await migrate(db, 'sqlite');
+  await db.destroy();
+  return file;
 }
 
 export function sqliteFile(): string {

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
-import { type Pace, paced } from '../jobs/paced.js';
-import { every, type Periodic } from '../jobs/periodic.js';
+import type { Pace } from '../jobs/paced.js';
+import { type JobLog, SlicedJob } from '../jobs/sliced-job.js';
 
 /** How often each instance deletes what outlived the retention period. */
 export const RETENTION_INTERVAL_MS = 60_000;
@@ -18,7 +18,7 @@ export interface RetentionDeps {
   clock: Clock;
   /** `EVENTS_RETENTION_DAYS`, in ms. */
   retentionMs: number;
-  log: { warn(obj: object, msg: string): void };
+  log: JobLog;
   pace?: Pace;
 }
 
@@ -29,42 +29,33 @@ export interface RetentionDeps {
  * sweep at once: a row deleted twice is deleted once.
  */
 export class EventRetention {
-  #job: Periodic | undefined;
-  #stopping = false;
+  readonly #job: SlicedJob;
 
-  constructor(private readonly deps: RetentionDeps) {}
+  constructor(private readonly deps: RetentionDeps) {
+    this.#job = new SlicedJob({ name: 'retention', everyMs: RETENTION_INTERVAL_MS, pace: deps.pace ?? RETENTION_PACE, log: deps.log });
+  }
 
   /** Deletes what expired by now; answers how many events. */
   async sweep(): Promise<number> {
     const { db, clock, retentionMs } = this.deps;
     const cutoff = new Date(clock() - retentionMs).toISOString();
     let deleted = 0;
-    await paced(
-      async (size) => {
-        const oldest = await db.selectFrom('events').select(['seq', 'created_at']).orderBy('seq').limit(size).execute();
-        const expired = oldest.filter((row) => row.created_at < cutoff).map((row) => row.seq);
-        if (expired.length > 0) await db.deleteFrom('events').where('seq', 'in', expired).execute();
-        deleted += expired.length;
-        return expired.length === size;
-      },
-      this.deps.pace ?? RETENTION_PACE,
-      () => this.#stopping,
-    );
+    await this.#job.pass(async (size) => {
+      const oldest = await db.selectFrom('events').select(['seq', 'created_at']).orderBy('seq').limit(size).execute();
+      const expired = oldest.filter((row) => row.created_at < cutoff).map((row) => row.seq);
+      if (expired.length > 0) await db.deleteFrom('events').where('seq', 'in', expired).execute();
+      deleted += expired.length;
+      return expired.length === size;
+    });
     return deleted;
   }
 
   /** Sweeps now, then every `RETENTION_INTERVAL_MS`; resolves once the first sweep is done. */
   start(): Promise<void> {
-    this.#job ??= every(
-      RETENTION_INTERVAL_MS,
-      () => this.sweep(),
-      (error) => this.deps.log.warn({ err: error }, 'retention: could not delete expired events; trying again in a minute'),
-    );
-    return this.#job.first;
+    return this.#job.start(() => this.sweep());
   }
 
-  async stop(): Promise<void> {
-    this.#stopping = true;
-    await this.#job?.stop();
+  stop(): Promise<void> {
+    return this.#job.stop();
   }
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Transactions } from '../db/group-commit.js';
-import { type Pace, paced } from '../jobs/paced.js';
-import { every, type Periodic } from '../jobs/periodic.js';
+import type { Pace } from '../jobs/paced.js';
+import { type JobLog, SlicedJob } from '../jobs/sliced-job.js';
 import type { OrderMoves } from './moves.js';
 
 /** How often each instance looks for orders that fell due: a move happens within this of falling due, and the time to make it. */
@@ -22,7 +22,7 @@ export interface FulfilmentDeps {
   clock: Clock;
   /** How late the oldest due order was when last taken, in seconds; 0 when none was waiting. */
   lag: { set(seconds: number): void };
-  log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+  log: JobLog;
   pace?: Pace;
 }
 
@@ -33,55 +33,33 @@ export interface FulfilmentDeps {
  * that fell due while no instance ran is made at the next start, by its first look.
  */
 export class Fulfilment {
-  #job: Periodic | undefined;
-  #stopping = false;
-  /** Set while the store fails: said once when it starts failing, and once when it works again. */
-  #failing = false;
+  readonly #job: SlicedJob;
 
-  constructor(private readonly deps: FulfilmentDeps) {}
+  constructor(private readonly deps: FulfilmentDeps) {
+    this.#job = new SlicedJob({ name: 'fulfilment', everyMs: FULFILMENT_INTERVAL_MS, pace: deps.pace ?? FULFILMENT_PACE, log: deps.log });
+  }
 
   /** Makes every move due now, paced; answers how many orders moved. */
   async runDue(): Promise<number> {
     const { moves, transactions, clock, lag } = this.deps;
     let total = 0;
-    await paced(
-      async (size) => {
-        const now = clock();
-        const { moved, taken, oldestDueAt } = await transactions.run((trx) => moves.moveDue(trx, now, size));
-        moves.moved(moved);
-        lag.set(oldestDueAt === null ? 0 : Math.max(0, now - oldestDueAt) / 1000);
-        total += moved.length;
-        return taken === size;
-      },
-      this.deps.pace ?? FULFILMENT_PACE,
-      () => this.#stopping,
-    );
+    await this.#job.pass(async (size) => {
+      const now = clock();
+      const { moved, taken, oldestDueAt } = await transactions.run((trx) => moves.moveDue(trx, now, size));
+      moves.moved(moved);
+      lag.set(oldestDueAt === null ? 0 : Math.max(0, now - oldestDueAt) / 1000);
+      total += moved.length;
+      return taken === size;
+    });
     return total;
   }
 
   /** Looks now, then every `FULFILMENT_INTERVAL_MS`; resolves once the first look (what fell due while no instance ran) is done. */
   start(): Promise<void> {
-    this.#job ??= every(
-      FULFILMENT_INTERVAL_MS,
-      () => this.#look(),
-      () => {},
-    );
-    return this.#job.first;
+    return this.#job.start(() => this.runDue());
   }
 
-  async stop(): Promise<void> {
-    this.#stopping = true;
-    await this.#job?.stop();
-  }
-
-  async #look(): Promise<void> {
-    try {
-      await this.runDue();
-      if (this.#failing) this.deps.log.info({}, 'fulfilment: moving orders again');
-      this.#failing = false;
-    } catch (error) {
-      if (!this.#failing) this.deps.log.warn({ err: error }, 'fulfilment: could not move due orders; trying again every half second');
-      this.#failing = true;
-    }
+  stop(): Promise<void> {
+    return this.#job.stop();
   }
 }

@@ -163,7 +163,7 @@ describe('retention', () => {
       own.clock.advance(1);
       // Slices of at most 4 rows: six whole ones, then one that meets the first event still kept.
       const pace = { sliceMs: 5, idleShare: 1, busyShare: 1, first: 4, min: 1, max: 4 };
-      const sliced = new EventRetention({ db: own.db, clock: own.clock, retentionMs: 30 * 24 * 3_600_000, log: { warn: () => {} }, pace });
+      const sliced = new EventRetention({ db: own.db, clock: own.clock, retentionMs: 30 * 24 * 3_600_000, log: { warn: () => {}, info: () => {} }, pace });
       expect(await sliced.sweep()).toBe(25);
       expect(await eventsOf(own, key)).toEqual(kept);
       expect(await own.retention.sweep()).toBe(0);
