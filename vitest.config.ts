@@ -10,6 +10,7 @@ const API_SUITES = [
   'test/pets/**/*.test.ts',
   'test/orders/**/*.test.ts',
   'test/events/**/*.test.ts',
+  'test/webhooks/**/*.test.ts',
   'test/http/**/*.test.ts',
   'test/keys/**/*.test.ts',
   'test/openapi/**/*.test.ts',

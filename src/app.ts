@@ -30,7 +30,11 @@ import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './htt
 import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from './idempotency/header.js';
 import { IdempotentWrites } from './idempotency/writes.js';
 import { EventsRepository } from './events/repository.js';
-import { Event } from './events/schemas.js';
+import { EventLog } from './events/record.js';
+import { Event, WebhookTestData } from './events/schemas.js';
+import { DeliveriesRepository } from './webhooks/deliveries.js';
+import { EndpointsRepository } from './webhooks/endpoints.js';
+import { Delivery as WebhookDelivery, Endpoint as WebhookEndpoint, EndpointPatch, EndpointWithSecret, NewEndpoint } from './webhooks/schemas.js';
 import { rateLimitHook } from './http/ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
 import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
@@ -61,7 +65,20 @@ import type { LimiterStore } from './ratelimit/store.js';
 import { Usage } from './usage/schemas.js';
 
 /** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
-const NAMED_SCHEMAS = [...SHARED_SCHEMAS, Pet, Order, NewOrder, Event, Usage];
+const NAMED_SCHEMAS = [
+  ...SHARED_SCHEMAS,
+  Pet,
+  Order,
+  NewOrder,
+  Event,
+  WebhookTestData,
+  WebhookEndpoint,
+  EndpointWithSecret,
+  NewEndpoint,
+  EndpointPatch,
+  WebhookDelivery,
+  Usage,
+];
 
 /** What browsers may read and send (http/cors.ts): the components' own header names. */
 const CORS = corsPolicy({
@@ -81,10 +98,10 @@ const CORS = corsPolicy({
     PREFERENCE_APPLIED_HEADER,
   ],
   allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER, PREFER_HEADER],
-  methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+  methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
 });
 
-export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban' | 'fulfilment'>;
+export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks'>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -213,7 +230,15 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     const placement = new OrderPlacement(writes, moves, clock, catalogue);
     const events = new EventsRepository(db);
     const deprecation = config.petsGet;
-    const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation, limiter, writes, moves, placement, events };
+    const webhooks = {
+      endpoints: new EndpointsRepository(db),
+      deliveries: new DeliveriesRepository(db),
+      eventLog: new EventLog(db),
+      writes,
+      clock,
+      policy: { allowPrivate: config.webhooks.allowPrivate },
+    };
+    const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks };
     for (const operation of OPERATIONS) operation(api, deps);
   });
   openapiRoutes(app);

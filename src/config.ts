@@ -41,6 +41,20 @@ export interface Config {
   fulfilment: FulfilmentDelays;
   /** How long events (and, with webhooks, their delivery logs) are kept. */
   eventsRetentionMs: number;
+  webhooks: WebhookConfig;
+}
+
+/** How webhooks are delivered (webhooks/): contract §9. */
+export interface WebhookConfig {
+  /** An answer must come within this. */
+  timeoutMs: number;
+  /** The waits before each attempt after the first, in ms; test keys' endpoints have their own. */
+  retryScheduleMs: readonly number[];
+  testRetryScheduleMs: readonly number[];
+  /** An endpoint whose last this many deliveries all failed is disabled. */
+  disableAfter: number;
+  /** Private, loopback and link-local destinations: refused in production unless WEBHOOK_ALLOW_PRIVATE. */
+  allowPrivate: boolean;
 }
 
 /** The simulated fulfilment's delays: approval after placing, delivery after approval; null: never by itself. */
@@ -101,6 +115,11 @@ export const DEFAULTS = {
   fulfilmentApproveSeconds: 10,
   fulfilmentDeliverSeconds: 60,
   eventsRetentionDays: 30,
+  webhookTimeoutSeconds: 15,
+  // The Standard Webhooks specification's schedule, and a quick one a person can watch for test keys.
+  webhookRetrySchedule: '5s,5m,30m,2h,5h,10h,10h',
+  webhookTestRetrySchedule: '1s,5s,30s,2m,5m',
+  webhookDisableAfter: 20,
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -142,7 +161,28 @@ export function loadConfig(env: Env = process.env): Config {
       deliverMs: delayOf(env, 'FULFILMENT_DELIVER_SECONDS', DEFAULTS.fulfilmentDeliverSeconds),
     },
     eventsRetentionMs: DAY_MS * positiveIntOf(env, 'EVENTS_RETENTION_DAYS', DEFAULTS.eventsRetentionDays),
+    webhooks: {
+      timeoutMs: 1000 * positiveIntOf(env, 'WEBHOOK_TIMEOUT_SECONDS', DEFAULTS.webhookTimeoutSeconds),
+      retryScheduleMs: scheduleOf(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULTS.webhookRetrySchedule),
+      testRetryScheduleMs: scheduleOf(env, 'WEBHOOK_TEST_RETRY_SCHEDULE', DEFAULTS.webhookTestRetrySchedule),
+      disableAfter: positiveIntOf(env, 'WEBHOOK_DISABLE_AFTER', DEFAULTS.webhookDisableAfter),
+      allowPrivate: !production || booleanOf(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    },
   };
+}
+
+const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** `5s,5m,30m,2h`: the waits before each retry; at most 20 of them, each from 1 s to a day. */
+function scheduleOf(env: Env, name: string, fallback: string): number[] {
+  const raw = env[name] || fallback;
+  const waits = raw.split(',').map((part) => /^\s*([1-9][0-9]{0,5})([smh])\s*$/.exec(part));
+  if (waits.some((w) => w === null) || waits.length > 20) {
+    throw new ConfigError(name, `expected up to 20 waits such as 5s,5m,2h (seconds, minutes or hours), got "${raw}"`);
+  }
+  const ms = waits.map((w) => Number(w![1]) * UNIT_MS[w![2]!]!);
+  if (ms.some((wait) => wait > DAY_MS)) throw new ConfigError(name, `a wait is at most a day, got "${raw}"`);
+  return ms;
 }
 
 /** Whole seconds, in ms; `0` is null: the move never happens by itself. At most a year. */

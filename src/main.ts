@@ -12,6 +12,7 @@ import { EventRetention } from './events/retention.js';
 import { createDemoKeys } from './keys/demo.js';
 import { Fulfilment } from './orders/fulfilment.js';
 import { OrderMoves } from './orders/moves.js';
+import { Dispatcher } from './webhooks/dispatcher.js';
 import { KeysRepository } from './keys/repository.js';
 import { buildAdminApp } from './ops/app.js';
 import { createLogger, logFormatFor, stdout } from './ops/logger.js';
@@ -59,17 +60,19 @@ async function main(config: Config): Promise<void> {
     adminToken: config.adminToken,
     logger,
   });
-  // Off the request path: orders falling due move, and events past their retention go.
+  // Off the request path: orders falling due move, webhooks go out, and events past their retention go.
   const log = logger.child({ component: 'jobs' });
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
   const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log });
+  const dispatcher = Dispatcher.of(db, config.webhooks, { clock, metrics, log });
   await within(changes.ready(), FEED_WAIT_MS);
   await publicApp.listen({ host: config.host, port: config.port });
   await adminApp.listen({ host: config.adminHost, port: config.adminPort });
   // Once the API answers; not awaited: a flood of orders that fell due while no instance ran is paced.
   void fulfilment.start();
   void retention.start();
+  dispatcher.start();
   if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API (/admin/*) is off');
 
   let stopping = false;
@@ -86,7 +89,7 @@ async function main(config: Config): Promise<void> {
     // close() cuts the connections that look idle; a request may be on its way on one of them. A
     // moment to read it lets it be answered (with Connection: close) instead of reset.
     await new Promise((resolve) => setTimeout(resolve, DRAIN_GRACE_MS));
-    await Promise.all([publicApp.close(), adminApp.close(), fulfilment.stop(), retention.stop()]);
+    await Promise.all([publicApp.close(), adminApp.close(), fulfilment.stop(), retention.stop(), dispatcher.stop()]);
     await limiter.close();
     await changes.close();
     await checkpoints?.close();

@@ -21,6 +21,16 @@ import { getUsage } from './usage/get.js';
 import type { PetCache } from './pets/pet-cache.js';
 import type { PetsRepository } from './pets/repository.js';
 import type { LimiterStore } from './ratelimit/store.js';
+import { createWebhookEndpoint } from './webhooks/create.js';
+import { deleteWebhookEndpoint } from './webhooks/delete.js';
+import { listWebhookDeliveries } from './webhooks/deliveries-list.js';
+import type { WebhookDeps } from './webhooks/deps.js';
+import { getWebhookEndpoint } from './webhooks/get.js';
+import { listWebhookEndpoints } from './webhooks/list.js';
+import { retryWebhookDelivery } from './webhooks/retry.js';
+import { rotateWebhookSecret } from './webhooks/rotate.js';
+import { testWebhookEndpoint } from './webhooks/test.js';
+import { updateWebhookEndpoint } from './webhooks/update.js';
 
 /** What the operations are built from; each takes the part it needs. */
 export interface OperationDeps {
@@ -42,6 +52,7 @@ export interface OperationDeps {
   moves: OrderMoves;
   placement: OrderPlacement;
   events: EventsRepository;
+  webhooks: WebhookDeps;
 }
 
 /** One operation of the API, in its own file: registers its route, schema and handler together. */
@@ -51,4 +62,24 @@ export type Operation = (app: App, deps: OperationDeps) => void;
  * The API's operations, in the order they are registered, which is their order in the OpenAPI
  * document. Adding an operation is adding its file and a line here.
  */
-export const OPERATIONS: readonly Operation[] = [listPets, getPet, listOrders, placeOrder, getOrder, cancelOrder, advanceOrder, listEvents, getEvent, getUsage];
+export const OPERATIONS: readonly Operation[] = [
+  listPets,
+  getPet,
+  listOrders,
+  placeOrder,
+  getOrder,
+  cancelOrder,
+  advanceOrder,
+  listEvents,
+  getEvent,
+  createWebhookEndpoint,
+  listWebhookEndpoints,
+  getWebhookEndpoint,
+  updateWebhookEndpoint,
+  deleteWebhookEndpoint,
+  rotateWebhookSecret,
+  testWebhookEndpoint,
+  listWebhookDeliveries,
+  retryWebhookDelivery,
+  getUsage,
+];

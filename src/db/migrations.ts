@@ -1,8 +1,9 @@
-import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Expression, type Kysely, type Migration, Migrator, sql } from 'kysely';
+import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
 import { PET_CATALOGUE } from '../pets/catalogue.js';
 import { CHANGES_CHANNEL } from './change-feed.js';
 import { currentSchema, type Db } from './database.js';
+import { deliveryTriggers, eventTriggers } from './triggers.js';
 
 type Kind = DatabaseConfig['kind'];
 
@@ -132,7 +133,7 @@ export function migrations(kind: Kind): Record<string, Migration> {
           // SQLite keeps the rows in their key's order, with no table beside the key's index.
           .$call((table) => (kind === 'sqlite' ? table.modifyEnd(sql`without rowid`) : table))
           .execute();
-        await (kind === 'sqlite' ? sqliteEventTriggers(db) : postgresEventTriggers(db));
+        await eventTriggers(db, kind);
         // Every POST that creates or changes something honours Idempotency-Key (idempotency/): a record
         // keeps its response's status, and names an order only when there is one.
         await db.schema
@@ -148,65 +149,51 @@ export function migrations(kind: Kind): Record<string, Migration> {
         await db.schema.alterTable('idempotency_records_005').renameTo('idempotency_records').execute();
       },
     },
+    '006_webhooks': {
+      // Webhook endpoints, and one delivery per event and subscribed endpoint, written by the store in
+      // the event's statement (./triggers.ts): an event committed is delivered to every endpoint that
+      // was subscribed when it was written. `data` holds what an event not about an order carries.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('events').addColumn('data', 'text').execute();
+        await db.schema
+          .createTable('webhook_endpoints')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
+          .$call(required({ url: 'text', description: 'text' }))
+          // `,order.placed,order.approved,`: the types sent; null for every type.
+          .addColumn('events', 'text')
+          .addColumn('enabled', 'integer', (c) => c.notNull().defaultTo(1))
+          .addColumn('disabled_reason', 'text')
+          .addColumn('secret', 'text', (c) => c.notNull())
+          // The secret before the last rotation, which signs beside the new one until `previous_until`.
+          .addColumn('previous_secret', 'text')
+          .addColumn('previous_until', 'text')
+          .addColumn('failed_in_row', 'integer', (c) => c.notNull().defaultTo(0))
+          .$call(required({ livemode: 'integer', created_at: 'text' }))
+          .execute();
+        await db.schema.createIndex('webhook_endpoints_owner').on('webhook_endpoints').column('api_key_id').execute();
+        await db.schema
+          .createTable('webhook_deliveries')
+          .addColumn('seq', serialId, serialKey)
+          .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
+          .addColumn('event_seq', 'bigint', (c) => c.notNull())
+          .$call(required({ state: 'text', attempts: 'text', attempt_count: 'integer' }))
+          // When the next attempt is due (null once done), and until when an instance has it in hand.
+          .addColumn('next_attempt_at', 'text')
+          .addColumn('claimed_until', 'text')
+          .$call(required({ created_at: 'text' }))
+          .execute();
+        await db.schema
+          .createIndex('webhook_deliveries_due')
+          .on('webhook_deliveries')
+          .column('next_attempt_at')
+          .where(sql.ref('state'), '=', 'pending')
+          .execute();
+        await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'seq']).execute();
+        await deliveryTriggers(db, kind);
+      },
+    },
   };
-}
-
-/**
- * The store writes the event of every placement and every move of an order (contract §8), in the
- * statement that makes the change, so that no writer (the service, an operator's SQL) can make one
- * without the other: `order.<state>`, at the order's `created_at` or `moved_at`, live unless the key is
- * a test key (orders/lifecycle.ts names the same types; events/repository.ts reads them back).
- *
- * Events are appended in the order of `seq`, each pointing to its key's previous event and to its
- * order's; the key's newest (`event_heads`) and the order's (`orders.last_event_seq`) follow every
- * event written. A key's events are read by walking back from its newest (events/repository.ts): an
- * index of events by key would cost every order placed a page of the write-ahead log of its own (a
- * leaf per key), where the heads' few pages are shared. Written by the store, in the change's own
- * statement, because a statement of their own made placing an order far slower (README, "Events").
- */
-async function sqliteEventTriggers(db: Kysely<unknown>): Promise<void> {
-  const record = (type: Expression<unknown>, at: Expression<unknown>, prevOfOrder: Expression<unknown>) => sql`
-    insert into events (nonce, prev_seq, prev_of_order, api_key_id, order_id, type, created_at, livemode) values (
-      lower(hex(randomblob(6))), (select last_seq from event_heads where api_key_id = new.api_key_id), ${prevOfOrder},
-      new.api_key_id, new.id, ${type}, ${at}, (select 1 - test from api_keys where id = new.api_key_id));`;
-  await sql`create trigger order_placed after insert on orders begin ${record(sql`'order.placed'`, sql`new.created_at`, sql`null`)} end`.execute(db);
-  // A move written by hand, without its time, is recorded at the store's.
-  const movedAt = sql`coalesce(new.moved_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
-  await sql`create trigger order_moved after update of status on orders when new.status is not old.status
-    begin ${record(sql`'order.' || new.status`, movedAt, sql`new.last_event_seq`)} end`.execute(db);
-  await sql`create trigger event_written after insert on events begin
-    insert into event_heads (api_key_id, last_seq) values (new.api_key_id, new.seq) on conflict (api_key_id) do update set last_seq = excluded.last_seq;
-    update orders set last_event_seq = new.seq where id = new.order_id;
-  end`.execute(db);
-}
-
-/**
- * The same on PostgreSQL. Before reading the key's newest event the trigger takes the key's transaction
- * lock (advisory, held to the commit), so that for one key events are chained, and become visible, in
- * the order they were written (events/key-locks.ts: a writer of many keys' events takes them first).
- */
-async function postgresEventTriggers(db: Kysely<unknown>): Promise<void> {
-  await sql`create or replace function order_event() returns trigger language plpgsql as $$
-    begin
-      if tg_op = 'UPDATE' and new.status is not distinct from old.status then return null; end if;
-      perform pg_advisory_xact_lock(hashtextextended(new.api_key_id, 0));
-      insert into events (nonce, prev_seq, prev_of_order, api_key_id, order_id, type, created_at, livemode) values (
-        substr(md5(random()::text), 1, 12), (select last_seq from event_heads where api_key_id = new.api_key_id),
-        case when tg_op = 'INSERT' then null else new.last_event_seq end,
-        new.api_key_id, new.id, 'order.' || new.status,
-        case when tg_op = 'INSERT' then new.created_at
-          else coalesce(new.moved_at, to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) end,
-        (select 1 - test from api_keys where id = new.api_key_id));
-      return null;
-    end $$`.execute(db);
-  await sql`create trigger order_event after insert or update of status on orders for each row execute function order_event()`.execute(db);
-  await sql`create or replace function event_written() returns trigger language plpgsql as $$
-    begin
-      insert into event_heads (api_key_id, last_seq) values (new.api_key_id, new.seq) on conflict (api_key_id) do update set last_seq = excluded.last_seq;
-      update orders set last_event_seq = new.seq where id = new.order_id;
-      return null;
-    end $$`.execute(db);
-  await sql`create trigger event_written after insert on events for each row execute function event_written()`.execute(db);
 }
 
 export async function migrate(db: Db, kind: Kind): Promise<void> {

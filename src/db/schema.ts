@@ -11,6 +11,8 @@ export interface Database {
   idempotency_records: IdempotencyTable;
   events: EventsTable;
   event_heads: EventHeadsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export interface ApiKeysTable {
@@ -88,10 +90,44 @@ export interface EventsTable {
   created_at: string;
   /** 0 for a test key's event. */
   livemode: number;
+  /** What an event not about an order carries, as JSON (`webhook.test`); null for an order's. */
+  data: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Each key's newest event, kept by the store as events are written (migration 005). */
 export interface EventHeadsTable {
   api_key_id: string;
   last_seq: number;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  api_key_id: string;
+  url: string;
+  description: string;
+  /** `,order.placed,order.approved,`; null for every type. */
+  events: string | null;
+  enabled: ColumnType<number, number | undefined, number>;
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_until: string | null;
+  failed_in_row: ColumnType<number, number | undefined, number>;
+  /** 0 for a test key's endpoint (its own retry schedule). */
+  livemode: number;
+  created_at: string;
+}
+
+export interface WebhookDeliveriesTable {
+  seq: Generated<number>;
+  endpoint_id: string;
+  event_seq: number;
+  /** `pending`, `succeeded` or `failed`. */
+  state: string;
+  /** JSON array of `{at, status | error, ms}`. */
+  attempts: string;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  claimed_until: string | null;
+  created_at: string;
 }

@@ -39,6 +39,12 @@ export class EventsRepository {
     return rows[0] && toEvent(rows[0]);
   }
 
+  /** An event by its place in the order of writing, as a webhook delivery names it. */
+  async bySeq(seq: number): Promise<Event | undefined> {
+    const { rows } = await sql<EventRow>`select ${COLUMNS} from events e left join orders o on o.id = e.order_id where e.seq = ${seq}`.execute(this.db);
+    return rows[0] && toEvent(rows[0]);
+  }
+
   /**
    * One page, newest first: the events written before the cursor's (`afterId`, 0 for the newest), so
    * none is skipped or repeated however many arrive meanwhile (./record.ts says why that holds on
@@ -89,7 +95,9 @@ export class EventsRepository {
 interface EventRow {
   seq: number;
   nonce: string;
-  type: OrderEventType;
+  type: EventType;
+  /** JSON, for an event not about an order. */
+  data: string | null;
   created_at: string;
   livemode: number;
   order_id: number;
@@ -98,16 +106,15 @@ interface EventRow {
   ship_date: string;
 }
 
-const COLUMNS = sql`e.seq, e.nonce, e.type, e.created_at, e.livemode, e.order_id, o.pet_id, o.quantity, o.ship_date`;
+const COLUMNS = sql`e.seq, e.nonce, e.type, e.data, e.created_at, e.livemode, e.order_id, o.pet_id, o.quantity, o.ship_date`;
 
 /** The event as clients read it: its order as of the event is the order's row in the state the event entered. */
 function toEvent(row: EventRow): Event {
-  const status = statusEnteredBy(row.type);
-  return {
-    id: eventIdOf(row.seq, row.nonce),
-    type: row.type,
-    timestamp: row.created_at,
-    livemode: row.livemode === 1,
-    data: { id: Number(row.order_id), petId: Number(row.pet_id), quantity: row.quantity, shipDate: row.ship_date, status, complete: isComplete(status) },
-  };
+  return { id: eventIdOf(row.seq, row.nonce), type: row.type, timestamp: row.created_at, livemode: row.livemode === 1, data: dataOf(row) };
+}
+
+function dataOf(row: EventRow): Event['data'] {
+  if (row.data !== null) return JSON.parse(row.data) as Event['data'];
+  const status = statusEnteredBy(row.type as OrderEventType);
+  return { id: Number(row.order_id), petId: Number(row.pet_id), quantity: row.quantity, shipDate: row.ship_date, status, complete: isComplete(status) };
 }

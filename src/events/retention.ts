@@ -23,10 +23,10 @@ export interface RetentionDeps {
 }
 
 /**
- * Deletes events older than the retention period, oldest first, in paced slices. A slice reads the
- * oldest events by `seq` (the primary key: no index of their times is needed) and deletes those that
- * expired; it stops at the first slice that holds one still kept. Instances on one PostgreSQL may
- * sweep at once: a row deleted twice is deleted once.
+ * Deletes events, and the webhook delivery log, older than the retention period, oldest first, in
+ * paced slices. A slice reads the oldest rows by `seq` (the primary key: no index of their times is
+ * needed) and deletes those that expired; it stops at the first slice that holds one still kept.
+ * Instances on one PostgreSQL may sweep at once: a row deleted twice is deleted once.
  */
 export class EventRetention {
   readonly #job: SlicedJob;
@@ -35,15 +35,19 @@ export class EventRetention {
     this.#job = new SlicedJob({ name: 'retention', everyMs: RETENTION_INTERVAL_MS, pace: deps.pace ?? RETENTION_PACE, log: deps.log });
   }
 
-  /** Deletes what expired by now; answers how many events. */
+  /** Deletes the events and delivery-log entries that expired by now; answers how many rows. */
   async sweep(): Promise<number> {
-    const { db, clock, retentionMs } = this.deps;
-    const cutoff = new Date(clock() - retentionMs).toISOString();
+    const cutoff = new Date(this.deps.clock() - this.deps.retentionMs).toISOString();
+    return (await this.#expire('events', cutoff)) + (await this.#expire('webhook_deliveries', cutoff));
+  }
+
+  async #expire(table: 'events' | 'webhook_deliveries', cutoff: string): Promise<number> {
+    const { db } = this.deps;
     let deleted = 0;
     await this.#job.pass(async (size) => {
-      const oldest = await db.selectFrom('events').select(['seq', 'created_at']).orderBy('seq').limit(size).execute();
+      const oldest = await db.selectFrom(table).select(['seq', 'created_at']).orderBy('seq').limit(size).execute();
       const expired = oldest.filter((row) => row.created_at < cutoff).map((row) => row.seq);
-      if (expired.length > 0) await db.deleteFrom('events').where('seq', 'in', expired).execute();
+      if (expired.length > 0) await db.deleteFrom(table).where('seq', 'in', expired).execute();
       deleted += expired.length;
       return expired.length === size;
     });

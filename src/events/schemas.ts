@@ -4,9 +4,15 @@ import { ORDER_EVENT_TYPES } from '../orders/lifecycle.js';
 import { Order } from '../orders/schemas.js';
 import { EVENT_ID_PATTERN } from './ids.js';
 
-/** Every type of event, in the order a reader meets them. */
-export const EVENT_TYPES = ORDER_EVENT_TYPES;
+/** Every type of event: an order's moves, and the test a webhook endpoint asks for. */
+export const EVENT_TYPES = [...ORDER_EVENT_TYPES, 'webhook.test'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What `webhook.test` carries: the endpoint it was sent to. */
+export const WebhookTestData = Type.Object(
+  { endpointId: Type.String({ maxLength: 27, description: 'The endpoint that asked for it.' }) },
+  { $id: 'WebhookTestData', additionalProperties: false, description: 'The data of a `webhook.test` event.' },
+);
 
 export const Event = Type.Object(
   {
@@ -14,12 +20,13 @@ export const Event = Type.Object(
     type: StringEnum(EVENT_TYPES, { description: 'What happened: the order entered the state the type names.' }),
     timestamp: Type.String({ format: 'date-time', maxLength: 30, description: 'When it happened (RFC 3339, UTC).' }),
     livemode: Type.Boolean({ description: "False for a test key's event." }),
-    data: ref(Order),
+    data: Type.Union([ref(Order), ref(WebhookTestData)], { description: 'The order as of the event; for `webhook.test`, the endpoint tested.' }),
   },
   {
     $id: 'Event',
     additionalProperties: false,
-    description: 'Something that happened to one of your orders; `data` is the order as of the event. Events are kept for the retention period, then deleted.',
+    description:
+      'Something that happened to one of your orders (`data`: the order as of the event), or a test a webhook endpoint asked for. Events are kept for the retention period, then deleted.',
   },
 );
 export type Event = Static<typeof Event>;

@@ -45,6 +45,11 @@ export const PROBLEM_TYPES = {
     description:
       'A `delivered` or `cancelled` order has reached the end of its lifecycle: `advance` has no step left to take. Place a new order to go through the steps again.',
   },
+  'webhook-endpoint-limit': {
+    status: 409,
+    title: 'Too many webhook endpoints',
+    description: 'A key has at most 10 webhook endpoints. Delete one you no longer use, or send several event types to one endpoint.',
+  },
   'test-key-required': {
     status: 403,
     title: 'Test key required',

@@ -6,6 +6,7 @@ export const TAG = {
   catalogue: 'Catalogue',
   orders: 'Orders',
   events: 'Events',
+  webhooks: 'Webhooks',
   usage: 'Usage',
 } as const;
 
@@ -19,7 +20,10 @@ export const TAG_GROUPS = [
   {
     name: 'Notifications',
     description: 'What happened to your orders.',
-    tags: [{ name: TAG.events, description: 'Every move of every order of yours, newest first: poll them here.' }],
+    tags: [
+      { name: TAG.events, description: 'Every move of every order of yours, newest first: poll them here.' },
+      { name: TAG.webhooks, description: 'Have your events sent to you as they happen, signed (Standard Webhooks), retried, logged.' },
+    ],
   },
   {
     name: 'Account',

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DEFAULTS } from '../config.js';
 import { type CounterSeries, type HistogramSeries, TalliedCounter, TalliedHistogram } from './tallies.js';
 
@@ -47,6 +47,18 @@ export function createMetrics({ eventLoopResolutionMs }: { eventLoopResolutionMs
       name: 'petstore_order_moves_total',
       help: 'Orders that entered a state here (placed, approved, delivered, cancelled), each with its event.',
       labelNames: ['to'] as const,
+      registers: [registry],
+    }),
+    webhookAttempts: new Counter({
+      name: 'petstore_webhook_attempts_total',
+      help: 'Webhook delivery attempts made here, by what they came to: succeeded, retrying (failed, another is due), failed (the last failed), gone (a 410 disabled the endpoint).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    webhookLatency: new Histogram({
+      name: 'petstore_webhook_attempt_duration_seconds',
+      help: 'How long a webhook delivery attempt took, its answer read (or its timeout).',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30],
       registers: [registry],
     }),
     fulfilmentLag: new Gauge({

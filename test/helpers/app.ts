@@ -13,6 +13,7 @@ import { transactionsOf } from '../../src/db/group-commit.js';
 import { EventRetention } from '../../src/events/retention.js';
 import { Fulfilment } from '../../src/orders/fulfilment.js';
 import { OrderMoves } from '../../src/orders/moves.js';
+import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
 import { type FakeClock, fakeClock } from './clock.js';
 import { TEST_STORE, type TestDatabase, testDatabase } from './database.js';
@@ -38,6 +39,8 @@ export interface TestApp {
   fulfilment: Fulfilment;
   /** The instance's event retention, not started: a test calls `sweep()`. */
   retention: EventRetention;
+  /** The instance's webhook dispatcher, not started: a test moves the clock and calls `runDue()`. */
+  dispatcher: Dispatcher;
   /** A new key of the plan; returns the full key. */
   newKey(choice?: (PlanChoice & { test?: boolean }) | PlanChoice['plan']): Promise<string>;
   /** Stops everything; the store is dropped unless `keepStore` (another app opens it next). */
@@ -54,6 +57,8 @@ export interface TestAppOptions {
   postgresVia?: string;
   /** Receives the app's JSON log lines; default: no logging. */
   logLines?: string[];
+  /** In [0, 1): the webhook retries' jitter (default Math.random). */
+  random?: () => number;
   /** The store of an app closed with `keepStore` (a restart): opened again, and dropped when this app closes. */
   store?: Pick<TestDatabase, 'url' | 'config' | 'drop'>;
 }
@@ -81,6 +86,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
   const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log: quiet });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log: quiet });
+  const dispatcher = Dispatcher.of(db, config.webhooks, { clock, metrics, log: quiet, random: options.random });
   return {
     app,
     admin,
@@ -95,9 +101,10 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
     config,
     fulfilment,
     retention,
+    dispatcher,
     newKey: async (choice = 'pro') => (await keys.create(typeof choice === 'string' ? { plan: choice } : choice)).key,
     close: async ({ keepStore = false } = {}) => {
-      await Promise.all([fulfilment.stop(), retention.stop()]);
+      await Promise.all([fulfilment.stop(), retention.stop(), dispatcher.stop()]);
       await app.close();
       await admin.close();
       await limiter.close();

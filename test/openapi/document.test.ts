@@ -20,6 +20,15 @@ const EXPECTED_OPERATIONS = [
   'POST /store/orders/{orderId}/advance',
   'GET /events',
   'GET /events/{eventId}',
+  'POST /webhook-endpoints',
+  'GET /webhook-endpoints',
+  'GET /webhook-endpoints/{endpointId}',
+  'PATCH /webhook-endpoints/{endpointId}',
+  'DELETE /webhook-endpoints/{endpointId}',
+  'POST /webhook-endpoints/{endpointId}/rotate-secret',
+  'POST /webhook-endpoints/{endpointId}/test',
+  'GET /webhook-endpoints/{endpointId}/deliveries',
+  'POST /webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry',
   'GET /usage',
 ];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -81,7 +90,7 @@ describe('the served document', () => {
     expect(parseYaml(response.body)).toEqual(doc);
   });
 
-  it('documents exactly the ten operations', () => {
+  it('documents exactly the nineteen operations', () => {
     expect(
       operationsOf(doc)
         .map((o) => `${o.method} ${o.path}`)
@@ -115,7 +124,7 @@ describe('tags', () => {
   it('puts only child tags on operations, Pets operations under Pets, Store ones under Store, events under Notifications, /usage under Account', () => {
     const parentOf = new Map((doc.tags as Json[]).filter((tag) => tag['x-parent']).map((tag) => [tag.name, tag['x-parent']]));
     const groupOf = (path: string) =>
-      path.startsWith('/pets') ? 'Pets' : path === '/usage' ? 'Account' : path.startsWith('/events') ? 'Notifications' : 'Store';
+      path.startsWith('/pets') ? 'Pets' : path === '/usage' ? 'Account' : /^\/(events|webhook-endpoints)/.test(path) ? 'Notifications' : 'Store';
     for (const { path, op } of operationsOf(doc)) {
       expect(op.tags.length).toBeGreaterThan(0);
       for (const tag of op.tags as string[]) expect(parentOf.get(tag)).toBe(groupOf(path));
@@ -133,6 +142,7 @@ describe('extensions', () => {
       'POST /store/orders/{orderId}/advance': 'experimental',
       'GET /events': 'beta',
       'GET /events/{eventId}': 'beta',
+      ...Object.fromEntries(EXPECTED_OPERATIONS.filter((op) => op.includes('/webhook-endpoints')).map((op) => [op, 'experimental'])),
       'GET /pets/{petId}': undefined,
       'GET /store/orders': undefined,
       'GET /usage': 'beta',

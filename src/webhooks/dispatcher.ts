@@ -1,0 +1,168 @@
+import { Gauge, type Registry } from 'prom-client';
+import type { Clock } from '../clock.js';
+import type { WebhookConfig } from '../config.js';
+import type { Db } from '../db/database.js';
+import { EventsRepository } from '../events/repository.js';
+import { every, type Periodic } from '../jobs/periodic.js';
+import type { JobLog } from '../jobs/sliced-job.js';
+import type { Metrics } from '../ops/metrics.js';
+import { type Claimed, DeliveriesRepository } from './deliveries.js';
+import { EndpointsRepository } from './endpoints.js';
+import { decide, outcomeOf } from './retries.js';
+import { Sender } from './sender.js';
+import { signatures } from './signature.js';
+
+/** How often each instance looks for deliveries due: a first attempt leaves within this of its event's commit. */
+export const DISPATCH_INTERVAL_MS = 500;
+/** Attempts one instance makes at once, over all endpoints, and to one endpoint. */
+export const MAX_IN_FLIGHT = 32;
+export const PER_ENDPOINT = 4;
+/** A claim outlives the attempt's timeout by this much: no other instance attempts it while it may still be under way. */
+const CLAIM_MARGIN_MS = 10_000;
+
+export interface DispatcherDeps {
+  deliveries: DeliveriesRepository;
+  endpoints: EndpointsRepository;
+  events: EventsRepository;
+  sender: Sender;
+  config: WebhookConfig;
+  clock: Clock;
+  /** In [0, 1), for the retries' jitter. */
+  random: () => number;
+  metrics: Pick<Metrics, 'webhookAttempts' | 'webhookLatency' | 'registry'>;
+  log: JobLog;
+}
+
+/**
+ * Delivers webhooks off the request path (contract §9): every half second it claims the deliveries
+ * that fell due (./deliveries.ts), at most `MAX_IN_FLIGHT` at once and `PER_ENDPOINT` to one endpoint,
+ * sends each signed (Standard Webhooks), and writes what the attempt decided (./retries.ts). Memory
+ * holds the attempts under way, nothing else: whatever is pending stays in the store.
+ */
+export class Dispatcher {
+  readonly #inFlight = new Map<number, Promise<void>>();
+  readonly #perEndpoint = new Map<string, number>();
+  readonly #stopped = new AbortController();
+  #job: Periodic | undefined;
+
+  /** The dispatcher of `db`, sending with a sender of its own. */
+  static of(
+    db: Db,
+    config: WebhookConfig,
+    { clock, metrics, log, random = Math.random }: Pick<DispatcherDeps, 'clock' | 'metrics' | 'log'> & { random?: () => number },
+  ): Dispatcher {
+    const sender = new Sender({ timeoutMs: config.timeoutMs, policy: { allowPrivate: config.allowPrivate }, socketsPerOrigin: PER_ENDPOINT, now: clock });
+    return new Dispatcher({
+      deliveries: new DeliveriesRepository(db),
+      endpoints: new EndpointsRepository(db),
+      events: new EventsRepository(db),
+      sender,
+      config,
+      clock,
+      random,
+      metrics,
+      log,
+    });
+  }
+
+  constructor(private readonly deps: DispatcherDeps) {
+    new Gauge({
+      name: 'petstore_webhook_deliveries_pending',
+      help: 'Webhook deliveries waiting for an attempt or for their next one (all instances).',
+      registers: [deps.metrics.registry as Registry],
+      collect: async function (this: Gauge) {
+        this.set(await deps.deliveries.pending());
+      },
+    });
+  }
+
+  /** Claims what is due now and starts its attempts; resolves with them once claimed (not once sent). */
+  async pass(): Promise<Promise<void>[]> {
+    const free = MAX_IN_FLIGHT - this.#inFlight.size;
+    if (free <= 0 || this.#stopped.signal.aborted) return [];
+    const now = this.deps.clock();
+    const busy = new Set([...this.#perEndpoint].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id));
+    const claimed = await this.deps.deliveries.claim(now, now + this.deps.config.timeoutMs + CLAIM_MARGIN_MS, free, PER_ENDPOINT, busy);
+    return claimed.map((delivery) => this.#start(delivery));
+  }
+
+  /** Attempts every delivery due now and waits for them: what a test drives on its own clock. */
+  async runDue(): Promise<number> {
+    let attempted = 0;
+    for (;;) {
+      const started = await this.pass();
+      if (started.length === 0) {
+        await Promise.all(this.#inFlight.values());
+        return attempted;
+      }
+      attempted += started.length;
+      await Promise.all(started);
+    }
+  }
+
+  start(): void {
+    this.#job ??= every(
+      DISPATCH_INTERVAL_MS,
+      () => this.pass(),
+      (error) => this.deps.log.warn({ err: error }, 'webhooks: could not claim deliveries; trying again every half second'),
+    );
+  }
+
+  /** Stops claiming and cuts the attempts under way: their claims lapse, and they are attempted again (the same `webhook-id`). */
+  async stop(): Promise<void> {
+    this.#stopped.abort();
+    await this.#job?.stop();
+    await Promise.all(this.#inFlight.values());
+    this.deps.sender.close();
+  }
+
+  #start(claimed: Claimed): Promise<void> {
+    const { endpointId } = claimed;
+    this.#perEndpoint.set(endpointId, (this.#perEndpoint.get(endpointId) ?? 0) + 1);
+    const attempt = this.#attempt(claimed)
+      .catch((error: unknown) =>
+        this.deps.log.warn({ err: error, delivery: claimed.seq }, 'webhooks: an attempt could not be recorded; it is made again once its claim lapses'),
+      )
+      .finally(() => {
+        this.#inFlight.delete(claimed.seq);
+        const left = (this.#perEndpoint.get(endpointId) ?? 1) - 1;
+        if (left > 0) this.#perEndpoint.set(endpointId, left);
+        else this.#perEndpoint.delete(endpointId);
+      });
+    this.#inFlight.set(claimed.seq, attempt);
+    return attempt;
+  }
+
+  async #attempt(claimed: Claimed): Promise<void> {
+    const { deliveries, endpoints, events, sender, config, clock, random, metrics } = this.deps;
+    const at = clock();
+    const [destination, event] = await Promise.all([endpoints.destination(claimed.endpointId, at), events.bySeq(claimed.eventSeq)]);
+    if (!destination) return;
+    const schedule = destination.livemode ? config.retryScheduleMs : config.testRetryScheduleMs;
+    if (!event) {
+      // Its event outlived the retention period: nothing is left to send, and the endpoint is not to blame.
+      const attempt = { at: new Date(at).toISOString(), error: 'the event was deleted after the retention period', ms: 0 };
+      await deliveries.record(claimed, { attempt, state: 'failed', nextAttemptAt: null, endpoint: 'unchanged' }, config.disableAfter);
+      return;
+    }
+    const sent = await this.#send(destination.url, destination.secrets, JSON.stringify(event), event.id, at);
+    if (this.#stopped.signal.aborted) return;
+    const recorded = decide(sent, at, claimed.attempts.length, schedule, random);
+    const disabled = await deliveries.record(claimed, recorded, config.disableAfter);
+    metrics.webhookAttempts.labels(outcomeOf(recorded)).inc();
+    metrics.webhookLatency.observe(sent.ms / 1000);
+    if (disabled)
+      this.deps.log.info({ endpoint: claimed.endpointId, reason: recorded.endpoint === 'gone' ? 'gone' : 'failing' }, 'webhooks: endpoint disabled');
+  }
+
+  #send(url: string, secrets: string[], body: string, id: string, at: number) {
+    const timestamp = Math.floor(at / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatures(secrets, id, timestamp, body),
+    };
+    return this.deps.sender.post(url, body, headers, this.#stopped.signal);
+  }
+}
