@@ -134,7 +134,7 @@ export class Dispatcher {
   }
 
   async #attempt(claimed: Claimed): Promise<void> {
-    const { deliveries, endpoints, events, sender, config, clock, random, metrics } = this.deps;
+    const { deliveries, endpoints, events, config, clock, random, metrics } = this.deps;
     const at = clock();
     const [destination, event] = await Promise.all([endpoints.destination(claimed.endpointId, at), events.bySeq(claimed.eventSeq)]);
     if (!destination) return;
