@@ -1,0 +1,143 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { privateAddress } from '../../src/webhooks/destinations.js';
+import { json, type TestApp, testApp } from '../helpers/app.js';
+import { expectProblem } from '../helpers/orders.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { type Delivery, endpointAt, placeOrder, webhooksAs } from '../helpers/webhooks.js';
+
+/** Where webhooks may go, and what a delivery will not do for a receiver (contract §9). */
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const thing of open.splice(0)) await thing.close();
+});
+
+async function app(env: Record<string, string> = {}): Promise<TestApp> {
+  const t = await testApp({ env });
+  open.push(t);
+  return t;
+}
+
+async function receiver(answer: Receiver['otherwise'] = 200): Promise<Receiver> {
+  const r = await startReceiver(answer);
+  open.push(r);
+  return r;
+}
+
+const lastDelivery = async (t: TestApp, key: string, endpointId: string) =>
+  json<{ data: Delivery[] }>(await webhooksAs(t, key).get(`/webhook-endpoints/${endpointId}/deliveries`)).data[0]!;
+
+describe('in production', () => {
+  it.each([
+    'http://127.0.0.1:8080/hooks',
+    'http://localhost:8080/hooks',
+    'http://169.254.169.254/latest/meta-data',
+    'http://10.1.2.3/hooks',
+    'http://192.168.0.10/hooks',
+    'http://172.16.5.4/hooks',
+    'http://[::1]/hooks',
+    'http://[::ffff:127.0.0.1]/hooks',
+    'http://[fd00:ec2::254]/hooks',
+    'http://0.0.0.0/hooks',
+  ])('refuses %s at creation with a 400 naming why', async (url) => {
+    const t = await app({ NODE_ENV: 'production' });
+    const key = await t.newKey('business');
+    const response = await webhooksAs(t, key).create({ url });
+    expectProblem(response, 400, 'invalid-request');
+    expect(json(response).errors[0]).toMatchObject({ in: 'body', name: '/url', message: expect.stringMatching(/loopback, private, link-local or reserved/) });
+  });
+
+  it('allows private destinations with WEBHOOK_ALLOW_PRIVATE=true, and everywhere outside production (a learner’s receiver runs on localhost)', async () => {
+    for (const env of [{ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: 'true' }, {}] as Record<string, string>[]) {
+      const t = await app(env);
+      const key = await t.newKey('business');
+      expect((await webhooksAs(t, key).create({ url: 'http://127.0.0.1:9/hooks' })).statusCode).toBe(201);
+    }
+  });
+
+  it('checks the address a delivery connects to: a name that resolves to 127.0.0.1 is refused then too, and nothing is sent', async () => {
+    const r = await receiver();
+    const t = await app({ NODE_ENV: 'production' });
+    const { record, key } = await t.keys.create({ plan: 'business' });
+    // Made before the policy could judge it (as a name whose address changed since would be).
+    const port = new URL(r.url).port;
+    await t.db
+      .insertInto('webhook_endpoints')
+      .values({
+        id: 'we_000000000000000000000001',
+        api_key_id: record.id,
+        url: `http://localhost:${port}/hooks`,
+        description: '',
+        events: null,
+        secret: `whsec_${Buffer.alloc(32).toString('base64')}`,
+        previous_secret: null,
+        previous_until: null,
+        livemode: 1,
+        created_at: new Date(t.clock()).toISOString(),
+      })
+      .execute();
+    await placeOrder(t, key);
+    await t.dispatcher.runDue();
+    expect(r.received).toEqual([]);
+    const delivery = await lastDelivery(t, key, 'we_000000000000000000000001');
+    expect(delivery.attempts[0]!.error).toMatch(/refused: .*(127\.0\.0\.1|::1) is a loopback/);
+    expect(delivery.state).toBe('pending');
+  });
+
+  it('judges IPv4 carried in IPv6 as IPv4, and public addresses as public', () => {
+    expect(privateAddress('::ffff:10.0.0.1')).toBeDefined();
+    expect(privateAddress('64:ff9b::a9fe:a9fe')).toBeUndefined();
+    expect(privateAddress('64:ff9b::169.254.169.254')).toBeDefined();
+    expect(privateAddress('93.184.216.34')).toBeUndefined();
+    expect(privateAddress('2606:2800:220:1::')).toBeUndefined();
+  });
+});
+
+describe('a delivery', () => {
+  it('does not follow a redirect: a 3xx is an answer, and a failed one', async () => {
+    const elsewhere = await receiver();
+    const r = await receiver({ status: 307, headers: { location: elsewhere.url } });
+    const t = await app();
+    const key = await t.newKey('business');
+    const endpoint = await endpointAt(t, key, r.url);
+    await placeOrder(t, key);
+    await t.dispatcher.runDue();
+    expect(elsewhere.received).toEqual([]);
+    expect(await lastDelivery(t, key, endpoint.id)).toMatchObject({ state: 'pending', attempts: [{ status: 307 }] });
+  });
+
+  it('reads at most 64 KB of an answer: a receiver that streams without end does not hold the attempt', async () => {
+    const server = createServer((request, response) => {
+      request.resume();
+      response.writeHead(200);
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const more = () => {
+        while (response.write(chunk));
+        response.once('drain', more);
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    open.push({ close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) });
+    const t = await app({ WEBHOOK_TIMEOUT_SECONDS: '30' });
+    const key = await t.newKey('business');
+    const endpoint = await endpointAt(t, key, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`);
+    await placeOrder(t, key);
+    await t.dispatcher.runDue();
+    expect(await lastDelivery(t, key, endpoint.id)).toMatchObject({ state: 'succeeded', attempts: [{ status: 200 }] });
+  });
+
+  it('gives up on a receiver that does not answer within WEBHOOK_TIMEOUT_SECONDS, and tries again on its schedule', async () => {
+    const r = await receiver('hang');
+    const t = await app({ WEBHOOK_TIMEOUT_SECONDS: '1' });
+    const key = await t.newKey('business');
+    const endpoint = await endpointAt(t, key, r.url);
+    await placeOrder(t, key);
+    await t.dispatcher.runDue();
+    const delivery = await lastDelivery(t, key, endpoint.id);
+    expect(delivery).toMatchObject({ state: 'pending', attempts: [{ error: 'no answer within 1 s' }] });
+    expect(delivery.attempts[0]!.ms).toBeGreaterThanOrEqual(1_000);
+  });
+});
