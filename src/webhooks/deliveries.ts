@@ -164,6 +164,19 @@ export class DeliveriesRepository {
     return row.seq;
   }
 
+  /** How many deliveries are due at `now` and in no instance's hands. */
+  async due(now: number): Promise<number> {
+    const at = new Date(now).toISOString();
+    const { n } = await this.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '<=', at)
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', at)]))
+      .executeTakeFirstOrThrow();
+    return Number(n);
+  }
+
   /** How many deliveries wait (metrics). */
   async pending(): Promise<number> {
     const { n } = await this.db

@@ -18,7 +18,7 @@ export const DISPATCH_INTERVAL_MS = 500;
 export const MAX_IN_FLIGHT = 32;
 export const PER_ENDPOINT = 4;
 /** A claim outlives the attempt's timeout by this much: no other instance attempts it while it may still be under way. */
-const CLAIM_MARGIN_MS = 10_000;
+const CLAIM_MARGIN_MS = 5_000;
 
 export interface DispatcherDeps {
   deliveries: DeliveriesRepository;
@@ -86,17 +86,19 @@ export class Dispatcher {
     return claimed.map((delivery) => this.#start(delivery));
   }
 
-  /** Attempts every delivery due now and waits for them: what a test drives on its own clock. */
+  /**
+   * Attempts every delivery due now and waits for them: what a test drives on its own clock. A pass
+   * that claims nothing while deliveries are still due (another instance took the same ones a moment
+   * before) looks again.
+   */
   async runDue(): Promise<number> {
     let attempted = 0;
     for (;;) {
       const started = await this.pass();
-      if (started.length === 0) {
-        await Promise.all(this.#inFlight.values());
-        return attempted;
-      }
       attempted += started.length;
-      await Promise.all(started);
+      if (started.length > 0) await Promise.race(started);
+      else if (this.#inFlight.size > 0) await Promise.race(this.#inFlight.values());
+      else if ((await this.deps.deliveries.due(this.deps.clock())) === 0) return attempted;
     }
   }
 

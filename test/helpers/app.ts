@@ -82,7 +82,8 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const limiterStatus = () => ({ configured: 'memory', deciding: 'memory' }) as const;
   const admin = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken, logger });
   const keys = new KeysRepository(db, clock, changes);
-  const quiet = { warn: () => {}, info: () => {} };
+  // The jobs log where the app does: nowhere, or into `logLines`.
+  const quiet = logger || { warn: () => {}, info: () => {} };
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
   const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log: quiet });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log: quiet });

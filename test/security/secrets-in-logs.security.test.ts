@@ -79,3 +79,36 @@ describe('secrets never reach the log', () => {
     expect(line?.req?.url).toBe('/pets?status=…&limit=…');
   });
 });
+
+describe('webhook secrets and signatures never reach the log', () => {
+  it('neither when an endpoint is made, rotated and delivered to, nor when a delivery fails', async () => {
+    const { startReceiver } = await import('../helpers/receiver.js');
+    const { endpointAt, placeOrder, webhooksAs } = await import('../helpers/webhooks.js');
+    const logged: string[] = [];
+    const t = await testApp({ logLines: logged });
+    const receiver = await startReceiver(500);
+    try {
+      const key = await t.newKey('pro');
+      const endpoint = await endpointAt(t, key, receiver.url);
+      const rotated = (await webhooksAs(t, key).post(`/webhook-endpoints/${endpoint.id}/rotate-secret`)).json() as { secret: string };
+      await placeOrder(t, key);
+      await t.dispatcher.runDue();
+      receiver.otherwise = 200;
+      t.clock.advance(10_000);
+      await t.dispatcher.runDue();
+      const signatures = receiver.received.flatMap((r) =>
+        String(r.headers['webhook-signature'])
+          .split(' ')
+          .map((s) => s.slice('v1,'.length)),
+      );
+      expect(signatures.length).toBeGreaterThan(0);
+      expect(logged.length).toBeGreaterThan(0);
+      const log = logged.join('\n');
+      for (const secret of [endpoint.secret, rotated.secret]) expect(log).not.toContain(secret.slice('whsec_'.length));
+      for (const signature of signatures) expect(log).not.toContain(signature);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+});
