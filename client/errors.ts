@@ -60,6 +60,8 @@ export class OrderNotAdvanceableError extends ConflictError {}
 export class ForbiddenError extends PetstoreError {}
 /** `advanceOrder` with a live key: only test keys (`pet_test_…`) move their orders by hand. */
 export class TestKeyRequiredError extends ForbiddenError {}
+/** An 11th webhook endpoint: a key has at most 10. */
+export class WebhookEndpointLimitError extends ConflictError {}
 /** The operation reached its sunset date and answers no more. */
 export class SunsetError extends PetstoreError {}
 export class RequestTimeoutError extends PetstoreError {}
@@ -129,6 +131,7 @@ export const PROBLEM_ERRORS = {
   'order-not-cancellable': OrderNotCancellableError,
   'order-not-advanceable': OrderNotAdvanceableError,
   'test-key-required': TestKeyRequiredError,
+  'webhook-endpoint-limit': WebhookEndpointLimitError,
   sunset: SunsetError,
   'request-timeout': RequestTimeoutError,
   'expectation-failed': ExpectationFailedError,

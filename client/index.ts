@@ -9,4 +9,5 @@ export * from './errors.js';
 export type { components, operations, paths } from './generated/schema.js';
 export * from './petstore-client.js';
 export type { RateLimitState, RateLimitWindow } from './rate-limit.js';
+export { TOLERANCE_SECONDS, type VerifyOptions, verifyWebhook, WebhookVerificationError } from './webhooks.js';
 export type { Fetch, ResponseEvent, TransportOptions } from './transport.js';

@@ -9,6 +9,11 @@ export type NewOrder = components['schemas']['NewOrder'];
 export type Usage = components['schemas']['Usage'];
 export type Event = components['schemas']['Event'];
 export type EventType = Event['type'];
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
+export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWithSecret'];
+export type NewWebhookEndpoint = components['schemas']['NewWebhookEndpoint'];
+export type WebhookEndpointPatch = components['schemas']['WebhookEndpointPatch'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> = operations[Op]['responses'][Status] extends {
   content: { 'application/json': infer T };
@@ -20,6 +25,8 @@ type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]['paramete
 export type PetPage = JsonOf<'listPets', 200>;
 export type OrderPage = JsonOf<'listOrders', 200>;
 export type EventPage = JsonOf<'listEvents', 200>;
+export type WebhookEndpointPage = JsonOf<'listWebhookEndpoints', 200>;
+export type WebhookDeliveryPage = JsonOf<'listWebhookDeliveries', 200>;
 export type ListPetsQuery = QueryOf<'listPets'>;
 export type ListOrdersQuery = QueryOf<'listOrders'>;
 export type ListEventsQuery = QueryOf<'listEvents'>;
@@ -119,6 +126,71 @@ export class PetstoreClient {
   /** `GET /events/{eventId}` (beta): one event of this key's, as a webhook delivery carries it. */
   getEvent(eventId: EventId): Promise<Event> {
     return this.#transport.send({ operation: 'getEvent', method: 'GET', path: `/events/${eventId}` });
+  }
+
+  /**
+   * `POST /webhook-endpoints` (experimental): your events sent to `url`, signed. The answer carries the
+   * signing `secret` this once: keep it, and verify deliveries with `verifyWebhook`. Sent with an
+   * `Idempotency-Key` (a new UUID unless you pass one), so a retry never makes a second endpoint.
+   */
+  createWebhookEndpoint(
+    endpoint: NewWebhookEndpoint,
+    { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {},
+  ): Promise<WebhookEndpointWithSecret> {
+    const headers = { 'idempotency-key': idempotencyKey };
+    return this.#transport.send({ operation: 'createWebhookEndpoint', method: 'POST', path: '/webhook-endpoints', body: endpoint, headers });
+  }
+
+  /** `GET /webhook-endpoints` (experimental): one page of your endpoints. */
+  listWebhookEndpoints(query: { limit?: number; cursor?: string } = {}): Promise<WebhookEndpointPage> {
+    return this.#transport.send({ operation: 'listWebhookEndpoints', method: 'GET', path: '/webhook-endpoints', query });
+  }
+
+  /** `GET /webhook-endpoints/{endpointId}` (experimental). */
+  getWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
+    return this.#transport.send({ operation: 'getWebhookEndpoint', method: 'GET', path: `/webhook-endpoints/${endpointId}` });
+  }
+
+  /** `PATCH /webhook-endpoints/{endpointId}` (experimental): `enabled: true` enables it again after it was disabled. */
+  updateWebhookEndpoint(endpointId: string, patch: WebhookEndpointPatch): Promise<WebhookEndpoint> {
+    return this.#transport.send({ operation: 'updateWebhookEndpoint', method: 'PATCH', path: `/webhook-endpoints/${endpointId}`, body: patch });
+  }
+
+  /** `DELETE /webhook-endpoints/{endpointId}` (experimental): the endpoint and its delivery log. */
+  async deleteWebhookEndpoint(endpointId: string): Promise<void> {
+    await this.#transport.send({ operation: 'deleteWebhookEndpoint', method: 'DELETE', path: `/webhook-endpoints/${endpointId}` });
+  }
+
+  /** `POST /webhook-endpoints/{endpointId}/rotate-secret` (experimental): a new secret, this once; the old one signs beside it for 24 hours. */
+  rotateWebhookSecret(endpointId: string, { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {}): Promise<WebhookEndpointWithSecret> {
+    const headers = { 'idempotency-key': idempotencyKey };
+    return this.#transport.send({ operation: 'rotateWebhookSecret', method: 'POST', path: `/webhook-endpoints/${endpointId}/rotate-secret`, headers });
+  }
+
+  /** `POST /webhook-endpoints/{endpointId}/test` (experimental): a `webhook.test` event, sent to this endpoint now; answers its delivery. */
+  testWebhookEndpoint(endpointId: string, { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {}): Promise<WebhookDelivery> {
+    const headers = { 'idempotency-key': idempotencyKey };
+    return this.#transport.send({ operation: 'testWebhookEndpoint', method: 'POST', path: `/webhook-endpoints/${endpointId}/test`, headers });
+  }
+
+  /** `GET /webhook-endpoints/{endpointId}/deliveries` (experimental): one page of its delivery log, newest first. */
+  listWebhookDeliveries(endpointId: string, query: { limit?: number; cursor?: string } = {}): Promise<WebhookDeliveryPage> {
+    return this.#transport.send({ operation: 'listWebhookDeliveries', method: 'GET', path: `/webhook-endpoints/${endpointId}/deliveries`, query });
+  }
+
+  /** `POST /webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry` (experimental): sends it again now. */
+  retryWebhookDelivery(
+    endpointId: string,
+    deliveryId: string,
+    { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {},
+  ): Promise<WebhookDelivery> {
+    const headers = { 'idempotency-key': idempotencyKey };
+    return this.#transport.send({
+      operation: 'retryWebhookDelivery',
+      method: 'POST',
+      path: `/webhook-endpoints/${endpointId}/deliveries/${deliveryId}/retry`,
+      headers,
+    });
   }
 
   /** `GET /usage` (beta): the plan, both windows, the ban in force and today's count; asking counts nothing. */

@@ -57,7 +57,7 @@ export interface ResponseEvent {
 
 export interface Call {
   operation: string;
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
   /** A list is sent as the parameter repeated (`?type=a&type=b`). */
   query?: Record<string, string | number | readonly (string | number)[] | undefined>;
@@ -173,7 +173,8 @@ export class Transport {
     const text = await response.text();
     const etag = response.headers.get('etag');
     if (call.method === 'GET' && etag && this.#options.cacheSize > 0) this.#cache.remember(url, etag, text);
-    return JSON.parse(text);
+    // A 204 (a deletion) has no body.
+    return text === '' ? undefined : JSON.parse(text);
   }
 
   #url({ path, query = {} }: Call): string {

@@ -20,6 +20,7 @@ import {
 } from '../ratelimit/headers.js';
 import { MAX_LIMIT, PLAN_LIMITS } from '../ratelimit/plans.js';
 import { DAY_MS, MINUTE_MS } from '../ratelimit/state.js';
+import { webhooksSection } from '../webhooks/document.js';
 import { openapiTags, tagGroups } from './tags.js';
 
 export const SECURITY_SCHEME = 'ApiKey';
@@ -150,6 +151,7 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
       const document = (documentObject as { openapiObject: OpenApiDocument }).openapiObject;
       // Every operation the document shows needs a key: said once, at the top, for tools that read only that.
       document.security = [{ [SECURITY_SCHEME]: [] }];
+      document.webhooks = webhooksSection();
       return withStability(withPathExamples(withPrefer(withResponseHeaders(document))));
     },
   } as unknown as SwaggerOptions;
@@ -166,6 +168,7 @@ interface Operation {
 
 interface OpenApiDocument {
   components?: Record<string, unknown>;
+  webhooks?: Record<string, unknown>;
   security?: Array<Record<string, string[]>>;
   paths?: Record<string, Record<string, Operation>>;
 }

@@ -103,6 +103,20 @@ describe('the served document', () => {
   });
 });
 
+describe('webhooks (OpenAPI 3.1)', () => {
+  it('lists every event type, with the event as its payload and the Standard Webhooks headers', () => {
+    const webhooks = doc.webhooks as Record<string, { post: Json }>;
+    expect(Object.keys(webhooks).sort()).toEqual(['order.approved', 'order.cancelled', 'order.delivered', 'order.placed', 'webhook.test']);
+    for (const [type, { post }] of Object.entries(webhooks)) {
+      expect(post.requestBody.content['application/json'].schema.allOf).toEqual([
+        { $ref: '#/components/schemas/Event' },
+        { type: 'object', properties: { type: { const: type } } },
+      ]);
+      expect(post.parameters.map((p: Json) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    }
+  });
+});
+
 describe('tags', () => {
   it('groups the tags as Pets, Store, Notifications and Account, both in x-tagGroups and with x-parent', () => {
     const groups = doc['x-tagGroups'] as Array<{ name: string; tags: string[] }>;
