@@ -7,6 +7,7 @@ import { keysCommand } from './keys/cli.js';
 import { KeyInputError, KeysRepository } from './keys/repository.js';
 import { ordersCommand } from './orders/cli.js';
 import { OrdersRepository } from './orders/repository.js';
+import { webhooksCommand } from './webhooks/cli.js';
 
 /** `petstore`: the command line, on the same DATABASE_URL as the server. */
 async function run(argv: string[], clock: Clock): Promise<number> {
@@ -25,7 +26,8 @@ async function run(argv: string[], clock: Clock): Promise<number> {
     .description('Petstore administration')
     .exitOverride()
     .addCommand(keysCommand(repository, { out }))
-    .addCommand(ordersCommand(orderStores, { out }));
+    .addCommand(ordersCommand(orderStores, { out }))
+    .addCommand(webhooksCommand({ out }));
   // Usage errors throw (and exit 2) instead of exiting from deep inside commander.
   const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
   for (const command of everyCommand(program)) command.exitOverride();

@@ -48,7 +48,7 @@ export const PROBLEM_TYPES = {
   'webhook-endpoint-limit': {
     status: 409,
     title: 'Too many webhook endpoints',
-    description: 'A key has at most 10 webhook endpoints. Delete one you no longer use, or send several event types to one endpoint.',
+    description: 'A key has at most its allowance of webhook endpoints. Delete one you no longer use, or send several event types to one endpoint.',
   },
   'test-key-required': {
     status: 403,
@@ -138,13 +138,16 @@ export interface ProblemFacts {
   rules: BanRules;
   /** How long an `Idempotency-Key` is remembered, in words (idempotency/window.ts). */
   idempotencyWindow: string;
+  /** How many webhook endpoints a key may have (webhooks/schemas.ts). */
+  maxWebhookEndpoints: number;
 }
 
 /** A problem type's explanation, as its page says it, with the facts in force. */
-export function problemDescription(slug: ProblemSlug, { rules, idempotencyWindow }: ProblemFacts): string {
+export function problemDescription(slug: ProblemSlug, { rules, idempotencyWindow, maxWebhookEndpoints }: ProblemFacts): string {
   const { description } = PROBLEM_TYPES[slug];
   if (slug === 'key-banned') return `${description} ${bansInWords(rules)}`;
   if (slug === 'idempotency-key-reused') return description.replace('the idempotency window', idempotencyWindow);
+  if (slug === 'webhook-endpoint-limit') return description.replace('its allowance of', String(maxWebhookEndpoints));
   return description;
 }
 

@@ -18,12 +18,12 @@ export function deleteWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
         tags: [TAG.webhooks],
         'x-stability': 'experimental',
         params: EndpointParams,
-        response: { 204: { description: 'Deleted: no content.' }, ...problemResponses(400, 404) },
+        response: { 204: { description: 'Deleted: no content.', type: 'null' }, ...problemResponses(400, 404) },
       },
     },
     async (request, reply) => {
       if (!(await webhooks.endpoints.delete(keyOf(request).id, request.params.endpointId))) throw endpointNotFound(request.params.endpointId);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

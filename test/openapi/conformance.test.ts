@@ -159,6 +159,37 @@ describe('every response of real traffic conforms to the served document', () =>
     await send('getEvent', { url: `/events/${eventId}`, headers: as(tester) });
     await send('getEvent', { url: `/events/${eventId}`, headers: as(other) });
     await send('getEvent', { url: '/events/evt_x', headers: as(tester) });
+    // Webhook endpoints, their test event and their log.
+    const hook = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, extra: Record<string, string> = {}) => ({
+      method,
+      url,
+      headers: as(tester, extra),
+      ...(payload ? { payload } : {}),
+    });
+    const made = await send('createWebhookEndpoint', hook('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks' }, { 'idempotency-key': 'w1' }));
+    await send('createWebhookEndpoint', hook('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks' }, { 'idempotency-key': 'w1' }));
+    await send('createWebhookEndpoint', hook('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/other' }, { 'idempotency-key': 'w1' }));
+    await send('createWebhookEndpoint', hook('POST', '/webhook-endpoints', { url: 'ftp://x' }));
+    const hookId = JSON.parse(made.body).id as string;
+    await send('listWebhookEndpoints', hook('GET', '/webhook-endpoints?limit=1'));
+    await send('listWebhookEndpoints', hook('GET', '/webhook-endpoints?cursor=nope'));
+    await send('getWebhookEndpoint', hook('GET', `/webhook-endpoints/${hookId}`));
+    await send('getWebhookEndpoint', hook('GET', '/webhook-endpoints/we_000000000000000000000000'));
+    await send('getWebhookEndpoint', hook('GET', '/webhook-endpoints/nope'));
+    await send('updateWebhookEndpoint', hook('PATCH', `/webhook-endpoints/${hookId}`, { description: 'conformance', events: ['order.placed'] }));
+    await send('updateWebhookEndpoint', hook('PATCH', `/webhook-endpoints/${hookId}`, {}));
+    await send('updateWebhookEndpoint', hook('PATCH', '/webhook-endpoints/we_000000000000000000000000', { enabled: true }));
+    await send('rotateWebhookSecret', hook('POST', `/webhook-endpoints/${hookId}/rotate-secret`));
+    await send('rotateWebhookSecret', hook('POST', '/webhook-endpoints/we_000000000000000000000000/rotate-secret'));
+    const tested = await send('testWebhookEndpoint', hook('POST', `/webhook-endpoints/${hookId}/test`));
+    await send('testWebhookEndpoint', hook('POST', '/webhook-endpoints/we_000000000000000000000000/test'));
+    await send('listWebhookDeliveries', hook('GET', `/webhook-endpoints/${hookId}/deliveries`));
+    await send('listWebhookDeliveries', hook('GET', '/webhook-endpoints/we_000000000000000000000000/deliveries'));
+    await send('retryWebhookDelivery', hook('POST', `/webhook-endpoints/${hookId}/deliveries/${JSON.parse(tested.body).id}/retry`));
+    await send('retryWebhookDelivery', hook('POST', `/webhook-endpoints/${hookId}/deliveries/dlv_zzz/retry`));
+    await send('getEvent', { url: `/events/${JSON.parse(tested.body).eventId}`, headers: as(tester) });
+    await send('deleteWebhookEndpoint', hook('DELETE', `/webhook-endpoints/${hookId}`));
+    await send('deleteWebhookEndpoint', hook('DELETE', `/webhook-endpoints/${hookId}`));
     // Rate limited, then banned.
     let response: LightMyRequestResponse;
     do response = await send('listPets', { url: '/pets', headers: as(key) });
@@ -172,7 +203,7 @@ describe('every response of real traffic conforms to the served document', () =>
     await t.db.schema.alterTable('pets').renameTo('pets_gone').execute();
     await send('listPets', { url: '/pets', headers: as(other) });
 
-    for (const status of [200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 422, 429, 500]) {
+    for (const status of [200, 201, 202, 204, 400, 401, 403, 404, 409, 410, 413, 415, 422, 429, 500]) {
       expect(
         seen.some((s) => s.endsWith(` ${status}`)),
         `a ${status} was exercised`,

@@ -87,6 +87,25 @@ describe('a delivery', () => {
     expect(verifiedByReference(rotated.secret, third)).toMatchObject({ type: 'order.placed' });
   });
 
+  it('is counted in metrics: attempts by outcome, their duration, and the deliveries pending', async () => {
+    const own = await testApp();
+    try {
+      const key = await own.newKey('business');
+      await endpointAt(own, key, receiver.url);
+      await endpointAt(own, key, `${receiver.url}?again`);
+      receiver.answers.push(200, 503);
+      await placeOrder(own, key);
+      await own.dispatcher.runDue();
+      const metrics = (await own.admin.inject({ url: '/metrics' })).body;
+      expect(metrics).toMatch(/^petstore_webhook_attempts_total\{outcome="succeeded"\} 1$/m);
+      expect(metrics).toMatch(/^petstore_webhook_attempts_total\{outcome="retrying"\} 1$/m);
+      expect(metrics).toMatch(/^petstore_webhook_attempt_duration_seconds_count 2$/m);
+      expect(metrics).toMatch(/^petstore_webhook_deliveries_pending 1$/m);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('leaves for the first time within a second of its event: it is due at once, and an instance looks twice a second', async () => {
     const key = await t.newKey('business');
     const endpoint = await endpointAt(t, key, receiver.url);
