@@ -10,6 +10,8 @@
  * write the events of the orders placed (migration 005), as they would for orders placed through the API.
  */
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { displayPrefix, generateKey, generateKeyId, hashKey } from '../src/keys/key-format.js';
@@ -19,6 +21,8 @@ import { HUGE, migratedSqliteFile } from './setup.js';
 
 export const EVENTS_BENCH = {
   dueOrders: 100_000,
+  /** Deliveries waiting for a receiver that never answers. */
+  stuckDeliveries: 10_000,
   events: 1_000_000,
   /** Keys the `GET /pets/{petId}` load is spread over, in both stores of the fulfilment run. */
   petKeys: 500,
@@ -60,7 +64,7 @@ export interface EventGrowthFigures {
 }
 
 /** A fresh store with `petKeys` enterprise keys and one more that placed `orders` orders `ageDays` ago, all due for approval then if `due`. */
-async function storeWith({ petKeys, orders, due, ageDays = 0 }: { petKeys: number; orders: number; due: boolean; ageDays?: number }) {
+async function storeWith({ petKeys, orders, due, ageDays = 0, hook }: { petKeys: number; orders: number; due: boolean; ageDays?: number; hook?: string }) {
   const started = performance.now();
   const file = await migratedSqliteFile();
   const sqlite = new SQLite(file);
@@ -77,6 +81,14 @@ async function storeWith({ petKeys, orders, due, ageDays = 0 }: { petKeys: numbe
     };
     const keys = Array.from({ length: petKeys }, newKey).map((k) => k.key);
     const owner = newKey();
+    // An endpoint of the owner's first: the store writes a delivery to it for every event of the orders below.
+    if (hook) {
+      sqlite
+        .prepare(
+          `insert into webhook_endpoints (id, api_key_id, url, description, events, secret, livemode, created_at) values ('we_000000000000000000bench0', ?, ?, '', null, ?, 1, ?)`,
+        )
+        .run(owner.id, hook, `whsec_${Buffer.alloc(32, 1).toString('base64')}`, now);
+    }
     sqlite.transaction(() => {
       sqlite
         .prepare(
@@ -210,6 +222,49 @@ export async function measureRetention(mode: string, env: Record<string, string>
   }
 }
 
+export interface StuckReceiverFigures {
+  deliveries: number;
+  /** `GET /pets/{petId}` on the service with the deliveries pending over a twin's with none, by turns. */
+  petsByTurns: ByTurns;
+  /** The service's RSS when it started and after the turns, in bytes; the deliveries still pending then. */
+  rssBeforeBytes: number;
+  rssAfterBytes: number;
+  pendingAfter: number;
+}
+
+/**
+ * A receiver that accepts every connection and never answers, with 10,000 deliveries due to it: the
+ * service keeps a few attempts in flight to it (each waits for the timeout), the rest stay in the
+ * store, and the API goes on as a twin's with no webhooks.
+ */
+export async function measureStuckReceiver(mode: string, env: Record<string, string>, settings: LoadSettings): Promise<StuckReceiverFigures> {
+  const silent = createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const hook = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/hooks`;
+  const deliveries = EVENTS_BENCH.stuckDeliveries;
+  const [stuck, quiet] = [
+    await storeWith({ petKeys: EVENTS_BENCH.petKeys, orders: deliveries, due: false, hook }),
+    await storeWith({ petKeys: EVENTS_BENCH.petKeys, orders: 0, due: false }),
+  ];
+  const [service, twin] = [await startService({ ...env, DATABASE_URL: stuck.file }), await startService({ ...env, DATABASE_URL: quiet.file })];
+  try {
+    const rssBeforeBytes = service.rssBytes();
+    const [a, b] = [get('/pets/1', quiet.keys), get('/pets/1', stuck.keys)];
+    const petsByTurns = await byTurns(twin, service, { a, b }, settings.connections, EVENTS_BENCH.rounds, EVENTS_BENCH.turnSeconds);
+    const rssAfterBytes = service.rssBytes();
+    const text = await (await fetch(`${service.adminUrl!}/metrics`)).text();
+    const pendingAfter = Number(/^petstore_webhook_deliveries_pending (\d+)$/m.exec(text)?.[1] ?? NaN);
+    const figures = { deliveries, petsByTurns, rssBeforeBytes, rssAfterBytes, pendingAfter };
+    process.stderr.write(`  ${mode}: ${stuckReceiverLine(figures)}\n`);
+    return figures;
+  } finally {
+    await Promise.all([service.stop(), twin.stop()]);
+    silent.closeAllConnections();
+    silent.close();
+    for (const store of [stuck, quiet]) rmSync(dirname(store.file), { recursive: true, force: true });
+  }
+}
+
 export async function measureEventGrowth(mode: string, env: Record<string, string>, settings: LoadSettings): Promise<EventGrowthFigures> {
   const big = await storeWith({ petKeys: 0, orders: EVENTS_BENCH.events, due: false });
   const small = await storeWith({ petKeys: 0, orders: 20, due: false });
@@ -248,4 +303,9 @@ export function eventGrowthLine(g: EventGrowthFigures): string {
 
 export function retentionLine(r: RetentionFigures): string {
   return `retention: ${r.events.toLocaleString('en')} expired events deleted within ${r.seconds} s of the start; event loop held at most ${r.loopMaxMs} ms`;
+}
+
+export function stuckReceiverLine(f: StuckReceiverFigures): string {
+  const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+  return `webhooks: ${f.deliveries.toLocaleString('en')} deliveries to a receiver that never answers (${f.pendingAfter.toLocaleString('en')} still pending after): GET /pets/{petId} ÷ a twin with none, by turns, median ${f.petsByTurns.median} (${f.petsByTurns.ratios.join(', ')}); RSS ${mb(f.rssBeforeBytes)} → ${mb(f.rssAfterBytes)}`;
 }

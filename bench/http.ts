@@ -9,7 +9,16 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { type EventGrowthFigures, type FulfilmentFigures, measureEventGrowth, measureFulfilment, measureRetention, type RetentionFigures } from './events.js';
+import {
+  type EventGrowthFigures,
+  type FulfilmentFigures,
+  measureEventGrowth,
+  measureFulfilment,
+  measureRetention,
+  measureStuckReceiver,
+  type RetentionFigures,
+  type StuckReceiverFigures,
+} from './events.js';
 import { GROWTH, growthStore } from './growth.js';
 import { type ByTurns, byTurns, type LoadSettings, type Measured, measure, nth, oneAtATime, type Requests, sendAll, spread } from './load.js';
 import { pgQueriesPerRequest } from './pg-count.js';
@@ -118,6 +127,7 @@ export interface ModeResult {
   /** Embedded: 100,000 orders falling due at once, and `GET /events` with a million events (events.ts). */
   fulfilment?: FulfilmentFigures;
   retention?: RetentionFigures;
+  stuckReceiver?: StuckReceiverFigures;
   eventGrowth?: EventGrowthFigures;
 }
 
@@ -252,6 +262,7 @@ export async function benchMode(
     const growth = has('growth') ? await measureGrowth(mode, env, settings, row, keys.pets) : undefined;
     const fulfilment = has('events') ? await measureFulfilment(mode, env, settings) : undefined;
     const retention = has('events') ? await measureRetention(mode, env) : undefined;
+    const stuckReceiver = has('events') ? await measureStuckReceiver(mode, env, settings) : undefined;
     const eventGrowth = has('events') ? await measureEventGrowth(mode, env, settings) : undefined;
     return {
       mode,
@@ -264,6 +275,7 @@ export async function benchMode(
       ...(growth ? { growth } : {}),
       ...(fulfilment ? { fulfilment } : {}),
       ...(retention ? { retention } : {}),
+      ...(stuckReceiver ? { stuckReceiver } : {}),
       ...(eventGrowth ? { eventGrowth } : {}),
     };
   } finally {

@@ -134,6 +134,14 @@ export function targets(modes: ModeResult[]): Verdict[] {
           `${r.loopMaxMs} ms`,
           r.loopMaxMs <= LOOP_HOLD_MS,
         );
+      const w = mode.stuckReceiver;
+      if (w) {
+        add(
+          `${PATHS.pets} beside ${w.deliveries.toLocaleString('en')} deliveries to a receiver that never answers: at most 10 % below a twin with none, by turns`,
+          `${byTurnsFigure(w.petsByTurns)}; RSS +${((w.rssAfterBytes - w.rssBeforeBytes) / 2 ** 20).toFixed(1)} MB`,
+          w.petsByTurns.median >= 0.9,
+        );
+      }
       const e = mode.eventGrowth;
       if (e)
         add(
