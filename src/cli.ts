@@ -27,7 +27,7 @@ async function run(argv: string[], clock: Clock): Promise<number> {
     .exitOverride()
     .addCommand(keysCommand(repository, { out }))
     .addCommand(ordersCommand(orderStores, { out }))
-    .addCommand(webhooksCommand({ out }));
+    .addCommand(webhooksCommand({ out }, clock));
   // Usage errors throw (and exit 2) instead of exiting from deep inside commander.
   const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
   for (const command of everyCommand(program)) command.exitOverride();

@@ -2866,9 +2866,7 @@ export interface operations {
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": unknown;
-                };
+                content?: never;
             };
             /** @description Invalid input: every invalid input is listed in `errors`. */
             400: {

@@ -1,8 +1,9 @@
 import { Command, InvalidArgumentError } from 'commander';
+import type { Clock } from '../clock.js';
 import { listen } from './listen.js';
 
 /** `petstore webhooks …`: what a learner needs on the receiving side. */
-export function webhooksCommand(io: { out: (text: string) => void }): Command {
+export function webhooksCommand(io: { out: (text: string) => void }, clock: Clock): Command {
   const command = new Command('webhooks').description('receive and check webhook deliveries');
   command
     .command('listen')
@@ -12,7 +13,7 @@ export function webhooksCommand(io: { out: (text: string) => void }): Command {
     .option('--host <host>', 'the address to listen on', '127.0.0.1')
     .option('--fail <n>', 'answer the first n verified deliveries with 500, to watch them retried', count, 0)
     .action(async (o: { port: number; secret: string[]; host: string; fail: number }) => {
-      await listen({ host: o.host, port: o.port, secrets: o.secret, fail: o.fail, out: io.out });
+      await listen({ host: o.host, port: o.port, secrets: o.secret, fail: o.fail, out: io.out, clock });
       io.out(`listening on http://${o.host}:${o.port}/ — create an endpoint with this URL, then watch the deliveries here (Ctrl-C to stop)`);
       // Until the process is stopped.
       await new Promise(() => {});

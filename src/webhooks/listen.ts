@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { Clock } from '../clock.js';
 import { verify } from './signature.js';
 
 /** How far a delivery's timestamp may be from this clock, as the reference libraries allow. */
@@ -13,7 +14,7 @@ export interface ListenOptions {
   /** Answer this many verified deliveries with 500 first, to watch them retried. */
   fail: number;
   out: (line: string) => void;
-  now?: () => number;
+  clock: Clock;
 }
 
 /**
@@ -23,7 +24,7 @@ export interface ListenOptions {
  * answers `401` to the rest, saying why.
  */
 export function listen(options: ListenOptions): Promise<Server> {
-  const now = options.now ?? Date.now;
+  const now = options.clock;
   let failing = options.fail;
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];

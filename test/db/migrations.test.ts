@@ -19,6 +19,8 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
     // An empty schema of our own, then eight "instances" migrating it at once, each on its own pool.
     const { db, url, drop } = await testDatabase({ kind: 'postgres' });
     drops.push(drop);
+    await db.schema.dropTable('webhook_deliveries').execute();
+    await db.schema.dropTable('webhook_endpoints').execute();
     await db.schema.dropTable('event_heads').execute();
     await db.schema.dropTable('events').execute();
     await db.schema.dropTable('idempotency_records').execute();
@@ -48,6 +50,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       '003_change_notifications',
       '004_test_keys',
       '005_order_lifecycle_and_events',
+      '006_webhooks',
     ]);
   });
 });
