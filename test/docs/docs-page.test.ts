@@ -8,11 +8,23 @@ const SUNSET = '2031-03-15T00:00:00Z';
 const KEY_LINE = /^ {2}free +(pet_[A-Za-z0-9_-]{32})$/m;
 const TEST_KEY_LINE = /^ {2}test +(pet_test_[A-Za-z0-9_-]{32})$/m;
 
+const WEBHOOK_OPERATIONS = [
+  'createWebhookEndpoint',
+  'listWebhookEndpoints',
+  'getWebhookEndpoint',
+  'updateWebhookEndpoint',
+  'deleteWebhookEndpoint',
+  'rotateWebhookSecret',
+  'testWebhookEndpoint',
+  'listWebhookDeliveries',
+  'retryWebhookDelivery',
+];
+
 /** Operation ids of the page (`operations-<tag>-<operationId>`) by navigation group. */
 const GROUPS = {
   Pets: ['listPets', 'getPet'],
   Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder', 'advanceOrder'],
-  Notifications: ['listEvents', 'getEvent'],
+  Notifications: ['listEvents', 'getEvent', ...WEBHOOK_OPERATIONS],
   Account: ['getUsage'],
 };
 const STABILITY: Record<string, string> = {
@@ -23,6 +35,7 @@ const STABILITY: Record<string, string> = {
   advanceOrder: 'experimental',
   listEvents: 'beta',
   getEvent: 'beta',
+  ...Object.fromEntries(WEBHOOK_OPERATIONS.map((id) => [id, 'experimental'])),
   getUsage: 'beta',
 };
 
@@ -55,12 +68,14 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
 
   it('shows the navigation groups Pets, Store, Notifications and Account holding their operations', async () => {
     expect(await page.locator('.petstore-group__title').allTextContents()).toEqual(['Pets', 'Store', 'Notifications', 'Account']);
-    for (const [group, ids] of Object.entries(GROUPS)) {
-      const inGroup = await page
-        .locator(`.petstore-group[data-group="${group}"] .opblock`)
-        .evaluateAll((els) => els.map((e) => e.id.replace(/^operations-[^-]+-/, '')));
-      expect(inGroup).toEqual(ids);
+    // A group's heading stands over its first tag; each operation's id names its tag.
+    const ids = await page.locator('.opblock[id^="operations-"]:not([id^="operations-webhooks-"])').evaluateAll((els) => els.map((e) => e.id));
+    for (const [group, operations] of Object.entries(GROUPS)) {
+      const first = await page.locator(`.petstore-group[data-group="${group}"] .opblock`).first().getAttribute('id');
+      expect(first, group).toBe(ids.find((id) => id.endsWith(`-${operations[0]}`)));
+      expect(ids.filter((id) => operations.some((op) => id.endsWith(`-${op}`))).map((id) => id.replace(/^operations-[^-]+-/, ''))).toEqual(operations);
     }
+    expect(ids.map((id) => id.replace(/^operations-[^-]+-/, ''))).toEqual(Object.values(GROUPS).flat());
   });
 
   it('puts a stability badge on each beta and experimental operation, and on no other', async () => {
@@ -69,6 +84,11 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
       if (STABILITY[id]) expect(await badge.textContent(), id).toBe(STABILITY[id]);
       else expect(await badge.count(), id).toBe(0);
     }
+  });
+
+  it('shows what a webhook endpoint receives: one entry per event type', async () => {
+    const ids = await page.locator('.opblock[id^="operations-webhooks-"]').evaluateAll((els) => els.map((e) => e.id.replace('operations-webhooks-', '')));
+    expect(ids).toEqual(['orderPlacedWebhook', 'orderApprovedWebhook', 'orderDeliveredWebhook', 'orderCancelledWebhook', 'webhookTestWebhook']);
   });
 
   it('shows GET /pets/{petId} as deprecated with its sunset date', async () => {
