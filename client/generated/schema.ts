@@ -2090,7 +2090,7 @@ export interface operations {
                 type?: ("order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "webhook.test")[];
                 /** @description Only the events of this order. */
                 orderId?: number;
-                /** @description How many events to return, 1 to 100. */
+                /** @description How many items to return, 1 to 100. */
                 limit?: number;
                 /** @description The `nextCursor` of the previous page. */
                 cursor?: string;

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Int64Id, ref, StringEnum } from '../http/schemas.js';
+import { Int64Id, PageQuery, ref, StringEnum } from '../http/schemas.js';
 import { ORDER_EVENT_TYPES } from '../orders/lifecycle.js';
 import { Order } from '../orders/schemas.js';
 import { EVENT_ID_PATTERN } from './ids.js';
@@ -48,6 +48,5 @@ export const EventListQuery = Type.Object({
     }),
   ),
   orderId: Type.Optional(Int64Id('Only the events of this order.')),
-  limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'How many events to return, 1 to 100.' })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: 'The `nextCursor` of the previous page.' })),
+  ...PageQuery.properties,
 });

@@ -79,12 +79,17 @@ export const BannedProblem = Type.Intersect(
 
 export const SHARED_SCHEMAS = [Problem, ValidationProblem, RateLimitedProblem, BannedProblem];
 
+/** The page a collection's query asks for: how many items, after which cursor. */
+export const PageQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'How many items to return, 1 to 100.' })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: 'The `nextCursor` of the previous page.' })),
+});
+
 /** The query of a collection: a `status` filter and the page. */
 export function ListQuery<const T extends readonly string[]>(statuses: T, what: string) {
   return Type.Object({
     status: Type.Optional(StringEnum(statuses, { description: `Only ${what} with this status.` })),
-    limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'How many items to return, 1 to 100.' })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: 'The `nextCursor` of the previous page.' })),
+    ...PageQuery.properties,
   });
 }
 

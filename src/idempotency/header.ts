@@ -35,3 +35,8 @@ export function idempotencyKeyOf(headers: { [IDEMPOTENCY_KEY_HEADER]?: string })
   if (header === undefined) return undefined;
   return header.startsWith('"') ? header.slice(1, -1).replace(/\\(["\\])/g, '$1') : header;
 }
+
+/** Says on the answer that it is the replay of an earlier request with the same key, when it is. */
+export function markReplayed(reply: { header(name: string, value: string): unknown }, answered: { replayed: boolean }): void {
+  if (answered.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+}

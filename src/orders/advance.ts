@@ -3,7 +3,7 @@ import { ProblemError } from '../http/problems.js';
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyHeaders, idempotencyKeyOf, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
+import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
@@ -63,8 +63,8 @@ export function advanceOrder(app: App, { writes, moves, clock }: AdvanceOrderDep
           return { status: 200, body: moved, orderId: id };
         },
       );
-      if (answered.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
-      else moves.moved([answered.body]);
+      markReplayed(reply, answered);
+      if (!answered.replayed) moves.moved([answered.body]);
       return answered.body;
     },
   );

@@ -1,7 +1,7 @@
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyHeaders, idempotencyKeyOf, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
+import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import type { OrderPlacement } from './placement.js';
@@ -35,9 +35,9 @@ export function placeOrder(app: App, { placement, publicUrl }: { placement: Orde
       },
     },
     async (request, reply) => {
-      const { order, replayed } = await placement.place(keyOf(request), request.body, idempotencyKeyOf(request.headers));
-      if (replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
-      return reply.code(201).header('location', `${publicUrl}/store/orders/${order.id}`).send(order);
+      const placed = await placement.place(keyOf(request), request.body, idempotencyKeyOf(request.headers));
+      markReplayed(reply, placed);
+      return reply.code(201).header('location', `${publicUrl}/store/orders/${placed.order.id}`).send(placed.order);
     },
   );
 }

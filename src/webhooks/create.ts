@@ -1,7 +1,7 @@
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyHeaders, idempotencyKeyOf, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
+import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf } from '../idempotency/writes.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
@@ -40,7 +40,7 @@ export function createWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
           body: await endpoints.withStore(trx).create(key.id, !key.test, request.body, clock()),
         }),
       );
-      if (made.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      markReplayed(reply, made);
       return reply.code(201).header('cache-control', 'no-store').send(made.body);
     },
   );

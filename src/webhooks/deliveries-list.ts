@@ -1,11 +1,11 @@
 import { encodeCursor, pageRequest } from '../http/pagination.js';
 import { problemResponses } from '../http/responses.js';
-import { Page, ref } from '../http/schemas.js';
+import { Page, PageQuery, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import { endpointNotFound, type WebhookDeps } from './deps.js';
-import { Delivery, EndpointParams, PageQuery } from './schemas.js';
+import { Delivery, EndpointParams } from './schemas.js';
 
 /** `GET /webhook-endpoints/{endpointId}/deliveries` (listWebhookDeliveries): the endpoint's delivery log, newest first. */
 export function listWebhookDeliveries(app: App, { webhooks }: { webhooks: WebhookDeps }): void {

@@ -1,11 +1,11 @@
 import { problemResponses } from '../http/responses.js';
-import { Page, ref } from '../http/schemas.js';
+import { Page, PageQuery, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import { textCursorOf, textPageRequest } from './cursors.js';
 import type { WebhookDeps } from './deps.js';
-import { Endpoint, PageQuery } from './schemas.js';
+import { Endpoint } from './schemas.js';
 
 /** `GET /webhook-endpoints` (listWebhookEndpoints): the caller's endpoints. */
 export function listWebhookEndpoints(app: App, { webhooks }: { webhooks: WebhookDeps }): void {

@@ -2,7 +2,7 @@ import { ProblemError } from '../http/problems.js';
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyHeaders, idempotencyKeyOf, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
+import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf } from '../idempotency/writes.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
@@ -44,7 +44,7 @@ export function retryWebhookDelivery(app: App, { webhooks }: { webhooks: Webhook
           return { status: 202, body: delivery };
         },
       );
-      if (retried.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      markReplayed(reply, retried);
       return reply.code(202).send(retried.body);
     },
   );

@@ -1,7 +1,7 @@
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyHeaders, idempotencyKeyOf, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
+import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf } from '../idempotency/writes.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
@@ -42,7 +42,7 @@ export function rotateWebhookSecret(app: App, { webhooks }: { webhooks: WebhookD
           return { status: 200, body: endpoint };
         },
       );
-      if (rotated.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      markReplayed(reply, rotated);
       return reply.header('cache-control', 'no-store').send(rotated.body);
     },
   );

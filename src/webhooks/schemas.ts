@@ -108,8 +108,3 @@ export const DeliveryParams = Type.Object({
   ...EndpointParams.properties,
   deliveryId: Type.String({ pattern: DELIVERY_ID_PATTERN, maxLength: 15, description: 'The id of one of its deliveries.', example: 'dlv_1' }),
 });
-
-export const PageQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'How many items to return, 1 to 100.' })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: 'The `nextCursor` of the previous page.' })),
-});

@@ -1,7 +1,7 @@
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyHeaders, idempotencyKeyOf, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
+import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf } from '../idempotency/writes.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
@@ -44,7 +44,7 @@ export function testWebhookEndpoint(app: App, { webhooks }: { webhooks: WebhookD
           return { status: 202, body: (await deliveries.withStore(trx).find(key.id, endpointId, seq))! };
         },
       );
-      if (sent.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      markReplayed(reply, sent);
       return reply.code(202).send(sent.body);
     },
   );
