@@ -22,6 +22,7 @@ import {
   refuseContentEncoding,
   refuseUnknownExpectation,
   rejectUnknownPath,
+  requireHost,
 } from './http/errors.js';
 import { clientAddressOf } from './http/client-address.js';
 import { type Answered, fastLane } from './http/fast-lane.js';
@@ -157,6 +158,8 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
   const http: ServerOptions = {
     maxHeaderSize: MAX_HEAD_BYTES,
+    // A request without Host is answered by the service (http/errors.ts `requireHost`), not by Node.
+    requireHostHeader: false,
     headersTimeout: config.timeouts.headersMs,
     // Node enforces both timeouts by a sweep over open connections, every 30 s by default: once a second
     // makes them hold to the second.
@@ -201,7 +204,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
 
-  app.addHook('onRequest', inOrder([...steps, faults.failNow, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath]));
+  app.addHook('onRequest', inOrder([...steps, faults.failNow, requireHost, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath]));
   app.addHook('preParsing', refuseContentEncoding);
   app.decorate('draining', false);
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -86,6 +86,18 @@ export function refuseUnknownExpectation(request: FastifyRequest): void {
 }
 
 /**
+ * An HTTP/1.1 request names its host (RFC 9112 §3.2). Node would answer one without `Host` with a bare
+ * `400` of its own (no problem, no request id, no rate-limit headers): the listeners let it through
+ * (`requireHostHeader: false`) and this step answers it as every other refusal.
+ */
+export function requireHost(request: FastifyRequest): void {
+  if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return;
+  throw new ProblemError('invalid-request', 'An HTTP/1.1 request must carry a Host header.', {
+    errors: [{ in: 'header', name: 'Host', message: 'is required in HTTP/1.1' }],
+  });
+}
+
+/**
  * A body sent compressed (`Content-Encoding: gzip`, …) is refused as what it is, a `415`, not parsed
  * as broken JSON: the service reads bodies as they are sent. Runs before the body is read (Fastify's
  * `preParsing`), after the path and the method were judged.

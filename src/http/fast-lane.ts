@@ -137,8 +137,8 @@ export function fastLane({ routes, callerOf, changes, cors, limiter, metrics, pu
   /** A request, once the store's news is known: answered here when memory holds its key and answer, else Fastify's. */
   function take(req: IncomingMessage, res: ServerResponse, next: Next, started: number): void {
     const { method, url } = req;
-    // A conditional read may be a 304 that counts nothing: Fastify's steps decide it (./conditional.ts).
-    if (method !== 'GET' || url === undefined || req.headers['if-none-match'] !== undefined || !open()) return next(req, res);
+    // A conditional read may be a 304 that counts nothing, and a request without Host a 400: Fastify's steps decide them.
+    if (method !== 'GET' || url === undefined || req.headers['if-none-match'] !== undefined || req.headers.host === undefined || !open()) return next(req, res);
     const matched = matchOf(url);
     if (!matched) return next(req, res);
     const { route, parameter } = matched;

@@ -26,7 +26,8 @@ const FaultsBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+/** No control characters: PostgreSQL cannot hold NUL, and every store must answer the same (a 400). */
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$' }) });
 
 /**
  * `/admin/keys` on the admin listener, behind `Authorization: Bearer $ADMIN_TOKEN`: the same

@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import { type Db, ping } from '../db/database.js';
-import { errorHandler, frameworkErrorHandler, notFoundHandler, refuseContentEncoding } from '../http/errors.js';
+import { errorHandler, frameworkErrorHandler, notFoundHandler, refuseContentEncoding, requireHost } from '../http/errors.js';
 import { MAX_HEAD_BYTES } from '../http/limits.js';
 import { requestIdOf, setRequestId } from '../http/request-id.js';
 import type { App } from '../http/types.js';
@@ -37,12 +37,15 @@ export async function buildAdminApp({ db, changes, limiter, limiterStatus, metri
     routerOptions: { maxParamLength: MAX_HEAD_BYTES },
     // A URL Fastify cannot route gets a problem here too, not Fastify's own JSON.
     frameworkErrors: frameworkErrorHandler(publicUrl, [setRequestId]),
-    http: { maxHeaderSize: MAX_HEAD_BYTES },
+    http: { maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler([]));
   app.setErrorHandler(errorHandler(publicUrl));
   app.setNotFoundHandler(notFoundHandler(publicUrl));
-  app.addHook('onRequest', async (request, reply) => setRequestId(request, reply));
+  app.addHook('onRequest', async (request, reply) => {
+    setRequestId(request, reply);
+    requireHost(request);
+  });
   app.addHook('preParsing', refuseContentEncoding);
 
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -3,7 +3,7 @@ import type { App } from '../../src/http/types.js';
 /** The ADMIN_TOKEN the suites start the admin API with. */
 export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 
-export type AdminMethod = 'GET' | 'POST' | 'PATCH';
+export type AdminMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** A request to the admin listener with `Authorization: Bearer <token>`: none when the token is null. */
 export function adminRequest(admin: App, method: AdminMethod, url: string, payload?: object, token: string | null = ADMIN_TOKEN) {

@@ -73,6 +73,26 @@ describe('requests Node would answer by itself', () => {
     expect(answer.raw).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 Created\r\n/);
   });
 
+  it.each(['/pets/1', '/pets/1?x=1'])('an HTTP/1.1 request without Host gets a 400 problem with the headers, counted to the key (%s)', async (path) => {
+    const before = Number(
+      (await exchange(`GET /usage HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`)).headers['x-ratelimit-remaining'],
+    );
+    const answer = await exchange(`GET ${path} HTTP/1.1\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`);
+    expectProblemWithHeaders(answer, 400, 'invalid-request');
+    expect(JSON.parse(answer.body).errors).toEqual([{ in: 'header', name: 'Host', message: 'is required in HTTP/1.1' }]);
+    expect(Number(answer.headers['x-ratelimit-remaining'])).toBe(before - 1);
+    // HTTP/1.0 has no Host to require.
+    expect((await exchange(`GET ${path} HTTP/1.0\r\nX-API-Key: ${key}\r\n\r\n`)).status).toBe(200);
+  });
+
+  it('the admin listener answers a request without Host with a 400 problem too', async () => {
+    const adminPort = Number(new URL(await t.admin.listen({ host: '127.0.0.1', port: 0 })).port);
+    const answer = await exchange('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n', adminPort);
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body)).toMatchObject({ type: 'http://petstore.test/problems/invalid-request', status: 400 });
+    expect(answer.headers['x-request-id']).toBeDefined();
+  });
+
   it('CONNECT gets a 405 problem with the headers of the address, and the connection is closed', async () => {
     const answer = await exchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expectProblemWithHeaders(answer, 405, 'method-not-allowed');

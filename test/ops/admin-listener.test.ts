@@ -78,6 +78,34 @@ describe('admin API', () => {
     expect((await admin('POST', '/admin/keys/key_nope/unban')).statusCode).toBe(404);
   });
 
+  it('answers a hostile key id the same on every store: a control character is a 400, anything else a 404, never a 500', async () => {
+    t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
+    const hostile: Array<[string, number]> = [
+      ['%00', 400],
+      ['key_%00', 400],
+      ['%0a', 400],
+      ['%7f', 400],
+      ["key'%20or%201=1--", 404],
+      ['%E2%80%AE', 404],
+      ['%F0%9F%90%88', 404],
+      ['..%2F..%2Fetc', 404],
+      ['%25', 404],
+    ];
+    for (const [id, status] of hostile) {
+      for (const [method, path] of [
+        ['GET', `/admin/keys/${id}`],
+        ['PATCH', `/admin/keys/${id}`],
+        ['POST', `/admin/keys/${id}/revoke`],
+        ['POST', `/admin/keys/${id}/unban`],
+        ['DELETE', `/admin/keys/${id}/faults`],
+      ] as const) {
+        const response = await admin(method, path, method === 'PATCH' ? { plan: 'pro' } : undefined);
+        expect(response.statusCode, `${method} ${path}`).toBe(status);
+        expect(response.headers['content-type'], `${method} ${path}`).toContain('application/problem+json');
+      }
+    }
+  });
+
   it('answers a URL it cannot route and a parameter too long with problems, and takes the Bearer scheme in any case', async () => {
     t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
     const badUrl = await admin('GET', '/admin/keys/%zz');
