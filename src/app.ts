@@ -11,6 +11,7 @@ import { FaultDraws } from './faults/draws.js';
 import { PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from './faults/prefer.js';
 import { faultSteps } from './faults/step.js';
 import { docsRoutes } from './docs/routes.js';
+import { boundPipelining, CLOSE_ABOVE } from './http/pipelining.js';
 import { clientErrorHandler, connectHandler, tooManyConnections } from './http/client-errors.js';
 import { capConnectionsPerAddress } from './http/connections.js';
 import { corsPolicy } from './http/cors.js';
@@ -168,7 +169,15 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   const app = Fastify({
     // The server Fastify would make, with the fast lane in front of Fastify's handler.
     serverFactory: (handler) => {
-      const server = createServer(http, (req, res) => (fast ? fast(req, res, handler) : handler(req, res)));
+      const pipelining = boundPipelining((socket) => {
+        metrics.connectionsClosed.inc({ reason: 'pipelining' });
+        if (logger) logger.warn({ remoteAddress: socket.remoteAddress }, `connection closed: more than ${CLOSE_ABOVE} requests sent unanswered`);
+      });
+      const server = createServer(http, (req, res) => {
+        if (!pipelining.admit(req, res)) return;
+        if (fast) fast(req, res, handler);
+        else handler(req, res);
+      });
       // Without these Node answers a bare 417, and closes a CONNECT without a word: both become problems.
       server.on('checkExpectation', handler);
       server.on('connect', connectHandler(publicUrl, limiter));

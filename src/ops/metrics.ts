@@ -61,6 +61,12 @@ export function createMetrics({ eventLoopResolutionMs }: { eventLoopResolutionMs
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30],
       registers: [registry],
     }),
+    connectionsClosed: new Counter({
+      name: 'petstore_http_connections_closed_total',
+      help: 'Connections the public listener closed itself, by why: pipelining (more requests sent unanswered than one connection may hold).',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     fulfilmentLag: new Gauge({
       name: 'petstore_fulfilment_lag_seconds',
       help: 'How late the oldest due order was when the fulfilment last took it (0: none was waiting).',

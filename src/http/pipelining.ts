@@ -1,0 +1,72 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** Unanswered requests at which a connection is no longer read: further ones wait in the client's socket. */
+export const PAUSE_AT = 8;
+/**
+ * Unanswered requests beyond which a connection is closed. Node parses everything one read brings
+ * (up to 64 KB: hundreds of small requests) before a pause takes effect, and holds each request it
+ * parsed until it is answered and the answer written; a client that sends more than this in one go is
+ * not waiting for answers, and what it sent is dropped rather than held.
+ */
+export const CLOSE_ABOVE = 64;
+
+export interface PipeliningBound {
+  /** Counts a request in, before either entrance sees it; false when its connection was closed (nothing more is done with it). */
+  admit(req: IncomingMessage, res: ServerResponse): boolean;
+}
+
+/**
+ * Bounds what one connection can make the service hold: memory and work grow with the requests read
+ * and not yet answered, so a connection with `PAUSE_AT` of them is not read until one is answered and
+ * its answer written (`close` of the response: after its last byte reached the kernel, or the
+ * connection ended), and one with more than `CLOSE_ABOVE` is closed. Everything goes through the
+ * socket's public `pause()`/`resume()`; Node may resume a socket itself (reading a body), so a
+ * connection held back is paused again whenever it resumes.
+ */
+export function boundPipelining(closed: (socket: Socket) => void): PipeliningBound {
+  const unanswered = new WeakMap<Socket, Held>();
+
+  function onResponseClose(this: ServerResponse): void {
+    const held = unanswered.get(this.req.socket);
+    if (held !== undefined && --held.count < PAUSE_AT && held.paused) {
+      held.paused = false;
+      held.socket.resume();
+    }
+  }
+
+  return {
+    admit(req, res) {
+      const socket = req.socket;
+      if (socket.destroyed) return false;
+      let held = unanswered.get(socket);
+      if (held === undefined) unanswered.set(socket, (held = new Held(socket)));
+      res.on('close', onResponseClose);
+      if (++held.count > CLOSE_ABOVE) {
+        socket.destroy();
+        closed(socket);
+        return false;
+      }
+      if (held.count >= PAUSE_AT && !held.paused) held.pause();
+      return true;
+    },
+  };
+}
+
+/** A connection's count of requests read and not yet answered. */
+class Held {
+  count = 0;
+  paused = false;
+  private watching = false;
+  constructor(readonly socket: Socket) {}
+
+  pause(): void {
+    this.paused = true;
+    this.socket.pause();
+    if (this.watching) return;
+    this.watching = true;
+    this.socket.on('resume', () => {
+      if (this.paused) this.socket.pause();
+    });
+  }
+}

@@ -1,0 +1,96 @@
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLOSE_ABOVE, PAUSE_AT } from '../../src/http/pipelining.js';
+import { type TestApp, testApp } from '../helpers/app.js';
+
+/**
+ * What one connection can make the service hold is bounded: with `PAUSE_AT` requests unanswered it is
+ * not read (what the client sends next waits in its socket), and one that sends more than
+ * `CLOSE_ABOVE` at once is closed. Over a real socket, through both entrances (`/pets/1` is the fast
+ * lane's when memory holds it; `/pets/1?x=1` always Fastify's).
+ */
+
+let t: TestApp;
+let port: number;
+let key: string;
+let testKey: string;
+beforeAll(async () => {
+  t = await testApp();
+  key = await t.newKey('pro');
+  testKey = await t.newKey({ plan: 'pro', test: true });
+  port = Number(new URL(await t.app.listen({ host: '127.0.0.1', port: 0 })).port);
+});
+afterAll(async () => t.close());
+
+const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n${extra}\r\n`;
+
+/** A connection that keeps what it reads; `ended` once the server closed or reset it. */
+function open(): { socket: Socket; received: () => string; ended: Promise<void> } {
+  const socket = connect(port, '127.0.0.1');
+  let text = '';
+  socket.on('data', (chunk) => (text += chunk.toString()));
+  const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.on('error', () => {});
+  return { socket, received: () => text, ended };
+}
+
+/** Status lines: an answer follows the previous body directly, not on a line of its own. */
+const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+async function closedByPipelining(): Promise<number> {
+  const metric = await t.metrics.registry.getSingleMetric('petstore_http_connections_closed_total')!.get();
+  return metric.values.find((v) => v.labels.reason === 'pipelining')?.value ?? 0;
+}
+
+describe('pipelined requests on one connection', () => {
+  it.each(['/pets/1', '/pets/1?x=1'])('are all answered, in order, up to the most sent at once (%s)', async (path) => {
+    await t.app.inject({ method: 'GET', url: '/pets/1', headers: { 'x-api-key': key } });
+    const { socket, received } = open();
+    socket.write(get(path).repeat(CLOSE_ABOVE - 1) + get('/pets/2', 'Connection: close\r\n'));
+    await until(() => statuses(received()).length === CLOSE_ABOVE, `${CLOSE_ABOVE} answers`);
+    expect(statuses(received())).toEqual(new Array(CLOSE_ABOVE).fill(200));
+    expect(received().lastIndexOf('"id":2')).toBeGreaterThan(received().lastIndexOf('"id":1'));
+  });
+
+  it(`are not read beyond ${PAUSE_AT} unanswered: the next request waits in the client's socket until an answer is written`, async () => {
+    const slow = `GET /pets/1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${testKey}\r\nPrefer: latency=1500\r\n\r\n`;
+    const body = JSON.stringify({ petId: 1 });
+    const place = `POST /store/orders HTTP/1.1\r\nHost: x\r\nX-API-Key: ${testKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+    const orders = async () => (await t.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': testKey } })).json().data.length as number;
+    const { socket, received, ended } = open();
+    socket.write(slow.repeat(PAUSE_AT));
+    await sleep(200);
+    socket.write(place);
+    // Had the connection been read, the order would have been placed at once (its answer waiting its turn).
+    await sleep(500);
+    expect(await orders()).toBe(0);
+    await ended;
+    expect(statuses(received())).toEqual([...new Array(PAUSE_AT).fill(200), 201]);
+    expect(await orders()).toBe(1);
+  });
+
+  it(`are refused by closing the connection when more than ${CLOSE_ABOVE} come at once, counted; nothing of them is done`, async () => {
+    const before = await closedByPipelining();
+    const body = JSON.stringify({ petId: 1 });
+    const place = `POST /store/orders HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const { socket, ended } = open();
+    socket.write(get('/pets/1?x=1').repeat(CLOSE_ABOVE) + place);
+    await ended;
+    expect(await closedByPipelining()).toBe(before + 1);
+    expect((await t.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': key } })).json().data).toEqual([]);
+    // The service answers the next connection as ever.
+    const next = open();
+    next.socket.write(get('/pets/1', 'Connection: close\r\n'));
+    await next.ended;
+    expect(statuses(next.received())).toEqual([200]);
+  });
+});
