@@ -1,8 +1,8 @@
 import pg from 'pg';
 import type { Clock } from '../clock.js';
 import type { DatabaseConfig } from '../config.js';
-import { currentSchema, type Db, sqliteHandleOf } from './database.js';
-import { WalIndexHeader } from './wal-index.js';
+import { currentSchema, type Db, sqliteHandleOf, storeMoved } from './database.js';
+import { StoreMovedError } from './errors.js';
 
 /** The tables whose rows the service holds in memory (see ./row-cache.ts). */
 export type CachedTable = 'api_keys' | 'pets' | 'orders';
@@ -17,7 +17,7 @@ export type Change = { table: CachedTable; id: string } | { table: null; id: nul
  *   change applies at the key's next request here;
  * - by another process on the same SQLite file (the CLI): `PRAGMA data_version`, asked before a request's
  *   first cached read (the fast lane asks once for the requests read in one turn, http/fast-lane.ts),
- *   says cheaply that another connection wrote, and everything is forgotten;
+ *   says that another connection wrote, and everything is forgotten;
  * - on PostgreSQL, by anyone (another instance, the CLI, an operator's SQL): triggers notify
  *   (`LISTEN/NOTIFY`, migration 003), typically within milliseconds. While the notification channel
  *   is not known to be alive, a row read more than `RECHECK_MS` ago is read again.
@@ -65,7 +65,7 @@ export interface ChangeFeedOptions {
 }
 
 export function openChangeFeed(db: Db, config: DatabaseConfig, options: ChangeFeedOptions): ChangeFeed {
-  return config.kind === 'sqlite' ? new SqliteChangeFeed(db) : new PostgresChangeFeed(db, config.url, options);
+  return config.kind === 'sqlite' ? new SqliteChangeFeed(db, options.log) : new PostgresChangeFeed(db, config.url, options);
 }
 
 /** What both feeds share: the listeners, and changes made by this process. */
@@ -86,39 +86,47 @@ abstract class Listeners {
 }
 
 /**
- * SQLite: this process has the only connection it writes through; other processes show in
- * `data_version`. Asking it costs a read transaction (file locks, a few µs) each time it is asked; so
- * first the WAL-index header is read (48 bytes of the `-shm` file, which every commit, ours or
- * another process's, rewrites before it returns): while it is unchanged nothing was committed anywhere
- * and `data_version` cannot have moved. When it changed, `data_version` says whether the commit was
- * another connection's. The header is read with one `pread`, as SQLite itself reads it to begin a
- * read, which is still a system call: the fast lane asks once for all the requests of a turn. A store
- * with no `-shm` file (in memory) asks `data_version` every time.
+ * SQLite: this process has the only connection it writes through; other processes' commits show in
+ * `PRAGMA data_version`, SQLite's documented question for exactly this. Asking it begins a read (file
+ * locks, a few µs), so the public listener asks once for all the requests read in one turn
+ * (`checked`). A store whose files were deleted or replaced under the service (./store-files.ts)
+ * gives no news at all: asking throws, and every request that needs the store is refused (`503`).
  */
 class SqliteChangeFeed extends Listeners implements ChangeFeed {
   readonly immediate = true;
   readonly checkReads = true;
+  readonly #db: Db;
   readonly #dataVersion: () => number;
+  readonly #log: ChangeFeedOptions['log'];
   #seen: number;
-  readonly #header: WalIndexHeader | null;
   /** Set while `checked` serves: a look was taken after every request being served was read. */
   #looked = false;
+  #toldMoved = false;
 
-  constructor(db: Db) {
+  constructor(db: Db, log: ChangeFeedOptions['log']) {
     super();
-    const handle = sqliteHandleOf(db);
-    const statement = handle.prepare('PRAGMA data_version').pluck();
+    this.#db = db;
+    this.#log = log;
+    const statement = sqliteHandleOf(db).prepare('PRAGMA data_version').pluck();
     this.#dataVersion = () => statement.get() as number;
     this.#seen = this.#dataVersion();
-    this.#header = WalIndexHeader.of(handle);
   }
 
   check(): void {
-    if (this.#looked || this.#header?.unchanged()) return;
+    if (this.#looked) return;
+    if (storeMoved(this.#db)) this.#moved();
     const version = this.#dataVersion();
     if (version === this.#seen) return;
     this.#seen = version;
     this.emit({ table: null, id: null });
+  }
+
+  #moved(): never {
+    if (!this.#toldMoved) {
+      this.#toldMoved = true;
+      this.#log?.warn({}, "the SQLite store's files were deleted or replaced: refusing requests (503) until restarted");
+    }
+    throw new StoreMovedError();
   }
 
   checked(serve: () => void): void {

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
+import { StoreFiles } from './store-files.js';
 
 export type Db = Kysely<Database>;
 
@@ -15,6 +16,14 @@ export function sqliteHandleOf(db: Db): SQLite.Database {
   const handle = sqliteHandles.get(db);
   if (!handle) throw new Error('not a SQLite store opened by openDatabase');
   return handle;
+}
+
+/** The files of each embedded store kept in a file, watched for being deleted or replaced (./store-files.ts). */
+const watchedFiles = new WeakMap<Db, StoreFiles>();
+
+/** Whether the embedded store's files were deleted or replaced under the service: then nothing it reads is true any more. */
+export function storeMoved(db: Db): boolean {
+  return watchedFiles.get(db)?.moved ?? false;
 }
 
 /** Whether an SQLite connection's store keeps a write-ahead log (a file in WAL mode; not one in memory). */
@@ -46,6 +55,10 @@ function openSqlite(file: string): Db {
   reusePreparedStatements(database);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   sqliteHandles.set(db, database);
+  // A first read creates the `-wal` and `-shm` files, so that all three are known from the start.
+  database.prepare('SELECT count(*) FROM sqlite_master').get();
+  const files = StoreFiles.watch(database);
+  if (files) watchedFiles.set(db, files);
   return db;
 }
 
@@ -99,6 +112,7 @@ export async function warmUp(db: Db, connections = 4): Promise<void> {
 
 /** True when the store answers a trivial query: what `/readyz` asks. */
 export async function ping(db: Db): Promise<boolean> {
+  if (storeMoved(db)) return false;
   try {
     await sql`select 1`.execute(db);
     return true;

@@ -3,7 +3,21 @@
  * and the network are written down here and nowhere else.
  */
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P03', 'SQLITE_BUSY', 'SQLITE_CANTOPEN']);
+/** The embedded store's files were deleted or replaced under the running service (./store-files.ts). */
+const STORE_MOVED = 'PETSTORE_STORE_MOVED';
+
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P03',
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+  STORE_MOVED,
+]);
 
 /** PostgreSQL's unique_violation, and SQLite's for a primary key or a unique index. */
 const UNIQUE_VIOLATION_CODES = new Set(['23505', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE']);
@@ -20,4 +34,12 @@ export function isStoreUnavailable(error: unknown): boolean {
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code;
   return code !== undefined && UNIQUE_VIOLATION_CODES.has(code);
+}
+
+/** Raised for every read of an embedded store whose files were deleted or replaced: only a restart opens the files the path now names. */
+export class StoreMovedError extends Error {
+  readonly code = STORE_MOVED;
+  constructor() {
+    super("the SQLite store's files were deleted or replaced under the running service; restart it");
+  }
 }

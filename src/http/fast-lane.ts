@@ -111,7 +111,7 @@ export function fastLane({ routes, callerOf, changes, cors, limiter, metrics, pu
   }
 
   // Before a row in memory is trusted, the store is asked for news (db/change-feed.ts). Where asking
-  // reads (SQLite's WAL-index header, one `pread`), the requests read in one turn of the event loop
+  // reads (SQLite's `PRAGMA data_version`), the requests read in one turn of the event loop
   // share one look, taken at `setImmediate`, once the turn's reading is done, and are then taken in
   // the order they came, each answered here or handed to Fastify, whose key lookup trusts the same
   // look (`checked`). Every waiting request was read before the look, so a change committed before

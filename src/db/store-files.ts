@@ -1,0 +1,57 @@
+import { statSync } from 'node:fs';
+import type SQLite from 'better-sqlite3';
+
+/** How often the files are looked at: a store moved from under the service is refused within this (and well within a second). */
+export const WATCH_MS = 250;
+
+/**
+ * Whether an SQLite store's files are still the ones its connection opened. A connection keeps the
+ * files it opened, by inode: if the database file is deleted or replaced (renamed over), or its `-wal`
+ * or `-shm` file deleted, the service would go on reading and writing files nobody else sees, and
+ * changes made through the path (the CLI revoking a key) would never reach it. So each file is
+ * remembered by device and inode from the first time it is seen (`-wal` and `-shm` appear with the
+ * first transaction), and a file that then goes missing or becomes another one marks the store moved,
+ * for good: only a restart opens the files the path now names. Overwriting a file in place (same
+ * inode) is not seen here; to SQLite that is corruption, as it is for any SQLite application.
+ */
+export class StoreFiles {
+  #moved = false;
+  readonly #seen = new Map<string, string>();
+  readonly #timer: NodeJS.Timeout;
+
+  private constructor(private readonly connection: SQLite.Database) {
+    this.#look();
+    this.#timer = setInterval(() => this.#look(), WATCH_MS).unref();
+  }
+
+  /** Watches a store kept in a file; null for one in memory. Stops by itself once the connection is closed. */
+  static watch(connection: SQLite.Database): StoreFiles | null {
+    return connection.memory ? null : new StoreFiles(connection);
+  }
+
+  /** True once a file of the store went missing or was replaced. */
+  get moved(): boolean {
+    return this.#moved;
+  }
+
+  #look(): void {
+    if (!this.connection.open) return clearInterval(this.#timer);
+    if (this.#moved) return;
+    for (const file of [this.connection.name, `${this.connection.name}-wal`, `${this.connection.name}-shm`]) {
+      const now = identity(file);
+      const then = this.#seen.get(file);
+      if (then === undefined) {
+        if (now !== null) this.#seen.set(file, now);
+      } else if (now !== then) {
+        this.#moved = true;
+        return clearInterval(this.#timer);
+      }
+    }
+  }
+}
+
+/** A file's device and inode; null when there is none by that name. */
+function identity(file: string): string | null {
+  const stats = statSync(file, { throwIfNoEntry: false });
+  return stats ? `${stats.dev}:${stats.ino}` : null;
+}
