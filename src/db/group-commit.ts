@@ -1,5 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import { type Db, isEmbedded, sqliteHandleOf } from './database.js';
+import { TurnBatch } from '../turn-batch.js';
 
 /** Work that must be written whole or not at all: it reads and writes through `trx` only. */
 export type Unit<T> = (trx: Db) => Promise<T>;
@@ -57,8 +58,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * on the connection this group holds (no other query runs in between, as in a Kysely transaction).
  */
 class GroupCommit implements Transactions {
-  #waiting: Pending[] = [];
-  #scheduled = false;
+  /** After the turn's I/O every request read in it has reached its unit; one group commits at a time. */
+  readonly #waiting = new TurnBatch<Pending>((group) => this.#commit(group));
   readonly #connection: SQLite.Database;
   readonly #steps: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'undo', SQLite.Statement>;
 
@@ -76,21 +77,10 @@ class GroupCommit implements Transactions {
   }
 
   run<T>(unit: Unit<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#waiting.push({ unit, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.#scheduled) this.#schedule();
-    });
+    return new Promise<T>((resolve, reject) => this.#waiting.add({ unit, resolve: resolve as (value: unknown) => void, reject }));
   }
 
-  #schedule(): void {
-    this.#scheduled = true;
-    // After the turn's I/O: every request read in it has reached its unit by then.
-    setImmediate(() => void this.#commit());
-  }
-
-  async #commit(): Promise<void> {
-    const group = this.#waiting;
-    this.#waiting = [];
+  async #commit(group: Pending[]): Promise<void> {
     let outcomes: Outcome[];
     try {
       outcomes = await this.db.connection().execute((connection) => this.#inTransaction(connection, group));
@@ -99,8 +89,6 @@ class GroupCommit implements Transactions {
       outcomes = group.map(() => ({ ok: false, error }));
     }
     outcomes.forEach((outcome, i) => (outcome.ok ? group[i]!.resolve(outcome.value) : group[i]!.reject(outcome.error)));
-    if (this.#waiting.length > 0) this.#schedule();
-    else this.#scheduled = false;
   }
 
   async #inTransaction(connection: Db, group: Pending[]): Promise<Outcome[]> {

@@ -3,6 +3,7 @@ import type { ChangeFeed } from '../db/change-feed.js';
 import { type HeaderList, pushRateLimitHeaders } from '../ratelimit/headers.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
+import { TurnBatch } from '../turn-batch.js';
 import { type Caller, isRefusal, noteRefusal, REFUSAL_HEADERS, type RefusalMetrics, refusalBody } from './ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 
@@ -112,26 +113,23 @@ export function fastLane({ routes, callerOf, changes, cors, limiter, metrics, pu
 
   // Before a row in memory is trusted, the store is asked for news (db/change-feed.ts). Where asking
   // reads (SQLite's `PRAGMA data_version`), the requests read in one turn of the event loop
-  // share one look, taken at `setImmediate`, once the turn's reading is done, and are then taken in
+  // share one look, taken once per turn (../turn-batch.ts), once the turn's reading is done, and are then taken in
   // the order they came, each answered here or handed to Fastify, whose key lookup trusts the same
   // look (`checked`). Every waiting request was read before the look, so a change committed before
   // any of them was sent is seen by all of them, exactly as a look per request would see it. A look
   // at the first request of a turn would not do: a request read later in the same turn may have been
   // sent after a commit that followed that look. Where asking reads nothing (PostgreSQL), a request
   // is taken at once.
-  let waiting: Waiting[] = [];
-  const serveWaiting = (): void => {
-    const turn = waiting;
-    waiting = [];
+  const waiting = new TurnBatch<Waiting>((turn) =>
     changes.checked(() => {
       for (const w of turn) take(w.req, w.res, w.next, w.started);
-    });
-  };
+    }),
+  );
 
   return function fast(req: IncomingMessage, res: ServerResponse, next: Next): void {
     const started = performance.now();
     if (!changes.checkReads) return take(req, res, next, started);
-    if (waiting.push(new Waiting(req, res, next, started)) === 1) setImmediate(serveWaiting);
+    waiting.add(new Waiting(req, res, next, started));
   };
 
   /** A request, once the store's news is known: answered here when memory holds its key and answer, else Fastify's. */

@@ -1,4 +1,5 @@
 import type pino from 'pino';
+import { TurnBatch } from '../turn-batch.js';
 
 /**
  * Log lines gathered over one turn of the event loop, then written to `destination` together: one
@@ -18,20 +19,16 @@ import type pino from 'pino';
  * default destination does, rather than holding ever more lines in memory.
  */
 export class LogBatch implements pino.DestinationStream {
-  #lines: string[] = [];
-  #scheduled = false;
+  readonly #lines: TurnBatch<string>;
   readonly #writeGathered = () => this.flushSync();
 
-  constructor(private readonly destination: pino.DestinationStream) {
+  constructor(destination: pino.DestinationStream) {
+    this.#lines = new TurnBatch((lines) => void destination.write(lines.length === 1 ? lines[0]! : lines.join('')));
     process.on('exit', this.#writeGathered);
   }
 
   write(line: string): void {
-    this.#lines.push(line);
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(this.#writeGathered);
-    }
+    this.#lines.add(line);
   }
 
   /** Writes what is gathered now (pino's `logger.flush`). */
@@ -41,10 +38,6 @@ export class LogBatch implements pino.DestinationStream {
   }
 
   flushSync(): void {
-    this.#scheduled = false;
-    const lines = this.#lines;
-    if (lines.length === 0) return;
-    this.#lines = [];
-    this.destination.write(lines.length === 1 ? lines[0]! : lines.join(''));
+    this.#lines.flush();
   }
 }

@@ -5,6 +5,7 @@ import { type BanRules, DEFAULT_BAN_RULES } from './decision.js';
 import type { Policy } from './plans.js';
 import { LIMITER_SCRIPT } from './redis-script.js';
 import type { LimiterStore } from './store.js';
+import { TurnBatch } from '../turn-batch.js';
 import { type Assessment, banned, minuteWindowMs, rateLimited, type Verdict } from './verdict.js';
 
 export interface RedisLimiterStoreOptions {
@@ -43,6 +44,8 @@ export function limiterKeys(prefix: string, caller: string): [string, string, st
 
 /** One call of the script: a caller's keys and arguments, and who waits for its reply. */
 interface Call {
+  /** Which calls may share a run: any on one Redis (''), one caller's on a cluster. */
+  run: string;
   keys: readonly string[];
   args: readonly (string | number)[];
   resolve(reply: unknown[]): void;
@@ -60,7 +63,7 @@ export const MAX_CALLS_PER_RUN = 16;
  * atomically, so a caller's decisions are exact across instances. The store owns the client it is
  * given: `close` quits it.
  *
- * The calls of one event-loop turn leave together, once the turn's I/O is done (`setImmediate`): one
+ * The calls of one event-loop turn leave together, once the turn's I/O is done (../turn-batch.ts): one
  * script run decides up to `MAX_CALLS_PER_RUN` of them, each in turn, so under load a request costs
  * Node and Redis a fraction of a command (its parsing, its reply's promise, the script's set-up and
  * `TIME`) and of a system call, rather than one each. On a cluster a run's keys must share a slot, so
@@ -75,7 +78,7 @@ export class RedisLimiterStore implements LimiterStore {
   /** Whether the client is one Redis (not a cluster): then any calls may share a run. */
   readonly #single: boolean;
   /** This turn's calls, sent once its I/O is done, by the run they may share: all one on one Redis, by caller on a cluster. */
-  #pending = new Map<string, Call[]>();
+  readonly #pending = new TurnBatch<Call>((calls) => this.#sendAll(calls));
 
   constructor(redis: Redis | Cluster, { rules = DEFAULT_BAN_RULES, clock, prefix = 'petstore:' }: RedisLimiterStoreOptions = {}) {
     this.#redis = redis;
@@ -120,20 +123,20 @@ export class RedisLimiterStore implements LimiterStore {
   #run(mode: Mode, caller: string, policy?: Policy, unbanSeq = 0): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
       const args = [mode, this.#clock?.() ?? '', policy?.perMinute ?? 0, policy?.perDay ?? 0, unbanSeq];
-      const call: Call = { keys: limiterKeys(this.#prefix, caller), args, resolve, reject };
       const run = this.#single ? '' : caller;
-      if (this.#pending.size === 0) setImmediate(this.#flush);
-      const calls = this.#pending.get(run);
-      if (calls) calls.push(call);
-      else this.#pending.set(run, [call]);
+      this.#pending.add({ run, keys: limiterKeys(this.#prefix, caller), args, resolve, reject });
     });
   }
 
-  readonly #flush = (): void => {
-    const pending = this.#pending;
-    this.#pending = new Map();
-    for (const calls of pending.values()) for (let i = 0; i < calls.length; i += MAX_CALLS_PER_RUN) this.#send(calls.slice(i, i + MAX_CALLS_PER_RUN));
-  };
+  #sendAll(calls: Call[]): void {
+    const runs = new Map<string, Call[]>();
+    for (const call of calls) {
+      const together = runs.get(call.run);
+      if (together) together.push(call);
+      else runs.set(call.run, [call]);
+    }
+    for (const run of runs.values()) for (let i = 0; i < run.length; i += MAX_CALLS_PER_RUN) this.#send(run.slice(i, i + MAX_CALLS_PER_RUN));
+  }
 
   /** One run of the script for `calls`; each gets its own reply, or the run's error. */
   #send(calls: Call[]): void {
