@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { type Db, hasWriteAheadLog, sqliteHandleOf } from './database.js';
 
@@ -9,28 +8,8 @@ const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 /** The longest the background connection holds the writers back to restart the log (see below). */
 const RESTART_WAIT_MS = 20;
 
-/**
- * The background connection: a checkpoint every `intervalMs`, PASSIVE (it copies what no reader still
- * needs and never waits for a reader or a writer), then, once the log holds more than `restartPages`,
- * a RESTART. CommonJS, run by `eval`, so that the same code runs from the built service and from the
- * TypeScript sources the tests import.
- */
-const WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const SQLite = require(workerData.module);
-const connection = new SQLite(workerData.file);
-connection.pragma('synchronous = NORMAL');
-connection.pragma('busy_timeout = ' + workerData.restartWaitMs);
-const timer = setInterval(() => {
-  const [{ log }] = connection.pragma('wal_checkpoint(PASSIVE)');
-  if (log > workerData.restartPages) connection.pragma('wal_checkpoint(RESTART)');
-}, workerData.intervalMs);
-parentPort.on('message', () => {
-  clearInterval(timer);
-  connection.close();
-  parentPort.close();
-});
-`;
+/** The background connection: a checkpoint every `intervalMs` (./checkpoint-worker.mjs). */
+const WORKER = new URL('./checkpoint-worker.mjs', import.meta.url);
 
 export interface Checkpointer {
   close(): Promise<void>;
@@ -62,22 +41,19 @@ export function checkpointInBackground(
   {
     intervalMs = CHECKPOINT_INTERVAL_MS,
     restartPages = SQLITE_AUTOCHECKPOINT_PAGES,
-    sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3'),
+    script = WORKER,
     log,
   }: {
     intervalMs?: number;
     restartPages?: number;
-    /** What the worker loads to open the store: better-sqlite3, as the service does. */
-    sqliteModule?: string;
+    /** The worker's code: ./checkpoint-worker.mjs (a test gives one that fails). */
+    script?: URL;
     log: { warn(obj: object, msg: string): void };
   },
 ): Checkpointer | null {
   const connection = sqliteHandleOf(db);
   if (!hasWriteAheadLog(connection)) return null;
-  const worker = new Worker(WORKER, {
-    eval: true,
-    workerData: { module: sqliteModule, file: connection.name, intervalMs, restartPages, restartWaitMs: RESTART_WAIT_MS },
-  });
+  const worker = new Worker(script, { workerData: { file: connection.name, intervalMs, restartPages, restartWaitMs: RESTART_WAIT_MS } });
   let closing = false;
   const lost = (error?: unknown) => {
     if (closing) return;

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
@@ -52,8 +52,7 @@ function openSqlite(file: string): Db {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  reusePreparedStatements(database);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
   sqliteHandles.set(db, database);
   // A first read creates the `-wal` and `-shm` files, so that all three are known from the start.
   database.prepare('SELECT count(*) FROM sqlite_master').get();
@@ -63,24 +62,27 @@ function openSqlite(file: string): Db {
 }
 
 /**
- * Kysely prepares every query anew, and compiling a statement costs SQLite more than running it (the
- * largest single item in the CPU profile of a request; see bench/). The service sends a few dozen
- * distinct statements, so each is compiled once and reused. A cached statement cannot run twice at
- * once through `iterate` (Kysely's `stream`), which nothing here uses.
+ * The connection as Kysely's SQLite dialect takes it (its documented `SqliteDatabase`: `prepare` and
+ * `close`), with each statement compiled once and reused. Kysely prepares every query anew, and
+ * compiling a statement costs SQLite more than running it; the service sends a few dozen distinct
+ * statements. A cached statement cannot run twice at once through `iterate` (Kysely's `stream`),
+ * which nothing here uses.
  */
-function reusePreparedStatements(database: SQLite.Database): void {
-  const prepare = database.prepare.bind(database);
+function reusingStatements(database: SQLite.Database): SqliteDatabase {
   const cache = new Map<string, SQLite.Statement>();
-  database.prepare = ((source: string) => {
-    let statement = cache.get(source);
-    if (!statement) {
-      // Bounded, should some query's text ever vary (an IN list of varying length).
-      if (cache.size >= 500) cache.clear();
-      statement = prepare(source);
-      cache.set(source, statement);
-    }
-    return statement;
-  }) as typeof database.prepare;
+  return {
+    prepare(source) {
+      let statement = cache.get(source);
+      if (!statement) {
+        // Bounded, should some query's text ever vary (an IN list of varying length).
+        if (cache.size >= 500) cache.clear();
+        statement = database.prepare(source);
+        cache.set(source, statement);
+      }
+      return statement;
+    },
+    close: () => database.close(),
+  };
 }
 
 function openPostgres(url: string): Db {

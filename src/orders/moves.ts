@@ -160,18 +160,20 @@ export class OrderMoves {
 const CANCELLABLE = ORDER_STATUSES.filter(isCancellable);
 
 /** Placing an order is the hottest write: its insert is compiled once. */
-const insertOrder = prepared((db, row: Omit<Insertable<OrdersTable>, 'id' | 'moved_at'>) =>
-  db
-    .insertInto('orders')
-    .values({
-      api_key_id: row.api_key_id,
-      pet_id: row.pet_id,
-      quantity: row.quantity,
-      ship_date: row.ship_date,
-      status: row.status,
-      complete: row.complete,
-      created_at: row.created_at,
-      due_at: row.due_at,
-    })
-    .returning('id'),
+const insertOrder = prepared(
+  ['api_key_id', 'pet_id', 'quantity', 'ship_date', 'status', 'complete', 'created_at', 'due_at'],
+  (db, row: Omit<Insertable<OrdersTable>, 'id' | 'moved_at'>) =>
+    db
+      .insertInto('orders')
+      .values({
+        api_key_id: row.api_key_id,
+        pet_id: row.pet_id,
+        quantity: row.quantity,
+        ship_date: row.ship_date,
+        status: row.status,
+        complete: row.complete,
+        created_at: row.created_at,
+        due_at: row.due_at,
+      })
+      .returning('id'),
 );
