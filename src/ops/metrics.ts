@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DEFAULTS } from '../config.js';
-import { type CounterSeries, type HistogramSeries, TalliedCounter, TalliedHistogram } from './tallies.js';
+import { type CounterSeries, TalliedCounter } from './tallies.js';
 
 /**
  * The service's Prometheus metrics, on a registry of its own (several apps can live in one test).
@@ -18,7 +18,7 @@ export function createMetrics({ eventLoopResolutionMs }: { eventLoopResolutionMs
       labelNames: ['method', 'route', 'status'] as const,
       registers: [registry],
     }),
-    latency: new TalliedHistogram({
+    latency: new Histogram({
       name: 'petstore_http_request_duration_seconds',
       help: 'Time to answer a request of the public listener.',
       labelNames: ['method', 'route'] as const,
@@ -93,12 +93,12 @@ export type Metrics = ReturnType<typeof createMetrics>;
  * built per request (`GET /pets/:petId 200`) would be a rope V8 compares through its runtime.
  */
 export function requestRecorder(metrics: Metrics) {
-  const byRoute = new Map<string, Map<string, { timer: HistogramSeries; counters: Map<number, CounterSeries> }>>();
+  const byRoute = new Map<string, Map<string, { timer: Histogram.Internal<'method' | 'route'>; counters: Map<number, CounterSeries> }>>();
   return (method: string, route: string, status: number, seconds: number): void => {
     let byMethod = byRoute.get(route);
     if (!byMethod) byRoute.set(route, (byMethod = new Map()));
     let series = byMethod.get(method);
-    if (!series) byMethod.set(method, (series = { timer: metrics.latency.series({ method, route }), counters: new Map() }));
+    if (!series) byMethod.set(method, (series = { timer: metrics.latency.labels({ method, route }), counters: new Map() }));
     let counter = series.counters.get(status);
     if (!counter) series.counters.set(status, (counter = metrics.requests.series({ method, route, status })));
     counter.inc();

@@ -1,11 +1,12 @@
-import { Counter, type CounterConfiguration, Histogram, type HistogramConfiguration, type LabelValues } from 'prom-client';
+import { Counter, type CounterConfiguration, type LabelValues } from 'prom-client';
 
 /**
- * prom-client hashes and validates a metric's labels at every increment or observation: about a
- * twentieth of the instructions of a request the fast lane answers. The counts made on every request
- * are therefore kept here in plain numbers, one record per label set, found once and then kept by the
- * caller (`series`), and handed to prom-client when the registry is read: `/metrics` shows the same
- * series, in the same text, as if every request had gone through prom-client.
+ * prom-client hashes and validates a metric's labels at every increment: a measurable share of a
+ * request the fast lane answers (docs/performance.md). The counts made on every request are therefore
+ * kept here in plain numbers, one record per label set, found once and then kept by the caller
+ * (`series`), and handed to prom-client through its documented `collect` callback, which the registry
+ * calls before it reads the metric: `/metrics` shows the same series, in the same text, as if every
+ * request had gone through prom-client (test/ops/tallies.test.ts compares the two).
  */
 
 /** One series of a tallied counter. */
@@ -13,21 +14,24 @@ export interface CounterSeries {
   inc(): void;
 }
 
-/** One series of a tallied histogram. */
-export interface HistogramSeries {
-  observe(value: number): void;
+interface Tally<L extends string> extends CounterSeries {
+  readonly labels: LabelValues<L>;
+  count: number;
+  told: number;
 }
 
-/**
- * A Counter whose series are counted in plain numbers. At every read (`get`, which the registry
- * calls) what each series gained since the last read is added through prom-client's own `inc`.
- */
+/** A Counter whose series are counted in plain numbers, and told to prom-client when the registry reads it. */
 export class TalliedCounter<L extends string> extends Counter<L> {
   readonly #names: readonly L[];
-  readonly #series = new SeriesIndex<{ labels: LabelValues<L>; count: number; told: number; inc(): void }>();
+  readonly #series = new SeriesIndex<Tally<L>>();
 
   constructor(config: CounterConfiguration<L>) {
-    super(config);
+    super({
+      ...config,
+      collect(this: Counter<L>) {
+        (this as TalliedCounter<L>).#tell();
+      },
+    });
     this.#names = config.labelNames ?? [];
   }
 
@@ -47,98 +51,19 @@ export class TalliedCounter<L extends string> extends Counter<L> {
     });
   }
 
-  override async get() {
+  /** Adds what each series gained since the last read, through prom-client's own `inc`. */
+  #tell(): void {
     for (const series of this.#series.all) {
       if (series.count === series.told) continue;
       this.inc(series.labels, series.count - series.told);
       series.told = series.count;
     }
-    return super.get();
   }
 
   override reset(): void {
     super.reset();
     // prom-client's constructor resets too, before this class's fields exist.
     if (#series in this) this.#series.clear();
-  }
-}
-
-/**
- * A Histogram whose series are counted in plain numbers: observations are made through `series`
- * only, and the registry's read (`getForPromString`, which `get` uses too) describes them as
- * prom-client describes its own (test/ops/tallies.test.ts compares the two).
- */
-export class TalliedHistogram<L extends string> extends Histogram<L> {
-  readonly #config: HistogramConfiguration<L>;
-  readonly #names: readonly L[];
-  readonly #bounds: readonly number[];
-  readonly #series = new SeriesIndex<HistogramCounts<L>>();
-
-  constructor(config: HistogramConfiguration<L> & { buckets: number[] }) {
-    super(config);
-    this.#config = config;
-    this.#names = config.labelNames ?? [];
-    this.#bounds = [...config.buckets].sort((a, b) => a - b);
-  }
-
-  /** The series of `labels`, made (and checked by prom-client) on first use. */
-  series(labels: LabelValues<L>): HistogramSeries {
-    return this.#series.find(this.#names, labels, () => {
-      // prom-client's check of the labels, without making a series of its own.
-      this.labels(labels);
-      return new HistogramCounts(labels, this.#bounds);
-    });
-  }
-
-  /** What prom-client's registry reads of a histogram (lib/registry.js); prom-client's `get` reads it too. */
-  async getForPromString() {
-    const { name, help, aggregator = 'sum' } = this.#config;
-    const bucket = `${name}_bucket`;
-    const values = [];
-    for (const { labels, counts, sum, count } of this.#series.all) {
-      let below = 0;
-      for (let i = 0; i < this.#bounds.length; i++) {
-        below += counts[i]!;
-        values.push({ labels: { le: this.#bounds[i] }, sharedLabels: labels, value: below, metricName: bucket, exemplar: null });
-      }
-      values.push(
-        { labels: { le: '+Inf' }, sharedLabels: labels, value: count, metricName: bucket, exemplar: null },
-        { labels: {}, sharedLabels: labels, value: sum, metricName: `${name}_sum`, exemplar: undefined },
-        { labels: {}, sharedLabels: labels, value: count, metricName: `${name}_count`, exemplar: undefined },
-      );
-    }
-    return { name, help, type: 'histogram', values, aggregator };
-  }
-
-  override reset(): void {
-    super.reset();
-    // prom-client's constructor resets too, before this class's fields exist.
-    if (#series in this) this.#series.clear();
-  }
-}
-
-class HistogramCounts<L extends string> implements HistogramSeries {
-  readonly labels: LabelValues<L>;
-  readonly #bounds: readonly number[];
-  /** Observations per bucket, not cumulative; the last slot holds those above every bound. */
-  readonly counts: number[];
-  sum = 0;
-  count = 0;
-
-  constructor(labels: LabelValues<L>, bounds: readonly number[]) {
-    this.labels = labels;
-    this.#bounds = bounds;
-    this.counts = new Array<number>(bounds.length + 1).fill(0);
-  }
-
-  /** As prom-client's: a value goes in the first bucket whose bound is not below it. */
-  observe(value: number): void {
-    const bounds = this.#bounds;
-    let i = 0;
-    while (i < bounds.length && value > bounds[i]!) i++;
-    this.counts[i] = this.counts[i]! + 1;
-    this.sum += value;
-    this.count++;
   }
 }
 
