@@ -85,8 +85,8 @@ async function memory(): Promise<void> {
     return;
   }
   const rows = [
-    { caller: 'free, 1 request', bytes: await bytesPerCaller(gc, 1) },
-    { caller: 'free, 60 requests (full minute log)', bytes: await bytesPerCaller(gc, 60) },
+    { caller: 'free, 1 request', bytes: await bytesPerCaller(() => void gc(), 1) },
+    { caller: 'free, 60 requests (full minute log)', bytes: await bytesPerCaller(() => void gc(), 60) },
   ];
   console.log('\nMemory store, 100,000 callers');
   console.table(rows.map(({ caller, bytes }) => ({ caller, 'bytes/caller': Math.round(bytes) })));

@@ -3,9 +3,9 @@ import './ops/tick-maps.js';
 import { buildPublicApp } from './app.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { openChangeFeed } from './db/change-feed.js';
+import { type ChangeFeed, openChangeFeed } from './db/change-feed.js';
 import { checkpointInBackground } from './db/checkpointer.js';
-import { openDatabase, warmUp } from './db/database.js';
+import { type Db, openDatabase, warmUp } from './db/database.js';
 import { migrate } from './db/migrations.js';
 import { transactionsOf } from './db/group-commit.js';
 import { EventRetention } from './events/retention.js';
@@ -16,8 +16,9 @@ import { Dispatcher } from './webhooks/dispatcher.js';
 import { KeysRepository } from './keys/repository.js';
 import { buildAdminApp } from './ops/app.js';
 import { createLogger, logFormatFor, stdout } from './ops/logger.js';
-import { createMetrics } from './ops/metrics.js';
+import { createMetrics, type Metrics } from './ops/metrics.js';
 import { openLimiter } from './ratelimit/open.js';
+import type { Logger } from 'pino';
 
 /** How long a drain keeps listening before closing idle connections (see `stop`). */
 const DRAIN_GRACE_MS = 250;
@@ -33,11 +34,7 @@ async function main(config: Config): Promise<void> {
   const logFormat = logFormatFor(config.logFormat, Boolean(process.stdout.isTTY));
   const logger = createLogger(config.logLevel, stdout(logFormat), config.adminToken ? [config.adminToken] : []);
   const clock = systemClock;
-  const db = openDatabase(config.database);
-  await migrate(db, config.database.kind);
-  if (config.database.kind === 'postgres') await warmUp(db);
-  const checkpoints = config.database.kind === 'sqlite' ? checkpointInBackground(db, { log: logger }) : null;
-  const changes = openChangeFeed(db, config.database, { clock, log: logger });
+  const { db, checkpoints, changes } = await openStores(config, logger);
 
   const keys = new KeysRepository(db, clock, changes);
   if (config.demoKeys && config.database.kind === 'sqlite' && (await keys.count()) === 0) {
@@ -49,34 +46,59 @@ async function main(config: Config): Promise<void> {
     for (const store of ['redis', 'memory'] as const) metrics.limiterStore.set({ store }, status.deciding === store ? 1 : 0);
   });
   const publicApp = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger });
-  const adminApp = await buildAdminApp({
-    db,
-    changes,
-    limiter,
-    limiterStatus,
-    metrics,
-    clock,
-    publicUrl: config.publicUrl,
-    adminToken: config.adminToken,
-    logger,
+  const { publicUrl, adminToken } = config;
+  const adminApp = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl, adminToken, logger });
+  const jobs = backgroundJobs(config, db, changes, metrics, logger);
+  await within(changes.ready(), FEED_WAIT_MS);
+  await publicApp.listen({ host: config.host, port: config.port });
+  await adminApp.listen({ host: config.adminHost, port: config.adminPort });
+  jobs.start();
+  if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API (/admin/*) is off');
+
+  const stop = stopper(config, logger, publicApp, async () => {
+    await Promise.all([publicApp.close(), adminApp.close(), jobs.stop()]);
+    await limiter.close();
+    await changes.close();
+    await checkpoints?.close();
+    await db.destroy();
   });
-  // Off the request path: orders falling due move, webhooks go out, and events past their retention go.
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** The store, migrated, its checkpoints (SQLite) and its change feed. */
+async function openStores(config: Config, logger: Logger) {
+  const db = openDatabase(config.database);
+  await migrate(db, config.database.kind);
+  if (config.database.kind === 'postgres') await warmUp(db);
+  const checkpoints = config.database.kind === 'sqlite' ? checkpointInBackground(db, { log: logger }) : null;
+  const changes = openChangeFeed(db, config.database, { clock: systemClock, log: logger });
+  return { db, checkpoints, changes };
+}
+
+/** Off the request path: orders falling due move, webhooks go out, and events past their retention go. */
+function backgroundJobs(config: Config, db: Db, changes: ChangeFeed, metrics: Metrics, logger: Logger) {
   const log = logger.child({ component: 'jobs' });
+  const clock = systemClock;
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
   const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log });
   const dispatcher = Dispatcher.of(db, config.webhooks, { clock, metrics, log });
-  await within(changes.ready(), FEED_WAIT_MS);
-  await publicApp.listen({ host: config.host, port: config.port });
-  await adminApp.listen({ host: config.adminHost, port: config.adminPort });
-  // Once the API answers; not awaited: a flood of orders that fell due while no instance ran is paced.
-  void fulfilment.start();
-  void retention.start();
-  dispatcher.start();
-  if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API (/admin/*) is off');
+  return {
+    /** Once the API answers; not awaited: a flood of orders that fell due while no instance ran is paced. */
+    start(): void {
+      void fulfilment.start();
+      void retention.start();
+      dispatcher.start();
+    },
+    stop: () => Promise.all([fulfilment.stop(), retention.stop(), dispatcher.stop()]),
+  };
+}
 
+/** Drains the public listener, then closes everything (`close`) and exits; once, whatever signals follow. */
+function stopper(config: Config, logger: Logger, publicApp: { draining: boolean }, close: () => Promise<void>) {
   let stopping = false;
-  const stop = async (signal: string) => {
+  return async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping: finishing requests in flight');
@@ -89,16 +111,10 @@ async function main(config: Config): Promise<void> {
     // close() cuts the connections that look idle; a request may be on its way on one of them. A
     // moment to read it lets it be answered (with Connection: close) instead of reset.
     await new Promise((resolve) => setTimeout(resolve, DRAIN_GRACE_MS));
-    await Promise.all([publicApp.close(), adminApp.close(), fulfilment.stop(), retention.stop(), dispatcher.stop()]);
-    await limiter.close();
-    await changes.close();
-    await checkpoints?.close();
-    await db.destroy();
+    await close();
     logger.info('stopped');
     logger.flush(() => process.exit(0));
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 /** `promise`, or nothing once `ms` have passed. */

@@ -18,183 +18,199 @@ function required(columns: Record<string, 'text' | 'integer'>) {
     Object.entries(columns).reduce<CreateTableBuilder<T, string>>((built, [name, type]) => built.addColumn(name, type, (c) => c.notNull()), table);
 }
 
+/** What a migration needs to know of its dialect: the one place the dialects differ, how an integer key generates itself. */
+interface Dialect {
+  kind: Kind;
+  serialId: 'bigserial' | 'integer';
+  serialKey: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
+}
+
 export function migrations(kind: Kind): Record<string, Migration> {
-  // The one place the dialects differ: how an integer key generates itself.
-  const serialId = kind === 'postgres' ? 'bigserial' : 'integer';
-  const serialKey = (c: ColumnDefinitionBuilder) => (kind === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
+  const d: Dialect = {
+    kind,
+    serialId: kind === 'postgres' ? 'bigserial' : 'integer',
+    serialKey: (c) => (kind === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()),
+  };
   return {
-    '001_tables': {
-      async up(db: Kysely<unknown>) {
-        await db.schema
-          .createTable('api_keys')
-          .addColumn('id', 'text', (c) => c.primaryKey())
-          .$call(required({ name: 'text', plan: 'text' }))
-          .addColumn('per_minute', 'integer')
-          .addColumn('per_day', 'integer')
-          .addColumn('key_hash', 'text', (c) => c.notNull().unique())
-          .$call(required({ key_prefix: 'text', created_at: 'text' }))
-          .addColumn('revoked_at', 'text')
-          .addColumn('unban_seq', 'integer', (c) => c.notNull().defaultTo(0))
-          .execute();
-        await db.schema
-          .createTable('pets')
-          .addColumn('id', serialId, serialKey)
-          .$call(required({ name: 'text', category_id: 'integer', category_name: 'text', photo_urls: 'text', tags: 'text', status: 'text' }))
-          .execute();
-        await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
-        await db.schema
-          .createTable('orders')
-          .addColumn('id', serialId, serialKey)
-          .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
-          .addColumn('pet_id', 'bigint', (c) => c.notNull().references('pets.id'))
-          .$call(required({ quantity: 'integer', ship_date: 'text', status: 'text', complete: 'integer', created_at: 'text' }))
-          .execute();
-        await db.schema.createIndex('orders_owner_id').on('orders').columns(['api_key_id', 'id']).execute();
-        await db.schema
-          .createTable('idempotency_records')
-          .$call(required({ api_key_id: 'text', idempotency_key: 'text', request_hash: 'text' }))
-          .addColumn('order_id', 'bigint', (c) => c.notNull().references('orders.id'))
-          .$call(required({ response_body: 'text', created_at: 'text' }))
-          .addPrimaryKeyConstraint('idempotency_records_pk', ['api_key_id', 'idempotency_key'])
-          .execute();
-      },
-    },
-    '002_pet_catalogue': {
-      async up(db: Kysely<unknown>) {
-        const rows = PET_CATALOGUE.map((pet) => ({
-          name: pet.name,
-          category_id: pet.category.id,
-          category_name: pet.category.name,
-          photo_urls: JSON.stringify(pet.photoUrls),
-          tags: JSON.stringify(pet.tags),
-          status: pet.status,
-        }));
-        await (db as Db).insertInto('pets').values(rows).execute();
-      },
-    },
-    '003_change_notifications': {
-      // PostgreSQL tells every listening instance which cached row changed, whoever changed it (an
-      // instance, the CLI, an operator's SQL): see change-feed.ts. New rows need no notice: nothing
-      // caches their absence. SQLite needs nothing here: `PRAGMA data_version` covers it.
-      async up(db: Kysely<unknown>) {
-        if (kind !== 'postgres') return;
-        await sql`
-          create or replace function notify_change() returns trigger language plpgsql as $$
-          declare
-            changed text;
-          begin
-            if tg_op = 'DELETE' then changed := old.id::text; else changed := new.id::text; end if;
-            perform pg_notify(${sql.lit(CHANGES_CHANNEL)}, tg_table_schema || ' ' || tg_table_name || ' ' || changed);
-            return null;
-          end $$`.execute(db);
-        for (const table of ['api_keys', 'pets']) {
-          await sql`create trigger ${sql.id(`${table}_changed`)} after update or delete on ${sql.table(table)}
-            for each row execute function notify_change()`.execute(db);
-        }
-      },
-    },
-    '004_test_keys': {
-      // A test key (faults/): `test` is 1 for a `pet_test_…` key; `fault_profile` its standing fault
-      // profile as JSON (faults/profile.ts), or null. Existing keys are live keys without a profile.
-      async up(db: Kysely<unknown>) {
-        await db.schema
-          .alterTable('api_keys')
-          .addColumn('test', 'integer', (c) => c.notNull().defaultTo(0))
-          .execute();
-        await db.schema.alterTable('api_keys').addColumn('fault_profile', 'text').execute();
-      },
-    },
-    '005_order_lifecycle_and_events': {
-      // Orders move (orders/lifecycle.ts): `due_at` is when an order's next move falls due by itself,
-      // null when none will; the partial index holds only the orders still moving, so the fulfilment's
-      // one query finds what is due without reading the rest. Orders placed before they could move
-      // are due for approval at once. `moved_at` is when the order entered its state.
-      async up(db: Kysely<unknown>) {
-        await db.schema.alterTable('orders').addColumn('due_at', 'text').execute();
-        await db.schema.alterTable('orders').addColumn('moved_at', 'text').execute();
-        await db.schema.alterTable('orders').addColumn('last_event_seq', 'bigint').execute();
-        await db.schema.createIndex('orders_due').on('orders').column('due_at').where(sql.ref('due_at'), 'is not', null).execute();
-        await sql`update orders set due_at = created_at where status = 'placed'`.execute(db);
-        await db.schema
-          .createTable('events')
-          .addColumn('seq', serialId, serialKey)
-          // Random: with `seq`, the event's id (events/ids.ts), which no other store gives again.
-          .addColumn('nonce', 'text', (c) => c.notNull())
-          .addColumn('prev_seq', 'bigint')
-          .addColumn('prev_of_order', 'bigint')
-          .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
-          .addColumn('order_id', 'bigint')
-          .$call(required({ type: 'text', created_at: 'text', livemode: 'integer' }))
-          .execute();
-        await db.schema
-          .createTable('event_heads')
-          .addColumn('api_key_id', 'text', (c) => c.primaryKey())
-          .addColumn('last_seq', 'bigint', (c) => c.notNull())
-          // SQLite keeps the rows in their key's order, with no table beside the key's index.
-          .$call((table) => (kind === 'sqlite' ? table.modifyEnd(sql`without rowid`) : table))
-          .execute();
-        await eventTriggers(db, kind);
-        // Every POST that creates or changes something honours Idempotency-Key (idempotency/): a record
-        // keeps its response's status, and names an order only when there is one.
-        await db.schema
-          .createTable('idempotency_records_005')
-          .$call(required({ api_key_id: 'text', idempotency_key: 'text', request_hash: 'text', status: 'integer' }))
-          .addColumn('order_id', 'bigint', (c) => c.references('orders.id'))
-          .$call(required({ response_body: 'text', created_at: 'text' }))
-          .addPrimaryKeyConstraint('idempotency_pk', ['api_key_id', 'idempotency_key'])
-          .execute();
-        await sql`insert into idempotency_records_005 (api_key_id, idempotency_key, request_hash, status, order_id, response_body, created_at)
-          select api_key_id, idempotency_key, request_hash, 201, order_id, response_body, created_at from idempotency_records`.execute(db);
-        await db.schema.dropTable('idempotency_records').execute();
-        await db.schema.alterTable('idempotency_records_005').renameTo('idempotency_records').execute();
-      },
-    },
-    '006_webhooks': {
-      // Webhook endpoints, and one delivery per event and subscribed endpoint, written by the store in
-      // the event's statement (./triggers.ts): an event committed is delivered to every endpoint that
-      // was subscribed when it was written. `data` holds what an event not about an order carries.
-      async up(db: Kysely<unknown>) {
-        await db.schema.alterTable('events').addColumn('data', 'text').execute();
-        await db.schema
-          .createTable('webhook_endpoints')
-          .addColumn('id', 'text', (c) => c.primaryKey())
-          .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
-          .$call(required({ url: 'text', description: 'text' }))
-          // `,order.placed,order.approved,`: the types sent; null for every type.
-          .addColumn('events', 'text')
-          .addColumn('enabled', 'integer', (c) => c.notNull().defaultTo(1))
-          .addColumn('disabled_reason', 'text')
-          .addColumn('secret', 'text', (c) => c.notNull())
-          // The secret before the last rotation, which signs beside the new one until `previous_until`.
-          .addColumn('previous_secret', 'text')
-          .addColumn('previous_until', 'text')
-          .addColumn('failed_in_row', 'integer', (c) => c.notNull().defaultTo(0))
-          .$call(required({ livemode: 'integer', created_at: 'text' }))
-          .execute();
-        await db.schema.createIndex('webhook_endpoints_owner').on('webhook_endpoints').column('api_key_id').execute();
-        await db.schema
-          .createTable('webhook_deliveries')
-          .addColumn('seq', serialId, serialKey)
-          .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
-          .addColumn('event_seq', 'bigint', (c) => c.notNull())
-          .$call(required({ state: 'text', attempts: 'text', attempt_count: 'integer' }))
-          // When the next attempt is due (null once done), and until when an instance has it in hand.
-          .addColumn('next_attempt_at', 'text')
-          .addColumn('claimed_until', 'text')
-          .$call(required({ created_at: 'text' }))
-          .execute();
-        await db.schema
-          .createIndex('webhook_deliveries_due')
-          .on('webhook_deliveries')
-          .column('next_attempt_at')
-          .where(sql.ref('state'), '=', 'pending')
-          .execute();
-        await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'seq']).execute();
-        await deliveryTriggers(db, kind);
-      },
-    },
+    '001_tables': tables(d),
+    '002_pet_catalogue': petCatalogue(d),
+    '003_change_notifications': changeNotifications(d),
+    '004_test_keys': testKeys(d),
+    '005_order_lifecycle_and_events': orderLifecycleAndEvents(d),
+    '006_webhooks': webhooks(d),
   };
 }
+
+const tables = (d: Dialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('api_keys')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .$call(required({ name: 'text', plan: 'text' }))
+      .addColumn('per_minute', 'integer')
+      .addColumn('per_day', 'integer')
+      .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+      .$call(required({ key_prefix: 'text', created_at: 'text' }))
+      .addColumn('revoked_at', 'text')
+      .addColumn('unban_seq', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .createTable('pets')
+      .addColumn('id', d.serialId, d.serialKey)
+      .$call(required({ name: 'text', category_id: 'integer', category_name: 'text', photo_urls: 'text', tags: 'text', status: 'text' }))
+      .execute();
+    await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
+    await db.schema
+      .createTable('orders')
+      .addColumn('id', d.serialId, d.serialKey)
+      .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
+      .addColumn('pet_id', 'bigint', (c) => c.notNull().references('pets.id'))
+      .$call(required({ quantity: 'integer', ship_date: 'text', status: 'text', complete: 'integer', created_at: 'text' }))
+      .execute();
+    await db.schema.createIndex('orders_owner_id').on('orders').columns(['api_key_id', 'id']).execute();
+    await db.schema
+      .createTable('idempotency_records')
+      .$call(required({ api_key_id: 'text', idempotency_key: 'text', request_hash: 'text' }))
+      .addColumn('order_id', 'bigint', (c) => c.notNull().references('orders.id'))
+      .$call(required({ response_body: 'text', created_at: 'text' }))
+      .addPrimaryKeyConstraint('idempotency_records_pk', ['api_key_id', 'idempotency_key'])
+      .execute();
+  },
+});
+
+const petCatalogue = (_d: Dialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    const rows = PET_CATALOGUE.map((pet) => ({
+      name: pet.name,
+      category_id: pet.category.id,
+      category_name: pet.category.name,
+      photo_urls: JSON.stringify(pet.photoUrls),
+      tags: JSON.stringify(pet.tags),
+      status: pet.status,
+    }));
+    await (db as Db).insertInto('pets').values(rows).execute();
+  },
+});
+
+const changeNotifications = (d: Dialect): Migration => ({
+  // PostgreSQL tells every listening instance which cached row changed, whoever changed it (an
+  // instance, the CLI, an operator's SQL): see change-feed.ts. New rows need no notice: nothing
+  // caches their absence. SQLite needs nothing here: `PRAGMA data_version` covers it.
+  async up(db: Kysely<unknown>) {
+    if (d.kind !== 'postgres') return;
+    await sql`
+      create or replace function notify_change() returns trigger language plpgsql as $$
+      declare
+        changed text;
+      begin
+        if tg_op = 'DELETE' then changed := old.id::text; else changed := new.id::text; end if;
+        perform pg_notify(${sql.lit(CHANGES_CHANNEL)}, tg_table_schema || ' ' || tg_table_name || ' ' || changed);
+        return null;
+      end $$`.execute(db);
+    for (const table of ['api_keys', 'pets']) {
+      await sql`create trigger ${sql.id(`${table}_changed`)} after update or delete on ${sql.table(table)}
+        for each row execute function notify_change()`.execute(db);
+    }
+  },
+});
+
+const testKeys = (_d: Dialect): Migration => ({
+  // A test key (faults/): `test` is 1 for a `pet_test_…` key; `fault_profile` its standing fault
+  // profile as JSON (faults/profile.ts), or null. Existing keys are live keys without a profile.
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('api_keys')
+      .addColumn('test', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema.alterTable('api_keys').addColumn('fault_profile', 'text').execute();
+  },
+});
+
+const orderLifecycleAndEvents = (d: Dialect): Migration => ({
+  // Orders move (orders/lifecycle.ts): `due_at` is when an order's next move falls due by itself,
+  // null when none will; the partial index holds only the orders still moving, so the fulfilment's
+  // one query finds what is due without reading the rest. Orders placed before they could move
+  // are due for approval at once. `moved_at` is when the order entered its state.
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('orders').addColumn('due_at', 'text').execute();
+    await db.schema.alterTable('orders').addColumn('moved_at', 'text').execute();
+    await db.schema.alterTable('orders').addColumn('last_event_seq', 'bigint').execute();
+    await db.schema.createIndex('orders_due').on('orders').column('due_at').where(sql.ref('due_at'), 'is not', null).execute();
+    await sql`update orders set due_at = created_at where status = 'placed'`.execute(db);
+    await db.schema
+      .createTable('events')
+      .addColumn('seq', d.serialId, d.serialKey)
+      // Random: with `seq`, the event's id (events/ids.ts), which no other store gives again.
+      .addColumn('nonce', 'text', (c) => c.notNull())
+      .addColumn('prev_seq', 'bigint')
+      .addColumn('prev_of_order', 'bigint')
+      .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
+      .addColumn('order_id', 'bigint')
+      .$call(required({ type: 'text', created_at: 'text', livemode: 'integer' }))
+      .execute();
+    await db.schema
+      .createTable('event_heads')
+      .addColumn('api_key_id', 'text', (c) => c.primaryKey())
+      .addColumn('last_seq', 'bigint', (c) => c.notNull())
+      // SQLite keeps the rows in their key's order, with no table beside the key's index.
+      .$call((table) => (d.kind === 'sqlite' ? table.modifyEnd(sql`without rowid`) : table))
+      .execute();
+    await eventTriggers(db, d.kind);
+    // Every POST that creates or changes something honours Idempotency-Key (idempotency/): a record
+    // keeps its response's status, and names an order only when there is one.
+    await db.schema
+      .createTable('idempotency_records_005')
+      .$call(required({ api_key_id: 'text', idempotency_key: 'text', request_hash: 'text', status: 'integer' }))
+      .addColumn('order_id', 'bigint', (c) => c.references('orders.id'))
+      .$call(required({ response_body: 'text', created_at: 'text' }))
+      .addPrimaryKeyConstraint('idempotency_pk', ['api_key_id', 'idempotency_key'])
+      .execute();
+    await sql`insert into idempotency_records_005 (api_key_id, idempotency_key, request_hash, status, order_id, response_body, created_at)
+      select api_key_id, idempotency_key, request_hash, 201, order_id, response_body, created_at from idempotency_records`.execute(db);
+    await db.schema.dropTable('idempotency_records').execute();
+    await db.schema.alterTable('idempotency_records_005').renameTo('idempotency_records').execute();
+  },
+});
+
+const webhooks = (d: Dialect): Migration => ({
+  // Webhook endpoints, and one delivery per event and subscribed endpoint, written by the store in
+  // the event's statement (./triggers.ts): an event committed is delivered to every endpoint that
+  // was subscribed when it was written. `data` holds what an event not about an order carries.
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('events').addColumn('data', 'text').execute();
+    await db.schema
+      .createTable('webhook_endpoints')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
+      .$call(required({ url: 'text', description: 'text' }))
+      // `,order.placed,order.approved,`: the types sent; null for every type.
+      .addColumn('events', 'text')
+      .addColumn('enabled', 'integer', (c) => c.notNull().defaultTo(1))
+      .addColumn('disabled_reason', 'text')
+      .addColumn('secret', 'text', (c) => c.notNull())
+      // The secret before the last rotation, which signs beside the new one until `previous_until`.
+      .addColumn('previous_secret', 'text')
+      .addColumn('previous_until', 'text')
+      .addColumn('failed_in_row', 'integer', (c) => c.notNull().defaultTo(0))
+      .$call(required({ livemode: 'integer', created_at: 'text' }))
+      .execute();
+    await db.schema.createIndex('webhook_endpoints_owner').on('webhook_endpoints').column('api_key_id').execute();
+    await db.schema
+      .createTable('webhook_deliveries')
+      .addColumn('seq', d.serialId, d.serialKey)
+      .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
+      .addColumn('event_seq', 'bigint', (c) => c.notNull())
+      .$call(required({ state: 'text', attempts: 'text', attempt_count: 'integer' }))
+      // When the next attempt is due (null once done), and until when an instance has it in hand.
+      .addColumn('next_attempt_at', 'text')
+      .addColumn('claimed_until', 'text')
+      .$call(required({ created_at: 'text' }))
+      .execute();
+    await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').column('next_attempt_at').where(sql.ref('state'), '=', 'pending').execute();
+    await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'seq']).execute();
+    await deliveryTriggers(db, d.kind);
+  },
+});
 
 export async function migrate(db: Db, kind: Kind): Promise<void> {
   const migrator = new Migrator({

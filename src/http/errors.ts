@@ -163,16 +163,19 @@ function ended(reply: FastifyReply): Promise<FastifyReply> {
  * same first steps (request id, identity, rate limit) so that its problem carries the same headers.
  */
 export function frameworkErrorHandler(publicUrl: string, steps: Step[]) {
-  return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    try {
-      for (const step of steps) {
-        await step(request, reply);
-        // A step may answer by itself (the limit step's 429).
-        if (reply.sent) return reply;
-      }
-    } catch (refusal) {
-      return sendProblem(reply, publicUrl, refusal instanceof ProblemError ? refusal : toProblem(refusal as FastifyError, request));
+  // Fastify does not wait for this handler: it answers by itself, and nothing it does rejects.
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => void answerFrameworkError(publicUrl, steps, error, request, reply);
+}
+
+async function answerFrameworkError(publicUrl: string, steps: Step[], error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  try {
+    for (const step of steps) {
+      await step(request, reply);
+      // A step may answer by itself (the limit step's 429).
+      if (reply.sent) return reply;
     }
-    return sendProblem(reply, publicUrl, new ProblemError('invalid-request', `The URL is not valid: ${error.message}`, { errors: [] }));
-  };
+  } catch (refusal) {
+    return sendProblem(reply, publicUrl, refusal instanceof ProblemError ? refusal : toProblem(refusal as FastifyError, request));
+  }
+  return sendProblem(reply, publicUrl, new ProblemError('invalid-request', `The URL is not valid: ${error.message}`, { errors: [] }));
 }

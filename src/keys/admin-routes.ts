@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { ProblemError } from '../http/problems.js';
 import { StringEnum } from '../http/schemas.js';
@@ -34,31 +35,53 @@ const IdParams = Type.Object({ id: Type.String({ maxLength: 100, pattern: '^[^\\
  * operations as the CLI's `petstore keys …`.
  */
 export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysRepository; limiter: LimiterStore; token: string }): void {
+  app.addHook('onRequest', bearerCheck(token));
+  const view = async (record: KeyRecord | undefined, id: string) => {
+    if (!record) throw new ProblemError('not-found', `There is no key ${id}.`);
+    return keyView(record, await limiter.banOf(keyCaller(record.id), record.unbanSeq));
+  };
+  collectionRoutes(app, keys, limiter);
+  app.get('/admin/keys/:id', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
+    view(await keys.get(request.params.id), request.params.id),
+  );
+  app.patch(
+    '/admin/keys/:id',
+    { schema: { params: IdParams, body: Type.Object(PlanBody, { additionalProperties: false }), response: { 200: KeyView } } },
+    async (request) => view(await asInput(() => keys.setPlan(request.params.id, request.body)), request.params.id),
+  );
+  // A test key's standing fault profile: set (its seeded sequence starts over) or removed.
+  app.put('/admin/keys/:id/faults', { schema: { params: IdParams, body: FaultsBody, response: { 200: KeyView } } }, async (request) =>
+    view(await asInput(() => keys.setFaults(request.params.id, request.body)), request.params.id),
+  );
+  app.delete('/admin/keys/:id/faults', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
+    view(await asInput(() => keys.setFaults(request.params.id, null)), request.params.id),
+  );
+  app.post('/admin/keys/:id/revoke', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
+    view(await keys.revoke(request.params.id), request.params.id),
+  );
+  app.post('/admin/keys/:id/unban', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) => {
+    const record = await keys.requestUnban(request.params.id);
+    // Lifted here at once; other instances apply the signal written to the key's row.
+    if (record) await limiter.unban(keyCaller(record.id));
+    return view(record, request.params.id);
+  });
+}
+
+/** Every admin request's first step: `Authorization: Bearer $ADMIN_TOKEN`, or a 401 problem. */
+function bearerCheck(token: string) {
   const expected = digest(token);
-  app.addHook('onRequest', async (request) => {
+  return async (request: FastifyRequest): Promise<void> => {
     // The scheme's name is case-insensitive (RFC 9110 §11.1).
     const sent = /^Bearer +(.+)$/i.exec(request.headers.authorization ?? '')?.[1];
     // Compared as digests, in constant time: the answer must not leak how much of a guess was right.
     if (!sent || !timingSafeEqual(digest(sent), expected)) {
       throw new ProblemError('unauthorized', 'The admin API needs Authorization: Bearer <ADMIN_TOKEN>.');
     }
-  });
-
-  const view = async (record: KeyRecord | undefined, id: string) => {
-    if (!record) throw new ProblemError('not-found', `There is no key ${id}.`);
-    return keyView(record, await limiter.banOf(keyCaller(record.id), record.unbanSeq));
   };
-  const input = async <T>(work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof KeyInputError) {
-        throw new ProblemError('invalid-request', error.message, { errors: [{ in: 'body', name: `/${error.field}`, message: error.message }] });
-      }
-      throw error;
-    }
-  };
+}
 
+/** `POST /admin/keys` (the only answer that ever carries a full key) and `GET /admin/keys`. */
+function collectionRoutes(app: App, keys: KeysRepository, limiter: LimiterStore): void {
   app.post(
     '/admin/keys',
     {
@@ -70,8 +93,7 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
       },
     },
     async (request, reply) => {
-      const { record, key } = await input(() => keys.create(request.body));
-      // The only response that ever carries the full key.
+      const { record, key } = await asInput(() => keys.create(request.body));
       return reply
         .code(201)
         .header('cache-control', 'no-store')
@@ -81,30 +103,18 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
   app.get('/admin/keys', async () => ({
     data: await Promise.all((await keys.list()).map(async (k) => keyView(k, await limiter.banOf(keyCaller(k.id), k.unbanSeq)))),
   }));
-  app.get('/admin/keys/:id', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
-    view(await keys.get(request.params.id), request.params.id),
-  );
-  app.patch(
-    '/admin/keys/:id',
-    { schema: { params: IdParams, body: Type.Object(PlanBody, { additionalProperties: false }), response: { 200: KeyView } } },
-    async (request) => view(await input(() => keys.setPlan(request.params.id, request.body)), request.params.id),
-  );
-  // A test key's standing fault profile: set (its seeded sequence starts over) or removed.
-  app.put('/admin/keys/:id/faults', { schema: { params: IdParams, body: FaultsBody, response: { 200: KeyView } } }, async (request) =>
-    view(await input(() => keys.setFaults(request.params.id, request.body)), request.params.id),
-  );
-  app.delete('/admin/keys/:id/faults', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
-    view(await input(() => keys.setFaults(request.params.id, null)), request.params.id),
-  );
-  app.post('/admin/keys/:id/revoke', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
-    view(await keys.revoke(request.params.id), request.params.id),
-  );
-  app.post('/admin/keys/:id/unban', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) => {
-    const record = await keys.requestUnban(request.params.id);
-    // Lifted here at once; other instances apply the signal written to the key's row.
-    if (record) await limiter.unban(keyCaller(record.id));
-    return view(record, request.params.id);
-  });
+}
+
+/** A change the store refused as input becomes a 400 problem naming the field. */
+async function asInput<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof KeyInputError) {
+      throw new ProblemError('invalid-request', error.message, { errors: [{ in: 'body', name: `/${error.field}`, message: error.message }] });
+    }
+    throw error;
+  }
 }
 
 function digest(text: string): Buffer {

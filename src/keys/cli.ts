@@ -15,13 +15,32 @@ export interface CliIo {
  */
 export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Command {
   const command = new Command('keys').description("create, list, re-plan, revoke and unban API keys, and set test keys' faults");
-  const print = (json: boolean, value: object, human: string) => io.out(json ? JSON.stringify(value) : human);
-  const shown = (record: KeyRecord) => keyView(record, null);
-  const found = (record: KeyRecord | undefined, id: string) => {
-    if (!record) throw new KeyInputError(`there is no key ${id}`);
-    return record;
+  const cli: KeysCli = {
+    keys,
+    print: (json, value, human) => io.out(json ? JSON.stringify(value) : human),
+    printRecord: (json, record) => io.out(json ? JSON.stringify(keyView(record, null)) : describe(record)),
+    found: (record, id) => {
+      if (!record) throw new KeyInputError(`there is no key ${id}`);
+      return record;
+    },
   };
+  createCommand(command, cli);
+  setFaultsCommand(command, cli);
+  listCommand(command, cli);
+  setPlanCommand(command, cli);
+  revokeAndUnbanCommands(command, cli);
+  return command;
+}
 
+/** What each subcommand shares: the store, and how it prints. */
+interface KeysCli {
+  keys: () => Promise<KeysRepository>;
+  print(json: boolean, value: object, human: string): void;
+  printRecord(json: boolean, record: KeyRecord): void;
+  found(record: KeyRecord | undefined, id: string): KeyRecord;
+}
+
+function createCommand(command: Command, { keys, print }: KeysCli): void {
   const create = command
     .command('create')
     .description('create a key; the full key is printed this once')
@@ -34,10 +53,12 @@ export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Com
   withFaultOptions(create).action(
     async (o: { plan: PlanName; name?: string; perMinute?: number; perDay?: number; test?: boolean; json?: boolean } & FaultOptions) => {
       const { record, key } = await (await keys()).create({ ...o, faults: faultsOf(o) });
-      print(!!o.json, { ...shown(record), key }, `${key}\n${describe(record)}\nKeep the key now: it is not stored and cannot be shown again.`);
+      print(!!o.json, { ...keyView(record, null), key }, `${key}\n${describe(record)}\nKeep the key now: it is not stored and cannot be shown again.`);
     },
   );
+}
 
+function setFaultsCommand(command: Command, { keys, printRecord, found }: KeysCli): void {
   withFaultOptions(
     command
       .command('set-faults <id>')
@@ -47,19 +68,26 @@ export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Com
   ).action(async (id: string, o: FaultOptions & { none?: boolean; json?: boolean }) => {
     const faults = faultsOf(o);
     if (!faults && !o.none) throw new KeyInputError('give --fault-rate (and optionally --faults, --latency, --seed), or --none', 'faults');
-    const record = found(await (await keys()).setFaults(id, o.none ? null : faults!), id);
-    print(!!o.json, shown(record), describe(record));
+    printRecord(!!o.json, found(await (await keys()).setFaults(id, o.none ? null : faults!), id));
   });
+}
 
+function listCommand(command: Command, { keys, print }: KeysCli): void {
   command
     .command('list')
     .description('list keys (never the keys themselves)')
     .option('--json', 'print one JSON array')
     .action(async (o: { json?: boolean }) => {
       const records = await (await keys()).list();
-      print(!!o.json, records.map(shown), records.map(describe).join('\n') || 'no keys');
+      print(
+        !!o.json,
+        records.map((record) => keyView(record, null)),
+        records.map(describe).join('\n') || 'no keys',
+      );
     });
+}
 
+function setPlanCommand(command: Command, { keys, printRecord, found }: KeysCli): void {
   command
     .command('set-plan <id> <plan>')
     .description('move a key to another plan, from its next request on')
@@ -67,10 +95,11 @@ export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Com
     .option('--per-day <n>', 'enterprise only: requests per day', positiveInt)
     .option('--json', 'print one JSON object')
     .action(async (id: string, plan: string, o: { perMinute?: number; perDay?: number; json?: boolean }) => {
-      const record = found(await (await keys()).setPlan(id, { plan: planArg(plan), perMinute: o.perMinute, perDay: o.perDay }), id);
-      print(!!o.json, shown(record), describe(record));
+      printRecord(!!o.json, found(await (await keys()).setPlan(id, { plan: planArg(plan), perMinute: o.perMinute, perDay: o.perDay }), id));
     });
+}
 
+function revokeAndUnbanCommands(command: Command, { keys, printRecord, found }: KeysCli): void {
   for (const [name, description, act] of [
     ['revoke', 'revoke a key: it is refused from its next request on', (r: KeysRepository, id: string) => r.revoke(id)],
     ['unban', 'lift the temporary ban of a key (and forgive the 429s that led to it)', (r: KeysRepository, id: string) => r.requestUnban(id)],
@@ -79,12 +108,8 @@ export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Com
       .command(`${name} <id>`)
       .description(description)
       .option('--json', 'print one JSON object')
-      .action(async (id: string, o: { json?: boolean }) => {
-        const record = found(await act(await keys(), id), id);
-        print(!!o.json, shown(record), describe(record));
-      });
+      .action(async (id: string, o: { json?: boolean }) => printRecord(!!o.json, found(await act(await keys(), id), id)));
   }
-  return command;
 }
 
 function describe(r: KeyRecord): string {

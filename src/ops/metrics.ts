@@ -10,67 +10,86 @@ import { type CounterSeries, TalliedCounter } from './tallies.js';
 export function createMetrics({ eventLoopResolutionMs }: { eventLoopResolutionMs?: number } = {}) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'petstore_', eventLoopMonitoringPrecision: eventLoopResolutionMs ?? DEFAULTS.eventLoopResolutionMs });
+  const registers = [registry];
+  return { registry, ...httpMetrics(registers), ...limitMetrics(registers), ...workMetrics(registers) };
+}
+
+type Registers = Registry[];
+
+/** What the public listener answered, and how fast. */
+function httpMetrics(registers: Registers) {
   return {
-    registry,
     requests: new TalliedCounter({
       name: 'petstore_http_requests_total',
       help: 'Requests answered by the public listener, by route and status.',
       labelNames: ['method', 'route', 'status'] as const,
-      registers: [registry],
+      registers,
     }),
     latency: new Histogram({
       name: 'petstore_http_request_duration_seconds',
       help: 'Time to answer a request of the public listener.',
       labelNames: ['method', 'route'] as const,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [registry],
-    }),
-    refusals: new TalliedCounter({
-      name: 'petstore_ratelimit_refusals_total',
-      help: 'Requests refused with 429, by kind (rate-limited or banned) and plan.',
-      labelNames: ['kind', 'plan'] as const,
-      registers: [registry],
-    }),
-    limiterStore: new Gauge({
-      name: 'petstore_ratelimit_deciding_store',
-      help: 'Where rate limits are decided now (1) and not (0): redis, or memory (alone, or as the fallback while Redis is down).',
-      labelNames: ['store'] as const,
-      registers: [registry],
-    }),
-    bans: new TalliedCounter({
-      name: 'petstore_ratelimit_bans_total',
-      help: 'Temporary bans started, by plan.',
-      labelNames: ['plan'] as const,
-      registers: [registry],
-    }),
-    orderMoves: new Counter({
-      name: 'petstore_order_moves_total',
-      help: 'Orders that entered a state here (placed, approved, delivered, cancelled), each with its event.',
-      labelNames: ['to'] as const,
-      registers: [registry],
-    }),
-    webhookAttempts: new Counter({
-      name: 'petstore_webhook_attempts_total',
-      help: 'Webhook delivery attempts made here, by what they came to: succeeded, retrying (failed, another is due), failed (the last failed), gone (a 410 disabled the endpoint).',
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    }),
-    webhookLatency: new Histogram({
-      name: 'petstore_webhook_attempt_duration_seconds',
-      help: 'How long a webhook delivery attempt took, its answer read (or its timeout).',
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30],
-      registers: [registry],
+      registers,
     }),
     connectionsClosed: new Counter({
       name: 'petstore_http_connections_closed_total',
       help: 'Connections the public listener closed itself, by why: pipelining (more requests sent unanswered than one connection may hold).',
       labelNames: ['reason'] as const,
-      registers: [registry],
+      registers,
+    }),
+  };
+}
+
+/** How the rate limits decided. */
+function limitMetrics(registers: Registers) {
+  return {
+    refusals: new TalliedCounter({
+      name: 'petstore_ratelimit_refusals_total',
+      help: 'Requests refused with 429, by kind (rate-limited or banned) and plan.',
+      labelNames: ['kind', 'plan'] as const,
+      registers,
+    }),
+    limiterStore: new Gauge({
+      name: 'petstore_ratelimit_deciding_store',
+      help: 'Where rate limits are decided now (1) and not (0): redis, or memory (alone, or as the fallback while Redis is down).',
+      labelNames: ['store'] as const,
+      registers,
+    }),
+    bans: new TalliedCounter({
+      name: 'petstore_ratelimit_bans_total',
+      help: 'Temporary bans started, by plan.',
+      labelNames: ['plan'] as const,
+      registers,
+    }),
+  };
+}
+
+/** The work off the request path: orders moving, webhooks going out. */
+function workMetrics(registers: Registers) {
+  return {
+    orderMoves: new Counter({
+      name: 'petstore_order_moves_total',
+      help: 'Orders that entered a state here (placed, approved, delivered, cancelled), each with its event.',
+      labelNames: ['to'] as const,
+      registers,
+    }),
+    webhookAttempts: new Counter({
+      name: 'petstore_webhook_attempts_total',
+      help: 'Webhook delivery attempts made here, by what they came to: succeeded, retrying (failed, another is due), failed (the last failed), gone (a 410 disabled the endpoint).',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    webhookLatency: new Histogram({
+      name: 'petstore_webhook_attempt_duration_seconds',
+      help: 'How long a webhook delivery attempt took, its answer read (or its timeout).',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30],
+      registers,
     }),
     fulfilmentLag: new Gauge({
       name: 'petstore_fulfilment_lag_seconds',
       help: 'How late the oldest due order was when the fulfilment last took it (0: none was waiting).',
-      registers: [registry],
+      registers,
     }),
   };
 }
