@@ -1,7 +1,7 @@
 /**
  * `npm run bench:ab -- REF`: this build against the build of git REF (a commit, a branch, `HEAD~1`),
- * `GET /pets/{petId}` over 500 keys, by turns (bench/load.ts `byTurns`: the machine drifts by ±20 %
- * and more between two runs a minute apart, so a change of a few per cent shows only by turns).
+ * `GET /pets/{petId}` over 500 keys, by turns (bench/load.ts `byTurns`: between two runs a minute
+ * apart the machine drifts by far more than a change of a few per cent, which shows only by turns).
  * Prints the median of the rounds' req/s of this build over REF's, and each build's CPU µs per request
  * and the whole machine's. With DATABASE_URL=postgres://… and REDIS_URL both builds run scaled-out (a
  * schema both share, a Redis key prefix each), else embedded (a fresh SQLite file each, the same keys
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { postgresSchema } from '../test/helpers/database.js';
-import { postOrder } from './http.js';
+import { postOrder } from './mode-run.js';
 import { byTurns, oneAtATime, type Requests } from './load.js';
 import { ROOT, startService } from './service.js';
 import { createKeys, sqliteFile } from './setup.js';

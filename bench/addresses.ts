@@ -22,29 +22,16 @@
  * /metrics (prom-client's `monitorEventLoopDelay`, reset at each read). That histogram records the
  * interval between two ticks of its timer, not the delay beyond it: a block of B ms reads between B
  * and B + the tick, so the service runs with 1 ms ticks here (EVENT_LOOP_RESOLUTION_MS=1; 10 by default).
+ * The HTTP part is bench/addresses-http.ts.
  */
-import { existsSync } from 'node:fs';
-import { request } from 'node:http';
-import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { MemoryLimiterStore, SWEEP_SLICE } from '../src/ratelimit/memory-store.js';
 import { ANONYMOUS_POLICY } from '../src/ratelimit/plans.js';
 import { DAY_MS, dayOf } from '../src/ratelimit/state.js';
-import { ROOT, startService } from './service.js';
-import { sqliteFile } from './setup.js';
+import { address, type HttpFigures, IN_FLIGHT, overHttp } from './addresses-http.js';
 
 const ADDRESSES = 200_000;
-/** Requests in flight at once over HTTP. */
-const IN_FLIGHT = 200;
-/** The service's sweep interval (memory-store.ts default). */
-const SERVICE_SWEEP_MS = 60_000;
 const MB = 1024 * 1024;
-
-/** The i-th address: 127.1.0.1 on, skipping .0 and .255 in the last byte (65,024 per second byte). */
-export function address(i: number): string {
-  const perX = 256 * 254;
-  return `127.${1 + Math.floor(i / perX)}.${Math.floor((i % perX) / 254)}.${1 + (i % 254)}`;
-}
 
 export interface LoopDelay {
   maxMs: number;
@@ -76,19 +63,6 @@ export interface AddressFigures {
   /** `sweep()`, all in one go, over the same number of idle callers: for comparison. */
   allAtOnce: SweepFigures;
   http: HttpFigures | null;
-}
-
-export interface HttpFigures {
-  requests: number;
-  inFlight: number;
-  seconds: number;
-  statuses: Record<string, number>;
-  errors: number;
-  rssBeforeMb: number;
-  rssAfterMb: number;
-  /** The service's own event-loop delay while idle, its sweep walking the 200,000 callers (10 ms resolution). */
-  idleSweepLoopMaxMs: number;
-  idleSweepLoopP99Ms: number;
 }
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -182,69 +156,6 @@ async function inProcess(): Promise<Omit<AddressFigures, 'http'>> {
   return { addresses: ADDRESSES, slice: SWEEP_SLICE, memory: { before, withCallers, afterSweep }, sliced: { keptFirst, keptLater, idle }, allAtOnce };
 }
 
-async function overHttp(): Promise<HttpFigures> {
-  if (!existsSync(join(ROOT, 'dist/main.js'))) throw new Error('dist/main.js is missing: npm run build first (or pass --no-http)');
-  const startedAt = Date.now();
-  const service = await startService({ DATABASE_URL: sqliteFile(), REDIS_URL: '', EVENT_LOOP_RESOLUTION_MS: '1' });
-  try {
-    const { hostname, port } = new URL(service.url);
-    const metrics = async () => {
-      const text = await (await fetch(`${service.adminUrl}/metrics`)).text();
-      const value = (name: string) => Number(new RegExp(`^petstore_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) * 1000;
-      return { maxMs: value('max'), p99Ms: value('p99') };
-    };
-    const statuses: Record<string, number> = {};
-    let errors = 0;
-    const send = (i: number) =>
-      new Promise<void>((resolve) => {
-        const req = request({ host: hostname, port, path: '/pets/1', localAddress: address(i), agent: false, headers: { connection: 'close' } }, (res) => {
-          statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
-          res.resume();
-          res.on('end', resolve);
-          res.on('error', () => {
-            errors++;
-            resolve();
-          });
-        });
-        req.on('error', () => {
-          errors++;
-          resolve();
-        });
-        req.end();
-      });
-    const rssBefore = service.rssBytes();
-    const started = performance.now();
-    let next = 0;
-    const worker = async () => {
-      while (next < ADDRESSES) await send(next++);
-    };
-    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
-    const seconds = (performance.now() - started) / 1000;
-    const rssAfter = service.rssBytes();
-    // Idle until the service's next sweep has run over them all (its timer starts with the limiter,
-    // within a second or two of the spawn). The delay is read over those few seconds only (a read
-    // resets the histogram), so that it is the sweep's, not that of whatever else the idle minute holds.
-    const nextSweep = startedAt + Math.ceil((Date.now() + 1_000 - startedAt) / SERVICE_SWEEP_MS) * SERVICE_SWEEP_MS;
-    await new Promise((resolve) => setTimeout(resolve, nextSweep - 1_000 - Date.now()));
-    await metrics();
-    await new Promise((resolve) => setTimeout(resolve, nextSweep + 4_000 - Date.now()));
-    const idle = await metrics();
-    return {
-      requests: ADDRESSES,
-      inFlight: IN_FLIGHT,
-      seconds: round(seconds),
-      statuses,
-      errors,
-      rssBeforeMb: round(rssBefore / MB),
-      rssAfterMb: round(rssAfter / MB),
-      idleSweepLoopMaxMs: round(idle.maxMs),
-      idleSweepLoopP99Ms: round(idle.p99Ms),
-    };
-  } finally {
-    await service.stop();
-  }
-}
-
 export function addressesTable(f: AddressFigures): Record<string, string | number>[] {
   const row = (name: string, s: SweepFigures) => ({
     '': name,
@@ -291,7 +202,7 @@ if (process.argv[1] === new URL(import.meta.url).pathname) {
   const figures: AddressFigures = { ...(await inProcess()), http: null };
   if (!process.argv.includes('--no-http') && process.env.BENCH_ADDRESSES_HTTP !== '0') {
     process.stderr.write(`HTTP: ${ADDRESSES.toLocaleString('en')} addresses, ${IN_FLIGHT} in flight, then the service's own sweep (up to a minute)…\n`);
-    figures.http = await overHttp();
+    figures.http = await overHttp(ADDRESSES);
   }
   if (process.argv.includes('--json')) console.log(JSON.stringify(figures));
   else console.table(addressesTable(figures));

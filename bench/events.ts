@@ -6,18 +6,16 @@
  *               the event loop was held, and how far behind the fulfilment fell (its lag)
  *   growth      `GET /events` of a key with 1,000,000 events against a key of a small store, by turns
  *
- * The stores are written straight into SQLite, with the service's own migrations: the store's triggers
- * write the events of the orders placed (migration 005), as they would for orders placed through the API.
+ * The stores are written straight into SQLite (events-store.ts).
  */
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { displayPrefix, generateKey, generateKeyId, hashKey } from '../src/keys/key-format.js';
+import { lastApprovalAfter, storeWith } from './events-store.js';
 import { type ByTurns, byTurns, type LoadSettings, measure, type Requests, round } from './load.js';
 import { startService } from './service.js';
-import { HUGE, migratedSqliteFile } from './setup.js';
 
 export const EVENTS_BENCH = {
   dueOrders: 100_000,
@@ -63,46 +61,6 @@ export interface EventGrowthFigures {
   firstPageByTurns: ByTurns;
 }
 
-/** A fresh store with `petKeys` enterprise keys and one more that placed `orders` orders `ageDays` ago, all due for approval then if `due`. */
-async function storeWith({ petKeys, orders, due, ageDays = 0, hook }: { petKeys: number; orders: number; due: boolean; ageDays?: number; hook?: string }) {
-  const started = performance.now();
-  const file = await migratedSqliteFile();
-  const sqlite = new SQLite(file);
-  try {
-    const now = new Date(Date.now() - ageDays * 86_400_000).toISOString();
-    const insertKey = sqlite.prepare(
-      `insert into api_keys (id, name, plan, per_minute, per_day, key_hash, key_prefix, created_at) values (?, 'bench', 'enterprise', ?, ?, ?, ?, ?)`,
-    );
-    const newKey = () => {
-      const key = generateKey();
-      const id = generateKeyId();
-      insertKey.run(id, HUGE, HUGE, hashKey(key), displayPrefix(key), now);
-      return { id, key };
-    };
-    const keys = Array.from({ length: petKeys }, newKey).map((k) => k.key);
-    const owner = newKey();
-    // An endpoint of the owner's first: the store writes a delivery to it for every event of the orders below.
-    if (hook) {
-      sqlite
-        .prepare(
-          `insert into webhook_endpoints (id, api_key_id, url, description, events, secret, livemode, created_at) values ('we_000000000000000000bench0', ?, ?, '', null, ?, 1, ?)`,
-        )
-        .run(owner.id, hook, `whsec_${Buffer.alloc(32, 1).toString('base64')}`, now);
-    }
-    sqlite.transaction(() => {
-      sqlite
-        .prepare(
-          `insert into orders (api_key_id, pet_id, quantity, ship_date, status, complete, created_at, due_at)
-           select ?, 1 + i % 5, 1, ?, 'placed', 0, ?, ? from (with recursive n(i) as (select 1 union all select i + 1 from n where i < ?) select i from n)`,
-        )
-        .run(owner.id, now, now, due ? now : null, orders);
-    })();
-    return { file, keys, owner: owner.key, dueAt: Date.parse(now), setupSeconds: (performance.now() - started) / 1000 };
-  } finally {
-    sqlite.close();
-  }
-}
-
 const get = (path: string, keys: string[]): Requests => keys.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 
 /** A reading of the service's metrics: the event loop's longest block since the last reading (prom-client resets it), approvals. */
@@ -113,17 +71,6 @@ async function metricsOf(adminUrl: string): Promise<{ loopMaxMs: number; approve
     loopMaxMs: value(/^petstore_nodejs_eventloop_lag_max_seconds ([\d.e+-]+)$/m) * 1000,
     approved: value(/^petstore_order_moves_total\{to="approved"\} (\d+)$/m),
   };
-}
-
-/** When the last of the orders was approved, after `dueAt`, in s: read from the store once the service is gone. */
-function lastApprovalAfter(file: string, dueAt: number): number {
-  const sqlite = new SQLite(file, { readonly: true });
-  try {
-    const last = sqlite.prepare(`select max(moved_at) from orders where status = 'approved'`).pluck().get() as string;
-    return Math.round((Date.parse(last) - dueAt) / 100) / 10;
-  } finally {
-    sqlite.close();
-  }
 }
 
 /**

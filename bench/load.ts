@@ -68,7 +68,7 @@ export function nth(requests: Requests, i: number): { method: string; path: stri
 
 /**
  * `n` requests sent one at a time (nothing else in flight): for counting what each one costs elsewhere,
- * and, with `n` the list's length, for a row's untimed first pass (bench/http.ts): autocannon walks a
+ * and, with `n` the list's length, for a row's untimed first pass (bench/mode-run.ts): autocannon walks a
  * list in step on every connection, so without it the first pass would send each new key's requests
  * all at once, each waiting for that key's one read, and the run would time the cache filling.
  */
@@ -109,7 +109,7 @@ export async function measure(target: Target, requests: Requests, settings: Load
 /**
  * Two warm targets measured by turns on the same requests, or each on its own (a, b, a, b…, `seconds` each, `rounds` times):
  * each round's req/s of `b` over `a`, and their median. Measured apart, a minute or more between them,
- * the two figures also differ by the machine's own drift (±20 % on a shared two-core machine); by
+ * the two figures also differ by the machine's own drift (large on a shared two-core machine); by
  * turns, both see the same machine. With them, the median over the rounds of each target's CPU µs per
  * request, and of the whole machine's (its busy time in /proc/stat: the load generator and Redis too).
  */

@@ -53,7 +53,7 @@ async function countingProxy(databaseUrl: string): Promise<{ url: string; counts
       socket.on('close', () => sockets.delete(socket));
       socket.on('error', () => socket.destroy());
     }
-    const reader = messageReader((type, start) => {
+    const reader = new MessageReader((type, start) => {
       // A query of the change feed's connection: from its LISTEN on, all of its queries are the feed's.
       if (type === 0x51 && start.toString('latin1').startsWith('LISTEN')) reader.feed = true;
       if (type === 0x51 || type === 0x45) {
@@ -83,59 +83,77 @@ async function countingProxy(databaseUrl: string): Promise<{ url: string; counts
   };
 }
 
+/** How many bytes of a message's body `MessageReader` hands over: enough to tell a `LISTEN`. */
+const KEEP = 16;
+
 /**
  * Splits what a client sends into protocol messages, whatever the chunks: first the startup phase's
  * untyped messages (a length word, then a code), then typed ones (a type byte, then a length word
  * that counts itself). `onMessage` gets each typed message's type and the first bytes of its body.
  */
-function messageReader(onMessage: (type: number, start: Buffer) => void) {
-  let startup = true;
-  let header = Buffer.alloc(0);
+class MessageReader {
+  /** Whether the connection is the change feed's: set by `onMessage`. */
+  feed = false;
+  private startup = true;
+  private header = Buffer.alloc(0);
   /** Body bytes of the current message still to pass. */
-  let skip = 0;
-  let pending: { type: number; body: Buffer[]; kept: number } | null = null;
-  const KEEP = 16;
-  const reader = {
-    feed: false,
-    read(chunk: Buffer): void {
-      let at = 0;
-      while (at < chunk.length) {
-        if (skip > 0) {
-          const n = Math.min(skip, chunk.length - at);
-          if (pending && pending.kept < KEEP) {
-            const part = chunk.subarray(at, at + Math.min(n, KEEP - pending.kept));
-            pending.body.push(part);
-            pending.kept += part.length;
-          }
-          skip -= n;
-          at += n;
-          if (skip === 0 && pending) {
-            onMessage(pending.type, Buffer.concat(pending.body));
-            pending = null;
-          }
-          continue;
-        }
-        const size = startup ? 8 : 5;
-        const n = Math.min(size - header.length, chunk.length - at);
-        header = Buffer.concat([header, chunk.subarray(at, at + n)]);
-        at += n;
-        if (header.length < size) continue;
-        if (startup) {
-          const length = header.readInt32BE(0);
-          // An SSL or GSSAPI request is answered with one byte; the startup message follows it.
-          if (!NEGOTIATION_CODES.has(header.readInt32BE(4))) startup = false;
-          skip = length - 8;
-        } else {
-          skip = header.readInt32BE(1) - 4;
-          pending = { type: header[0]!, body: [], kept: 0 };
-          if (skip === 0) {
-            onMessage(pending.type, Buffer.alloc(0));
-            pending = null;
-          }
-        }
-        header = Buffer.alloc(0);
+  private skip = 0;
+  private pending: { type: number; body: Buffer[]; kept: number } | null = null;
+  private readonly onMessage: (type: number, start: Buffer) => void;
+
+  constructor(onMessage: (type: number, start: Buffer) => void) {
+    this.onMessage = onMessage;
+  }
+
+  read(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.skip > 0) {
+        at = this.passBody(chunk, at);
+        continue;
       }
-    },
-  };
-  return reader;
+      const size = this.startup ? 8 : 5;
+      const n = Math.min(size - this.header.length, chunk.length - at);
+      this.header = Buffer.concat([this.header, chunk.subarray(at, at + n)]);
+      at += n;
+      if (this.header.length < size) continue;
+      this.startMessage();
+      this.header = Buffer.alloc(0);
+    }
+  }
+
+  /** Passes what `chunk` holds of the current body from `at` on, keeping its first bytes; where it stopped. */
+  private passBody(chunk: Buffer, at: number): number {
+    const n = Math.min(this.skip, chunk.length - at);
+    const pending = this.pending;
+    if (pending && pending.kept < KEEP) {
+      const part = chunk.subarray(at, at + Math.min(n, KEEP - pending.kept));
+      pending.body.push(part);
+      pending.kept += part.length;
+    }
+    this.skip -= n;
+    if (this.skip === 0 && pending) {
+      this.onMessage(pending.type, Buffer.concat(pending.body));
+      this.pending = null;
+    }
+    return at + n;
+  }
+
+  /** A whole header read: the body that follows is to pass, and, for a typed message, to hand over. */
+  private startMessage(): void {
+    const header = this.header;
+    if (this.startup) {
+      const length = header.readInt32BE(0);
+      // An SSL or GSSAPI request is answered with one byte; the startup message follows it.
+      if (!NEGOTIATION_CODES.has(header.readInt32BE(4))) this.startup = false;
+      this.skip = length - 8;
+    } else {
+      this.skip = header.readInt32BE(1) - 4;
+      this.pending = { type: header[0]!, body: [], kept: 0 };
+      if (this.skip === 0) {
+        this.onMessage(this.pending.type, Buffer.alloc(0));
+        this.pending = null;
+      }
+    }
+  }
 }

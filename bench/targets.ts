@@ -13,16 +13,17 @@
  *
  * `GET /pets/{petId}` against the baseline, and scaled-out against the Redis-store peer, is judged by
  * turns when the run measured it so (the median of the rounds' ratios): as two rows the same build's
- * ratios moved by a tenth with the machine's drift.
+ * ratios moved with the machine's drift.
  *
  * Each ratio target is judged twice where the run measured the path's floor: against the baseline,
  * bare node:http with two headers, and against the floor, bare node:http answering the same bytes as
  * the service (its headers too). Issue 10 names the second ("a bare node:http server answering the same
- * bytes is the denominator", 43,800 req/s, with @fastify/rate-limit's memory store at 0.98× of it);
+ * bytes is the denominator");
  * the bench judged only the first until 2026-11-25, and shows both.
  */
-import { type ModeResult, PATHS, type Row } from './http.js';
+import type { ModeResult } from './http.js';
 import type { ByTurns } from './load.js';
+import { PATHS, type Row } from './mode-run.js';
 
 export interface Verdict {
   mode: string;
@@ -34,7 +35,7 @@ export interface Verdict {
 const P99_MS = 20;
 /** The longest a background job (the fulfilment) may hold the event loop. */
 const LOOP_HOLD_MS = 20;
-/** Each row with a ratio target, and its floor: bare node:http sending the service's own answer to it (http.ts). */
+/** Each row with a ratio target, and its floor: bare node:http sending the service's own answer to it (mode-run.ts `floorRow`). */
 const FLOORS: Readonly<Record<string, string>> = {
   [PATHS.pets]: PATHS.floor,
   [PATHS.banned]: PATHS.bannedFloor,
@@ -48,127 +49,166 @@ const MAX_DROP = 0.2;
 export function targets(modes: ModeResult[]): Verdict[] {
   const verdicts: Verdict[] = [];
   for (const mode of modes) {
-    const add = (target: string, measured: string, met: boolean) => verdicts.push({ mode: mode.mode, target, measured, met });
-    const find = (path: string) => mode.rows.find((r) => r.path === path);
-    const ratio = (row: Row) => row.rps / mode.baseline.rps;
-    /**
-     * `path` at least `min` of the baseline; and, where the run measured its floor, at least `min` of
-     * the floor: bare node:http answering the same bytes, the denominator the issue describes.
-     */
-    const atLeast = (path: string, min: number, turns?: ByTurns) => {
-      const row = find(path);
-      if (!row) return;
-      // By turns against the baseline when the run measured it so (http.ts `petsByTurns`).
-      if (turns) add(`${path} ≥ ${min}× baseline, by turns`, byTurnsFigure(turns), turns.median >= min);
-      else add(`${path} ≥ ${min}× baseline`, `${ratio(row).toFixed(2)}×`, ratio(row) >= min);
-      const floor = FLOORS[path] && find(FLOORS[path]);
-      if (floor) add(`${path} ≥ ${min}× its floor (the same bytes)`, `${(row.rps / floor.rps).toFixed(2)}×`, row.rps / floor.rps >= min);
-    };
-    /** `path` at most `drop` below `reference` in req/s (the same baseline: the same as in ratios to it). */
-    const near = (path: string, reference: string, drop = MAX_DROP) => {
-      const [row, ref] = [find(path), find(reference)];
-      if (!row || !ref) return;
-      const share = row.rps / ref.rps;
-      add(
-        `${path}: at most ${drop * 100} % below ${reference}`,
-        `${ratio(row).toFixed(2)}× vs ${ratio(ref).toFixed(2)}× baseline (${Math.round((share - 1) * 100)} %)`,
-        share >= 1 - drop,
-      );
-    };
-    const pets = find(PATHS.pets);
-    const service = mode.rows.filter((r) => !r.peer);
-    if (!mode.env.REDIS_URL && !mode.env.REDIS_CLUSTER_NODES) {
-      atLeast(PATHS.pets, 0.6, mode.petsByTurns?.baseline);
-      if (pets) add(`${PATHS.pets} ≤ 45 CPU µs/req`, `${pets.cpuUsPerRequest} µs`, pets.cpuUsPerRequest <= 45);
-      for (const [path, turns] of [
-        [PATHS.overLimit, mode.refusalsByTurns?.overLimit],
-        [PATHS.banned, mode.refusalsByTurns?.banned],
-      ] as const) {
-        atLeast(path, 0.8);
-        const row = find(path);
-        // By turns on the refusing service when the run measured it so (http.ts `refusalsByTurns`).
-        if (turns)
-          add(
-            `${path}: fewer CPU µs/req than ${PATHS.pets}, by turns`,
-            `${turns.cpuUsPerRequest.b} vs ${turns.cpuUsPerRequest.a} µs (req/s ${byTurnsFigure(turns)})`,
-            turns.cpuUsPerRequest.b < turns.cpuUsPerRequest.a,
-          );
-        else if (row && pets)
-          add(
-            `${path}: fewer CPU µs/req than ${PATHS.pets}`,
-            `${row.cpuUsPerRequest} vs ${pets.cpuUsPerRequest} µs`,
-            row.cpuUsPerRequest < pets.cpuUsPerRequest,
-          );
-      }
-      // Not a target: whether ≥ 0.8× is within reach of any Node service sending that same 429.
-      const floor = find(PATHS.bannedFloor);
-      if (floor) add(`${PATHS.bannedFloor} ≥ 0.8× baseline (can a refusal reach it at all?)`, `${ratio(floor).toFixed(2)}×`, ratio(floor) >= 0.8);
-      atLeast(PATHS.listOrders, 0.4);
-      atLeast(PATHS.placeOrder, 0.25);
-      // By turns against the small store when the run measured it so, sent alike (http.ts `manyKeysByTurns`).
-      const manyKeys = mode.growth?.manyKeysByTurns;
-      if (manyKeys)
-        add(`${PATHS.manyKeys}: at most ${MAX_DROP * 100} % below the small store, by turns`, byTurnsFigure(manyKeys), manyKeys.median >= 1 - MAX_DROP);
-      else near(PATHS.manyKeys, PATHS.pets);
-      near(PATHS.ordersFirstPage, PATHS.listOrders);
-      near(PATHS.ordersDeepCursor, PATHS.listOrders);
-      for (const row of service) add(`${row.path}: p99 < ${P99_MS} ms`, `${row.p99} ms`, row.p99 < P99_MS);
-      // Issue 29: the fulfilment of a flood of due orders, and events by the million.
-      const f = mode.fulfilment;
-      if (f) {
-        add(
-          `fulfilment of ${f.orders.toLocaleString('en')} due orders: event loop held ≤ ${LOOP_HOLD_MS} ms (idle)`,
-          `${f.idleLoopMaxMs} ms`,
-          f.idleLoopMaxMs <= LOOP_HOLD_MS,
-        );
-        add(
-          `${PATHS.pets} while they are fulfilled: at most 10 % below the same service once they are`,
-          `${f.petsWhileFulfilling}× (${f.dueAfterLoad.toLocaleString('en')} still due when the load ended)`,
-          f.petsWhileFulfilling >= 0.9 && f.dueAfterLoad > 0,
-        );
-      }
-      const r = mode.retention;
-      if (r)
-        add(
-          `retention of ${r.events.toLocaleString('en')} expired events: event loop held ≤ ${LOOP_HOLD_MS} ms`,
-          `${r.loopMaxMs} ms`,
-          r.loopMaxMs <= LOOP_HOLD_MS,
-        );
-      const w = mode.stuckReceiver;
-      if (w) {
-        add(
-          `${PATHS.pets} beside ${w.deliveries.toLocaleString('en')} deliveries to a receiver that never answers: at most 10 % below a twin with none, by turns`,
-          `${byTurnsFigure(w.petsByTurns)}; RSS +${((w.rssAfterBytes - w.rssBeforeBytes) / 2 ** 20).toFixed(1)} MB`,
-          w.petsByTurns.median >= 0.9,
-        );
-      }
-      const e = mode.eventGrowth;
-      if (e)
-        add(
-          `GET /events with ${e.events.toLocaleString('en')} events: at most 20 % below a small store's, by turns`,
-          byTurnsFigure(e.firstPageByTurns),
-          e.firstPageByTurns.median >= 0.8,
-        );
-    } else {
-      atLeast(PATHS.pets, 0.4, mode.petsByTurns?.baseline);
-      const peer = find(PATHS.peerRedis);
-      const peerTurns = mode.petsByTurns?.peerRedis;
-      if (peerTurns) add(`${PATHS.pets} ≥ 0.75× ${PATHS.peerRedis}, by turns`, byTurnsFigure(peerTurns), peerTurns.median >= 0.75);
-      else if (pets && peer) add(`${PATHS.pets} ≥ 0.75× ${PATHS.peerRedis}`, `${(pets.rps / peer.rps).toFixed(2)}×`, pets.rps / peer.rps >= 0.75);
-      const trips = service.filter((r) => r.redisPerRequest !== undefined);
-      if (trips.length > 0) {
-        const worst = trips.reduce((a, b) => (b.redisPerRequest! > a.redisPerRequest! ? b : a));
-        add('≤ 1 Redis round trip per request', `${worst.redisPerRequest!.toFixed(3)} (worst path: ${worst.path})`, worst.redisPerRequest! <= 1.0005);
-      }
-      if (pets?.pgPerRequest !== undefined)
-        add(`${PATHS.pets}: 0 PostgreSQL queries per request in steady state`, pets.pgPerRequest.toFixed(3), pets.pgPerRequest === 0);
-    }
-    // The default configuration: judged by turns when the run measured it so (bench/load.ts `byTurns`).
-    const turns = mode.defaultConfigByTurns;
-    if (turns) add(`${PATHS.defaultConfig}: at most ${MAX_DROP * 100} % below ${PATHS.pets}, by turns`, byTurnsFigure(turns), turns.median >= 1 - MAX_DROP);
-    else near(PATHS.defaultConfig, PATHS.pets);
+    const judge = judgeOf(mode, verdicts);
+    if (!mode.env.REDIS_URL && !mode.env.REDIS_CLUSTER_NODES) embeddedTargets(judge);
+    else scaledOutTargets(judge);
+    defaultConfigTarget(judge);
   }
   return verdicts;
+}
+
+/** One mode's judge: its figures, and how its verdicts are added and its rows found and compared. */
+interface Judge {
+  mode: ModeResult;
+  add(target: string, measured: string, met: boolean): void;
+  find(path: string): Row | undefined;
+  /** A row's req/s over the baseline's. */
+  ratio(row: Row): number;
+}
+
+function judgeOf(mode: ModeResult, verdicts: Verdict[]): Judge {
+  return {
+    mode,
+    add: (target, measured, met) => void verdicts.push({ mode: mode.mode, target, measured, met }),
+    find: (path) => mode.rows.find((r) => r.path === path),
+    ratio: (row) => row.rps / mode.baseline.rps,
+  };
+}
+
+/**
+ * `path` at least `min` of the baseline; and, where the run measured its floor, at least `min` of
+ * the floor: bare node:http answering the same bytes, the denominator the issue describes.
+ */
+function atLeast({ add, find, ratio }: Judge, path: string, min: number, turns?: ByTurns): void {
+  const row = find(path);
+  if (!row) return;
+  // By turns against the baseline when the run measured it so (http.ts `petsByTurns`).
+  if (turns) add(`${path} ≥ ${min}× baseline, by turns`, byTurnsFigure(turns), turns.median >= min);
+  else add(`${path} ≥ ${min}× baseline`, `${ratio(row).toFixed(2)}×`, ratio(row) >= min);
+  const floor = FLOORS[path] && find(FLOORS[path]);
+  if (floor) add(`${path} ≥ ${min}× its floor (the same bytes)`, `${(row.rps / floor.rps).toFixed(2)}×`, row.rps / floor.rps >= min);
+}
+
+/** `path` at most `drop` below `reference` in req/s (the same baseline: the same as in ratios to it). */
+function near({ add, find, ratio }: Judge, path: string, reference: string, drop = MAX_DROP): void {
+  const [row, ref] = [find(path), find(reference)];
+  if (!row || !ref) return;
+  const share = row.rps / ref.rps;
+  add(
+    `${path}: at most ${drop * 100} % below ${reference}`,
+    `${ratio(row).toFixed(2)}× vs ${ratio(ref).toFixed(2)}× baseline (${Math.round((share - 1) * 100)} %)`,
+    share >= 1 - drop,
+  );
+}
+
+/** Embedded: throughput against the baseline and the floors, refusals, growth, p99 on every path, and the events. */
+function embeddedTargets(judge: Judge): void {
+  const { mode, add, find } = judge;
+  const pets = find(PATHS.pets);
+  atLeast(judge, PATHS.pets, 0.6, mode.petsByTurns?.baseline);
+  if (pets) add(`${PATHS.pets} ≤ 45 CPU µs/req`, `${pets.cpuUsPerRequest} µs`, pets.cpuUsPerRequest <= 45);
+  refusalTargets(judge, pets);
+  atLeast(judge, PATHS.listOrders, 0.4);
+  atLeast(judge, PATHS.placeOrder, 0.25);
+  growthTargets(judge);
+  for (const row of mode.rows.filter((r) => !r.peer)) add(`${row.path}: p99 < ${P99_MS} ms`, `${row.p99} ms`, row.p99 < P99_MS);
+  eventTargets(judge);
+}
+
+/** Each refusal: at least 0.8× the baseline, and cheaper in CPU than the admitted `GET /pets/{petId}` (`pets`). */
+function refusalTargets(judge: Judge, pets: Row | undefined): void {
+  const { mode, add, find, ratio } = judge;
+  for (const [path, turns] of [
+    [PATHS.overLimit, mode.refusalsByTurns?.overLimit],
+    [PATHS.banned, mode.refusalsByTurns?.banned],
+  ] as const) {
+    atLeast(judge, path, 0.8);
+    const row = find(path);
+    // By turns on the refusing service when the run measured it so (http.ts `refusalsByTurns`).
+    if (turns)
+      add(
+        `${path}: fewer CPU µs/req than ${PATHS.pets}, by turns`,
+        `${turns.cpuUsPerRequest.b} vs ${turns.cpuUsPerRequest.a} µs (req/s ${byTurnsFigure(turns)})`,
+        turns.cpuUsPerRequest.b < turns.cpuUsPerRequest.a,
+      );
+    else if (row && pets)
+      add(`${path}: fewer CPU µs/req than ${PATHS.pets}`, `${row.cpuUsPerRequest} vs ${pets.cpuUsPerRequest} µs`, row.cpuUsPerRequest < pets.cpuUsPerRequest);
+  }
+  // Not a target: whether ≥ 0.8× is within reach of any Node service sending that same 429.
+  const floor = find(PATHS.bannedFloor);
+  if (floor) add(`${PATHS.bannedFloor} ≥ 0.8× baseline (can a refusal reach it at all?)`, `${ratio(floor).toFixed(2)}×`, ratio(floor) >= 0.8);
+}
+
+/** The growth rows at most `MAX_DROP` below their small-store row. */
+function growthTargets(judge: Judge): void {
+  // By turns against the small store when the run measured it so, sent alike (growth.ts `manyKeysByTurns`).
+  const manyKeys = judge.mode.growth?.manyKeysByTurns;
+  if (manyKeys)
+    judge.add(`${PATHS.manyKeys}: at most ${MAX_DROP * 100} % below the small store, by turns`, byTurnsFigure(manyKeys), manyKeys.median >= 1 - MAX_DROP);
+  else near(judge, PATHS.manyKeys, PATHS.pets);
+  near(judge, PATHS.ordersFirstPage, PATHS.listOrders);
+  near(judge, PATHS.ordersDeepCursor, PATHS.listOrders);
+}
+
+/** Issue 29: the fulfilment of a flood of due orders, and events by the million. */
+function eventTargets({ mode, add }: Judge): void {
+  const f = mode.fulfilment;
+  if (f) {
+    add(
+      `fulfilment of ${f.orders.toLocaleString('en')} due orders: event loop held ≤ ${LOOP_HOLD_MS} ms (idle)`,
+      `${f.idleLoopMaxMs} ms`,
+      f.idleLoopMaxMs <= LOOP_HOLD_MS,
+    );
+    add(
+      `${PATHS.pets} while they are fulfilled: at most 10 % below the same service once they are`,
+      `${f.petsWhileFulfilling}× (${f.dueAfterLoad.toLocaleString('en')} still due when the load ended)`,
+      f.petsWhileFulfilling >= 0.9 && f.dueAfterLoad > 0,
+    );
+  }
+  const r = mode.retention;
+  if (r)
+    add(`retention of ${r.events.toLocaleString('en')} expired events: event loop held ≤ ${LOOP_HOLD_MS} ms`, `${r.loopMaxMs} ms`, r.loopMaxMs <= LOOP_HOLD_MS);
+  const w = mode.stuckReceiver;
+  if (w) {
+    add(
+      `${PATHS.pets} beside ${w.deliveries.toLocaleString('en')} deliveries to a receiver that never answers: at most 10 % below a twin with none, by turns`,
+      `${byTurnsFigure(w.petsByTurns)}; RSS +${((w.rssAfterBytes - w.rssBeforeBytes) / 2 ** 20).toFixed(1)} MB`,
+      w.petsByTurns.median >= 0.9,
+    );
+  }
+  const e = mode.eventGrowth;
+  if (e)
+    add(
+      `GET /events with ${e.events.toLocaleString('en')} events: at most 20 % below a small store's, by turns`,
+      byTurnsFigure(e.firstPageByTurns),
+      e.firstPageByTurns.median >= 0.8,
+    );
+}
+
+/** Scaled-out: against the baseline and the Redis-store peer, Redis round trips and PostgreSQL queries per request. */
+function scaledOutTargets(judge: Judge): void {
+  const { mode, add, find } = judge;
+  const pets = find(PATHS.pets);
+  atLeast(judge, PATHS.pets, 0.4, mode.petsByTurns?.baseline);
+  const peer = find(PATHS.peerRedis);
+  const peerTurns = mode.petsByTurns?.peerRedis;
+  if (peerTurns) add(`${PATHS.pets} ≥ 0.75× ${PATHS.peerRedis}, by turns`, byTurnsFigure(peerTurns), peerTurns.median >= 0.75);
+  else if (pets && peer) add(`${PATHS.pets} ≥ 0.75× ${PATHS.peerRedis}`, `${(pets.rps / peer.rps).toFixed(2)}×`, pets.rps / peer.rps >= 0.75);
+  const trips = mode.rows.filter((r) => !r.peer && r.redisPerRequest !== undefined);
+  if (trips.length > 0) {
+    const worst = trips.reduce((a, b) => (b.redisPerRequest! > a.redisPerRequest! ? b : a));
+    add('≤ 1 Redis round trip per request', `${worst.redisPerRequest!.toFixed(3)} (worst path: ${worst.path})`, worst.redisPerRequest! <= 1.0005);
+  }
+  if (pets?.pgPerRequest !== undefined)
+    add(`${PATHS.pets}: 0 PostgreSQL queries per request in steady state`, pets.pgPerRequest.toFixed(3), pets.pgPerRequest === 0);
+}
+
+/** Both: the default configuration at most `MAX_DROP` below `warn`. */
+function defaultConfigTarget(judge: Judge): void {
+  // The default configuration: judged by turns when the run measured it so (bench/load.ts `byTurns`).
+  const turns = judge.mode.defaultConfigByTurns;
+  if (turns) judge.add(`${PATHS.defaultConfig}: at most ${MAX_DROP * 100} % below ${PATHS.pets}, by turns`, byTurnsFigure(turns), turns.median >= 1 - MAX_DROP);
+  else near(judge, PATHS.defaultConfig, PATHS.pets);
 }
 
 function byTurnsFigure(turns: ByTurns): string {

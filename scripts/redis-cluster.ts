@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
+const cli = (port: number, ...args: string[]) => run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 });
 
 export interface ClusterNode {
   port: number;
@@ -36,32 +37,7 @@ const NODE_TIMEOUT_MS = 1_000;
 export async function startRedisCluster(firstPort: number): Promise<RedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-redis-cluster-'));
   const ports = Array.from({ length: 6 }, (_, i) => firstPort + i);
-  const children = new Map<number, { child: ChildProcess; exited: Promise<void> }>();
-  for (const port of ports) {
-    const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        `nodes-${port}.conf`,
-        '--cluster-node-timeout',
-        String(NODE_TIMEOUT_MS),
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        dir,
-      ],
-      { stdio: 'ignore' },
-    );
-    children.set(port, { child, exited: new Promise((resolve) => child.once('exit', () => resolve())) });
-  }
+  const children = new Map(ports.map((port) => [port, startNode(port, dir)] as const));
   const kill = async (port: number) => {
     const { child, exited } = children.get(port)!;
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -71,53 +47,85 @@ export async function startRedisCluster(firstPort: number): Promise<RedisCluster
     await Promise.all(ports.map(kill));
     rmSync(dir, { recursive: true, force: true });
   };
-  const cli = (port: number, ...args: string[]) => run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 });
   const live = () => ports.filter((port) => children.get(port)!.child.exitCode === null && children.get(port)!.child.signalCode === null);
 
-  try {
-    for (const port of ports) await until(async () => (await cli(port, 'ping')).stdout.trim() === 'PONG', 5_000, `node ${port} to start`);
-    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], { timeout: 30_000 });
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  await orStop(stop, () => createCluster(ports));
 
-  const healthy = (timeoutMs = 15_000) =>
-    until(
-      async () => {
-        for (const port of live()) if (!(await cli(port, 'cluster', 'info')).stdout.includes('cluster_state:ok')) return false;
-        return true;
-      },
-      timeoutMs,
-      'the cluster to be healthy',
-    );
+  const healthy = (timeoutMs = 15_000) => until(() => allOk(live()), timeoutMs, 'the cluster to be healthy');
   const cluster: RedisCluster = {
     nodesVariable: ports.map((p) => `127.0.0.1:${p}`).join(','),
     nodes: ports.map((port) => ({ port, kill: () => kill(port) })),
-    async primaryOf(key) {
-      const slot = Number((await cli(live()[0]!, 'cluster', 'keyslot', key)).stdout.trim());
-      // CLUSTER SHARDS is Redis 7: each shard's slot ranges and its nodes with their roles and health.
-      const { stdout } = await cli(live()[0]!, '--json', 'cluster', 'shards');
-      type Shard = { slots: number[]; nodes: { port: number; role: string; health: string }[] };
-      for (const shard of JSON.parse(stdout) as Shard[]) {
-        for (let i = 0; i < shard.slots.length; i += 2) {
-          if (slot < shard.slots[i]! || slot > shard.slots[i + 1]!) continue;
-          const primary = shard.nodes.find((n) => n.role === 'master' && n.health === 'online');
-          if (primary) return primary.port;
-        }
-      }
-      throw new Error(`no primary serves slot ${slot}`);
-    },
+    primaryOf: (key) => primaryOf(key, live),
     healthy,
     stop,
   };
+  await orStop(stop, () => healthy());
+  return cluster;
+}
+
+/** A node of the cluster on `port`, without persistence, its files in `dir`; and the promise of its exit. */
+function startNode(port: number, dir: string): { child: ChildProcess; exited: Promise<void> } {
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
+      '--cluster-node-timeout',
+      String(NODE_TIMEOUT_MS),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
+    { stdio: 'ignore' },
+  );
+  return { child, exited: new Promise((resolve) => child.once('exit', () => resolve())) };
+}
+
+/** `step`; should it fail, the cluster stopped (its nodes killed, its directory removed) before the failure goes on. */
+async function orStop(stop: () => Promise<void>, step: () => Promise<void>): Promise<void> {
   try {
-    await healthy();
+    await step();
   } catch (error) {
     await stop();
     throw error;
   }
-  return cluster;
+}
+
+/** Once every node answers: three primaries and a replica of each, joined by `redis-cli --cluster create`. */
+async function createCluster(ports: number[]): Promise<void> {
+  for (const port of ports) await until(async () => (await cli(port, 'ping')).stdout.trim() === 'PONG', 5_000, `node ${port} to start`);
+  await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], { timeout: 30_000 });
+}
+
+/** Whether each of `ports` says `cluster_state:ok`. */
+async function allOk(ports: number[]): Promise<boolean> {
+  for (const port of ports) if (!(await cli(port, 'cluster', 'info')).stdout.includes('cluster_state:ok')) return false;
+  return true;
+}
+
+/** The port of the primary that serves `key`'s slot now, as the first of the live nodes tells. */
+async function primaryOf(key: string, live: () => number[]): Promise<number> {
+  const slot = Number((await cli(live()[0]!, 'cluster', 'keyslot', key)).stdout.trim());
+  // CLUSTER SHARDS is Redis 7: each shard's slot ranges and its nodes with their roles and health.
+  const { stdout } = await cli(live()[0]!, '--json', 'cluster', 'shards');
+  type Shard = { slots: number[]; nodes: { port: number; role: string; health: string }[] };
+  for (const shard of JSON.parse(stdout) as Shard[]) {
+    for (let i = 0; i < shard.slots.length; i += 2) {
+      if (slot < shard.slots[i]! || slot > shard.slots[i + 1]!) continue;
+      const primary = shard.nodes.find((n) => n.role === 'master' && n.health === 'online');
+      if (primary) return primary.port;
+    }
+  }
+  throw new Error(`no primary serves slot ${slot}`);
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
