@@ -1,4 +1,3 @@
-import { createServer, type ServerOptions } from 'node:http';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController, type RouteOptions } from 'fastify';
@@ -11,9 +10,7 @@ import { FaultDraws } from './faults/draws.js';
 import { PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from './faults/prefer.js';
 import { faultSteps } from './faults/step.js';
 import { docsRoutes } from './docs/routes.js';
-import { boundPipelining, CLOSE_ABOVE } from './http/pipelining.js';
-import { clientErrorHandler, connectHandler, tooManyConnections } from './http/client-errors.js';
-import { capConnectionsPerAddress } from './http/connections.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import { corsPolicy } from './http/cors.js';
 import {
   errorHandler,
@@ -24,9 +21,11 @@ import {
   refuseUnknownExpectation,
   rejectUnknownPath,
   requireHost,
+  type Step,
 } from './http/errors.js';
 import { clientAddressOf } from './http/client-address.js';
 import { type Answered, fastLane } from './http/fast-lane.js';
+import { type Entrance, publicServer } from './http/server.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from './idempotency/header.js';
@@ -147,51 +146,11 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     faults.planFault,
     rateLimitHook(limiter, metrics, publicUrl, (request) => request.identity),
   ];
-  // Every answer's metrics and access line (one line per request, instead of Fastify's two).
-  const record = requestRecorder(metrics);
-  const access = logger ? accessLog(logger) : undefined;
-  const answered: Answered = (request, route, statusCode, ms) => {
-    record(request.method, route, statusCode, ms / 1000);
-    access?.(request, statusCode, ms);
-  };
+  const answered = answerRecorder(metrics, logger);
   // Set once the routes exist.
-  let fast: ReturnType<typeof fastLane> | undefined = undefined;
-  // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
-  const http: ServerOptions = {
-    maxHeaderSize: MAX_HEAD_BYTES,
-    // A request without Host is answered by the service (http/errors.ts `requireHost`), not by Node.
-    requireHostHeader: false,
-    headersTimeout: config.timeouts.headersMs,
-    // Node enforces both timeouts by a sweep over open connections, every 30 s by default: once a second
-    // makes them hold to the second.
-    connectionsCheckingInterval: 1_000,
-  };
+  let fast: Entrance | undefined = undefined;
   const app = Fastify({
-    // The server Fastify would make, with the fast lane in front of Fastify's handler.
-    serverFactory: (handler) => {
-      const pipelining = boundPipelining((socket) => {
-        metrics.connectionsClosed.inc({ reason: 'pipelining' });
-        if (logger) logger.warn({ remoteAddress: socket.remoteAddress }, `connection closed: more than ${CLOSE_ABOVE} requests sent unanswered`);
-      });
-      const server = createServer(http, (req, res) => {
-        if (!pipelining.admit(req, res)) return;
-        if (fast) fast(req, res, handler);
-        else handler(req, res);
-      });
-      // Without these Node answers a bare 417, and closes a CONNECT without a word: both become problems.
-      server.on('checkExpectation', handler);
-      server.on('connect', connectHandler(publicUrl, limiter));
-      server.keepAliveTimeout = config.timeouts.keepAliveMs;
-      server.requestTimeout = config.timeouts.requestMs;
-      // While a request is handled and answered, a connection on which nothing moves for this long is
-      // closed: an answer the client does not read is abandoned (between requests, keepAliveTimeout).
-      server.timeout = config.timeouts.sendMs;
-      if (!config.trustProxy) {
-        const { connectionsPerAddress } = config.timeouts;
-        capConnectionsPerAddress(server, connectionsPerAddress, tooManyConnections(publicUrl, limiter, connectionsPerAddress));
-      }
-      return server;
-    },
+    serverFactory: publicServer({ config, limiter, metrics, logger, entrance: () => fast }),
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
     genReqId: requestIdOf,
@@ -206,6 +165,42 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     clientErrorHandler: clientErrorHandler(publicUrl, limiter),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  everyRequest(app, { steps, faults, answered, logger, publicUrl });
+
+  await app.register(swagger, swaggerOptions(publicUrl, config.ban));
+  routeEveryMethod(app);
+  const routes = collectRoutes(app);
+  await app.register(async (api: App) => apiOperations(api, { config, db, changes, limiter, metrics, clock, orderPages, pets, catalogue }));
+  openapiRoutes(app);
+  problemPages(app, config.ban);
+  docsRoutes(app, config.petsGet);
+  registerMethodNotAllowed(app, routes);
+  await app.ready();
+  fast = fastEntrance(app, { config, changes, limiter, metrics, clock, keys, catalogue, orderPages, answered });
+  return app;
+}
+
+/** Every answer's metrics and access line (one line per request, instead of Fastify's two), whichever entrance answered. */
+function answerRecorder(metrics: Metrics, logger: FastifyBaseLogger | false): Answered {
+  const record = requestRecorder(metrics);
+  const access = logger ? accessLog(logger) : undefined;
+  return (request, route, statusCode, ms) => {
+    record(request.method, route, statusCode, ms / 1000);
+    access?.(request, statusCode, ms);
+  };
+}
+
+/** What every request of the public listener passes through Fastify: its steps in order, and what is recorded of its answer. */
+function everyRequest(
+  app: App,
+  {
+    steps,
+    faults,
+    answered,
+    logger,
+    publicUrl,
+  }: { steps: Step[]; faults: ReturnType<typeof faultSteps>; answered: Answered; logger: FastifyBaseLogger | false; publicUrl: string },
+): void {
   app.setValidatorCompiler(validatorCompiler(NAMED_SCHEMAS));
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
   app.setErrorHandler(errorHandler(publicUrl));
@@ -230,35 +225,56 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     answered(request, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime);
     done();
   });
+}
 
-  await app.register(swagger, swaggerOptions(publicUrl, config.ban));
-  routeEveryMethod(app);
-  const routes = collectRoutes(app);
-  await app.register(async (api: App) => {
-    api.addHook('onRoute', declareCommonContract);
-    api.addHook('onRequest', requireKey);
-    const writes = new IdempotentWrites(db, clock);
-    const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
-    const placement = new OrderPlacement(writes, moves, clock, catalogue);
-    const events = new EventsRepository(db);
-    const deprecation = config.petsGet;
-    const webhooks = {
-      endpoints: new EndpointsRepository(db),
-      deliveries: new DeliveriesRepository(db),
-      eventLog: new EventLog(db),
-      writes,
-      clock,
-      policy: { allowPrivate: config.webhooks.allowPrivate },
-    };
-    const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks };
-    for (const operation of OPERATIONS) operation(api, deps);
-  });
-  openapiRoutes(app);
-  problemPages(app, config.ban);
-  docsRoutes(app, config.petsGet);
-  registerMethodNotAllowed(app, routes);
-  await app.ready();
-  fast = fastLane({
+/** The API's operations, each with its key required and the common problems declared. */
+function apiOperations(
+  api: App,
+  {
+    config,
+    db,
+    changes,
+    limiter,
+    metrics,
+    clock,
+    orderPages,
+    pets,
+    catalogue,
+  }: Omit<PublicAppDeps, 'logger'> & { orderPages: OrderPages; pets: PetsRepository; catalogue: PetCache },
+): void {
+  const { publicUrl } = config;
+  api.addHook('onRoute', declareCommonContract);
+  api.addHook('onRequest', requireKey);
+  const writes = new IdempotentWrites(db, clock);
+  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
+  const placement = new OrderPlacement(writes, moves, clock, catalogue);
+  const events = new EventsRepository(db);
+  const deprecation = config.petsGet;
+  const webhooks = {
+    endpoints: new EndpointsRepository(db),
+    deliveries: new DeliveriesRepository(db),
+    eventLog: new EventLog(db),
+    writes,
+    clock,
+    policy: { allowPrivate: config.webhooks.allowPrivate },
+  };
+  const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks };
+  for (const operation of OPERATIONS) operation(api, deps);
+}
+
+/** The fast entrance, over the routes whose answers memory holds. */
+function fastEntrance(
+  app: App,
+  deps: Pick<PublicAppDeps, 'config' | 'changes' | 'limiter' | 'metrics' | 'clock'> & {
+    keys: KeyCache;
+    catalogue: PetCache;
+    orderPages: OrderPages;
+    answered: Answered;
+  },
+): Entrance {
+  const { config, changes, limiter, metrics, clock, keys, catalogue, orderPages, answered } = deps;
+  const { publicUrl } = config;
+  return fastLane({
     // Orders only where their pages are kept: elsewhere the lane would look the key up for Fastify to look it up again.
     routes: [getPetFastRoute({ catalogue, clock, publicUrl, deprecation: config.petsGet }), ...(orderPages.keeps ? [listOrdersFastRoute(orderPages)] : [])],
     callerOf: cachedKeyCaller((key) => keys.cached(key)),
@@ -272,7 +288,6 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     open: () => !app.draining && app.server.listening,
     clientAddress: clientAddressOf(config.trustProxy),
   });
-  return app;
 }
 
 /** Every API operation needs a key and may answer the common problems; declared once, here. */

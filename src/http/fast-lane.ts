@@ -58,26 +58,66 @@ export interface FastLaneDeps {
  * answers as it answers every request. On SQLite every request of a turn, Fastify's too, first waits
  * for the turn's one look at the store's news (below).
  */
-export function fastLane({ routes, callerOf, changes, cors, limiter, metrics, publicUrl, log, answered, open, clientAddress }: FastLaneDeps) {
+export function fastLane(deps: FastLaneDeps) {
+  const { routes, callerOf, changes, limiter, open } = deps;
+  const answer = laneAnswerer(deps);
+
+  // Before a row in memory is trusted, the store is asked for news (db/change-feed.ts). Where asking
+  // reads (SQLite's `PRAGMA data_version`), the requests read in one turn share one look, taken once
+  // the turn's reading is done (../turn-batch.ts), and are then taken in the order they came, each
+  // answered here or handed to Fastify, whose key lookup trusts the same look (`checked`). Every one
+  // was read before the look, so a change committed before any was sent is seen by all, as a look per
+  // request would see it; a look at a turn's first request would not do (a later one may have been
+  // sent after a commit that followed it). Where asking reads nothing (PostgreSQL), none waits.
+  const waiting = new TurnBatch<Waiting>((turn) =>
+    changes.checked(() => {
+      for (const w of turn) take(w.req, w.res, w.next, w.started);
+    }),
+  );
+
+  return function fast(req: IncomingMessage, res: ServerResponse, next: Next): void {
+    const started = performance.now();
+    if (!changes.checkReads) return take(req, res, next, started);
+    waiting.add(new Waiting(req, res, next, started));
+  };
+
+  /** A request, once the store's news is known: answered here when memory holds its key and answer, else Fastify's. */
+  function take(req: IncomingMessage, res: ServerResponse, next: Next, started: number): void {
+    const { method, url } = req;
+    // A conditional read may be a 304 that counts nothing, and a request without Host a 400: Fastify's steps decide them.
+    if (method !== 'GET' || url === undefined || req.headers['if-none-match'] !== undefined || req.headers.host === undefined || !open()) return next(req, res);
+    const matched = matchOf(routes, url);
+    if (!matched) return next(req, res);
+    const { route, parameter } = matched;
+    const identity = callerOf(req.headers);
+    if (!identity) return next(req, res);
+    const ok = route.answerFor(parameter, identity.key.id);
+    if (ok === undefined) return next(req, res);
+    const { caller, policy, unbanSeq } = identity;
+    const now = limiter.hitNow(caller, policy, unbanSeq);
+    if (now) return answer(req, res, route, identity, ok, now, started);
+    limiter.hit(caller, policy, unbanSeq).then(
+      (verdict) => answer(req, res, route, identity, ok, verdict, started),
+      () => next(req, res),
+    );
+  }
+}
+
+function matchOf(routes: readonly FastRoute[], url: string): { route: FastRoute; parameter: string } | undefined {
+  for (const route of routes) {
+    const parameter = route.match(url);
+    if (parameter !== undefined) return { route, parameter };
+  }
+  return undefined;
+}
+
+/** How the lane answers once the limiter decided: headers and bodies built as Fastify's steps build them. */
+function laneAnswerer({ routes, cors, metrics, publicUrl, log, answered, open, clientAddress }: FastLaneDeps) {
   const refusal = refusalBody(publicUrl);
   // What does not vary, as header lists built once: `writeHead` takes a list without walking an object.
   const corsList = headerList(cors);
   const refusalList = headerList(REFUSAL_HEADERS);
   const routeLists = new Map(routes.map((route) => [route, headerList(route.headers)]));
-
-  /** A request the lane answered, as the metrics and the access line see it. */
-  class LaneRequest {
-    readonly method = 'GET';
-    constructor(
-      readonly id: string,
-      readonly url: string,
-      readonly raw: IncomingMessage,
-    ) {}
-    /** Behind a proxy, parsing `X-Forwarded-For`: only when a line is written. */
-    get ip(): string | undefined {
-      return clientAddress(this.raw);
-    }
-  }
 
   function answer(
     req: IncomingMessage,
@@ -108,57 +148,23 @@ export function fastLane({ routes, callerOf, changes, cors, limiter, metrics, pu
     // Draining began while the limiter decided: the client is told to leave, as Fastify tells it.
     if (!open()) headers.push('connection', 'close');
     res.writeHead(status, headers).end(body);
-    answered(new LaneRequest(id, req.url!, req), route.url, status, performance.now() - started);
+    answered(new LaneRequest(id, req.url!, req, clientAddress), route.url, status, performance.now() - started);
   }
+  return answer;
+}
 
-  // Before a row in memory is trusted, the store is asked for news (db/change-feed.ts). Where asking
-  // reads (SQLite's `PRAGMA data_version`), the requests read in one turn of the event loop
-  // share one look, taken once per turn (../turn-batch.ts), once the turn's reading is done, and are then taken in
-  // the order they came, each answered here or handed to Fastify, whose key lookup trusts the same
-  // look (`checked`). Every waiting request was read before the look, so a change committed before
-  // any of them was sent is seen by all of them, exactly as a look per request would see it. A look
-  // at the first request of a turn would not do: a request read later in the same turn may have been
-  // sent after a commit that followed that look. Where asking reads nothing (PostgreSQL), a request
-  // is taken at once.
-  const waiting = new TurnBatch<Waiting>((turn) =>
-    changes.checked(() => {
-      for (const w of turn) take(w.req, w.res, w.next, w.started);
-    }),
-  );
-
-  return function fast(req: IncomingMessage, res: ServerResponse, next: Next): void {
-    const started = performance.now();
-    if (!changes.checkReads) return take(req, res, next, started);
-    waiting.add(new Waiting(req, res, next, started));
-  };
-
-  /** A request, once the store's news is known: answered here when memory holds its key and answer, else Fastify's. */
-  function take(req: IncomingMessage, res: ServerResponse, next: Next, started: number): void {
-    const { method, url } = req;
-    // A conditional read may be a 304 that counts nothing, and a request without Host a 400: Fastify's steps decide them.
-    if (method !== 'GET' || url === undefined || req.headers['if-none-match'] !== undefined || req.headers.host === undefined || !open()) return next(req, res);
-    const matched = matchOf(url);
-    if (!matched) return next(req, res);
-    const { route, parameter } = matched;
-    const identity = callerOf(req.headers);
-    if (!identity) return next(req, res);
-    const ok = route.answerFor(parameter, identity.key.id);
-    if (ok === undefined) return next(req, res);
-    const { caller, policy, unbanSeq } = identity;
-    const now = limiter.hitNow(caller, policy, unbanSeq);
-    if (now) return answer(req, res, route, identity, ok, now, started);
-    limiter.hit(caller, policy, unbanSeq).then(
-      (verdict) => answer(req, res, route, identity, ok, verdict, started),
-      () => next(req, res),
-    );
-  }
-
-  function matchOf(url: string): { route: FastRoute; parameter: string } | undefined {
-    for (const route of routes) {
-      const parameter = route.match(url);
-      if (parameter !== undefined) return { route, parameter };
-    }
-    return undefined;
+/** A request the lane answered, as the metrics and the access line see it. */
+class LaneRequest {
+  readonly method = 'GET';
+  constructor(
+    readonly id: string,
+    readonly url: string,
+    readonly raw: IncomingMessage,
+    private readonly clientAddress: (req: IncomingMessage) => string | undefined,
+  ) {}
+  /** Behind a proxy, parsing `X-Forwarded-For`: only when a line is written. */
+  get ip(): string | undefined {
+    return this.clientAddress(this.raw);
   }
 }
 
