@@ -99,7 +99,7 @@ export const DEFAULTS = {
   keyCacheSize: 100_000,
   petCacheSize: 10_000,
   orderPageCacheSize: 5_000,
-  // prom-client's own default: about 0.1 % of a core while idle; 1 ms costs about 1.7 %.
+  // prom-client's own default: a finer tick costs CPU even while idle.
   eventLoopResolutionMs: 10,
   // Short enough that a person trying the API sees an order move.
   fulfilmentApproveSeconds: 10,

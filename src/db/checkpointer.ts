@@ -19,18 +19,17 @@ export interface Checkpointer {
  * Moves the embedded store's checkpoints off the event loop. SQLite copies its write-ahead log back into
  * the store at checkpoints, and by default the connection whose commit takes the log past 1,000 pages
  * does it inside that commit: for the service that is the event loop, held for the copy and its disk
- * sync while every request waits (placing orders, the bench's p99 rose from about 15 to 20-22 ms). The
+ * sync while every request waits (placing orders, the p99 rose by a third: docs/performance.md). The
  * service's connection now checkpoints nothing; a second connection, on a worker thread, checkpoints
  * every `intervalMs`. Durability is SQLite's either way: a commit is in the log before it returns.
  *
  * The log starts again from its beginning only when a writer begins while every frame of it has been
  * copied. Under writes that never pause, a PASSIVE checkpoint never catches up (the frames committed
- * while it copied are left), so the log would grow for as long as the writes last: a gigabyte in ten
- * seconds of the bench's orders, each commit extending the file (the kernel zeroing and allocating its
- * new pages cost a fifth of the event loop). So once the log is past `restartPages` (SQLite's own
+ * while it copied are left), so the log would grow for as long as the writes last, each commit
+ * extending the file (the kernel zeroing and allocating its new pages, on the event loop). So once the log is past `restartPages` (SQLite's own
  * checkpoint threshold), the PASSIVE checkpoint, which copied the bulk while the writers went on, is
  * followed by a RESTART: it holds new writers back while it copies the few frames committed since and
- * syncs (about a millisecond here; at most `RESTART_WAIT_MS` waiting for a reader), and the next
+ * syncs (at most `RESTART_WAIT_MS` waiting for a reader), and the next
  * commit starts the log again, over pages the file already has. The service's transactions take the
  * write lock when they begin (./group-commit.ts), so they wait for it rather than fail.
  * Should the worker fail, the service's connection checkpoints as SQLite does by default again, so the

@@ -15,9 +15,9 @@ const { streamSym, chindingsSym, serializersSym } = pino.symbols;
  * The access line, one per request when it is answered: the line
  * `logger.info({ reqId, req, statusCode, responseTime }, 'request completed')` writes, field for
  * field, with the logger's own `req` serialiser (which hides secrets in URLs) and bindings, written
- * straight to its destination. pino's generic serialisation of that object cost about a third of an
- * admitted request at LOG_LEVEL=info (bench: 82 against 54 CPU µs per request at warn);
- * test/ops/access-log.test.ts holds the two lines equal.
+ * straight to its destination. pino's generic serialisation of that object was a large share of an
+ * admitted request at LOG_LEVEL=info (docs/performance.md, "Logging"); test/ops/access-log.test.ts
+ * holds the two lines equal.
  */
 export function accessLog(logger: FastifyBaseLogger): (request: AccessedRequest, statusCode: number, ms: number) => void {
   // The logger is pino's (ops/logger.ts); Fastify's type shows less of it.

@@ -11,9 +11,8 @@ import { TurnBatch } from '../turn-batch.js';
  * Why: at `LOG_LEVEL=info` each request writes an access line. Written one by one, each line is a
  * system call; written by pino's asynchronous destination, each line made sonic-boom measure again the
  * whole text it held while a write was in flight (a rope of kilobytes, copied flat each time), and each
- * write woke a thread of libuv's pool. Measured by turns against the same service at `warn` (12 rounds
- * of 2 s, 50 connections), the default configuration's `GET /pets/{petId}` answered 0.78 of its req/s
- * that way, 0.59 with a synchronous write per line, 0.88 gathered per turn.
+ * write woke a thread of libuv's pool. Gathered per turn, the default configuration loses least
+ * against `warn` (measured: docs/performance.md, "Logging").
  *
  * A standard output that stops being read (a full pipe) stops the service at its next write, as pino's
  * default destination does, rather than holding ever more lines in memory.

@@ -9,9 +9,9 @@ import { executionAsyncResource } from 'node:async_hooks';
  * for one tick. A full garbage collection while no record is alive frees those maps and the next tick
  * makes new ones. After two or three such collections (the service's start-up has them) V8 gives up:
  * three of the four properties turn megamorphic for good, and from then on every `nextTick` (Node's
- * streams make dozens per request) defines them through the V8 runtime instead of inline code. That
- * was about a tenth of the CPU of `GET /pets/{petId}` under load (`npm run bench`; README,
- * "Performance"). One record held keeps its maps alive, and the literal stays monomorphic.
+ * streams make dozens per request) defines them through the V8 runtime instead of inline code
+ * (measured: docs/performance.md). One record held keeps its maps alive, and the literal stays
+ * monomorphic.
  *
  * A bare `node:http` server never collects fully under load, so it never shows this.
  * test/ops/tick-maps.test.ts checks the effect on this Node, through V8's own feedback.

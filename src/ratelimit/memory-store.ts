@@ -28,8 +28,8 @@ export const SWEEP_SLICE = 2_000;
 
 /**
  * The most a slice runs, in real time, before it lets the event loop run. The sweep runs once a minute,
- * so its first slices run before V8 has compiled its code: up to ten times slower a caller (20 ms for
- * 2,000), and a busy machine slows any of them.
+ * so its first slices run before V8 has compiled its code, many times slower a caller, and a busy
+ * machine slows any of them.
  */
 export const SLICE_BUDGET_MS = 3;
 /** Callers looked at between two readings of the time. */
@@ -169,7 +169,7 @@ export class MemoryLimiterStore implements LimiterStore {
       // Written back only when it lets go of `WORTH_WRITING_BACK` instants or more. Otherwise the state
       // stays as it was, which decides the same (every decision prunes first): a sweep over callers that
       // stay (all day, once they have counted) then leaves the collector only short-lived garbage, not
-      // 200,000 new states to copy out of the young generation, which held the loop 10-20 ms a time.
+      // a flood of new states to copy out of the young generation, each copy holding the loop.
       else if (forgotten(state, pruned) >= WORTH_WRITING_BACK) this.#callers.tableOf(caller).set(caller, pruned);
     }
     return { looked, done: false };

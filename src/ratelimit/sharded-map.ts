@@ -8,9 +8,9 @@ const HASHED_CHARS = 16;
 
 /**
  * A Map by string, split into tables by a hash of the name. V8 rebuilds a Map's whole table when the
- * Map grows past a power of two, and when deletions leave it a quarter full: with 200,000 callers in
- * one Map, one such rebuild held the event loop 13 ms. Split, each table holds a few hundred names and
- * a rebuild takes microseconds. The hash is seeded per process, so that names chosen by a client (its
+ * Map grows past a power of two, and when deletions leave it a quarter full: with hundreds of thousands
+ * of callers in one Map, one such rebuild holds the event loop for milliseconds. Split, each table
+ * holds a few hundred names and a rebuild takes microseconds. The hash is seeded per process, so that names chosen by a client (its
  * addresses) cannot be piled into one table.
  */
 export class ShardedMap<V> {
