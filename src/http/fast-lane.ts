@@ -84,8 +84,7 @@ export function fastLane(deps: FastLaneDeps) {
   /** A request, once the store's news is known: answered here when memory holds its key and answer, else Fastify's. */
   function take(req: IncomingMessage, res: ServerResponse, next: Next, started: number): void {
     const { method, url } = req;
-    // A conditional read may be a 304 that counts nothing, and a request without Host a 400: Fastify's steps decide them.
-    if (method !== 'GET' || url === undefined || req.headers['if-none-match'] !== undefined || req.headers.host === undefined || !open()) return next(req, res);
+    if (method !== 'GET' || url === undefined || !open() || fastifyDecides(req.headers)) return next(req, res);
     const matched = matchOf(routes, url);
     if (!matched) return next(req, res);
     const { route, parameter } = matched;
@@ -101,6 +100,22 @@ export function fastLane(deps: FastLaneDeps) {
       () => next(req, res),
     );
   }
+}
+
+/**
+ * What only Fastify's steps decide: a conditional read (a 304 that counts nothing), a request without
+ * Host (a 400), and one that carries a body or an encoding (a 415 for an encoded body). The lane
+ * answers only what it can answer exactly as they would.
+ */
+function fastifyDecides(headers: IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  return (
+    headers['if-none-match'] !== undefined ||
+    headers.host === undefined ||
+    headers['content-encoding'] !== undefined ||
+    headers['transfer-encoding'] !== undefined ||
+    (length !== undefined && length !== '0')
+  );
 }
 
 function matchOf(routes: readonly FastRoute[], url: string): { route: FastRoute; parameter: string } | undefined {
