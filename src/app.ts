@@ -211,17 +211,17 @@ function everyRequest(
   app.addHook('onRequest', inOrder([...steps, faults.failNow, requireHost, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath]));
   app.addHook('preParsing', refuseContentEncoding);
   app.decorate('draining', false);
-  app.addHook('onSend', (request, reply, payload, done) => {
+  app.addHook('onSend', function closeWhenDrainingAndFault(request, reply, payload, done) {
     if (app.draining) reply.header('connection', 'close');
     faults.resetInstead(request, reply);
     done(null, payload);
   });
   // A client gone before its answer (an upload cut off): said once, at info; nothing failed here.
-  app.addHook('onRequestAbort', (request, done) => {
+  app.addHook('onRequestAbort', function noteAbort(request, done) {
     if (logger) logger.info({ reqId: request.id, req: request }, 'request aborted by the client');
     done();
   });
-  app.addHook('onResponse', (request, reply, done) => {
+  app.addHook('onResponse', function recordAnswer(request, reply, done) {
     answered(request, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime);
     done();
   });

@@ -134,7 +134,7 @@ export type Step = (request: FastifyRequest, reply: FastifyReply) => unknown;
  * its hook runner, and these run on every request, refusals first of all.
  */
 export function inOrder(steps: Step[]) {
-  return async function firstSteps(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  const firstSteps = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     for (const step of steps) {
       let answered = step(request, reply);
       if (answered instanceof Promise) answered = await answered;
@@ -143,6 +143,8 @@ export function inOrder(steps: Step[]) {
     }
     return undefined;
   };
+  // Named after its steps, so that Fastify's list of a route's hooks (`printRoutes`) shows each.
+  return Object.defineProperty(firstSteps, 'name', { value: `firstSteps:${steps.map((step) => step.name).join(',')}` });
 }
 
 /**

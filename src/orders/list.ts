@@ -39,7 +39,7 @@ export function listOrders(app: App, { db, orderPages }: { db: Db; orderPages: O
       onSend: [
         read.onSend,
         // A page answered in full is kept for the fast lane (test keys never take the lane).
-        (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+        function keepPageForLane(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
           const since = readSince.get(request);
           const etag = reply.getHeader(ETAG_HEADER);
           if (reply.statusCode === 200 && since !== undefined && typeof payload === 'string' && typeof etag === 'string') {

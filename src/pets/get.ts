@@ -44,12 +44,12 @@ export function getPet(app: App, { catalogue, clock, publicUrl, deprecation }: G
       onSend: [
         read.onSend,
         // Every response of the operation carries the headers, errors included.
-        (_request, reply, payload, done) => {
+        function deprecationHeaders(_request, reply, payload, done) {
           reply.headers(headers);
           done(null, payload);
         },
       ],
-      preValidation: (_request, _reply, done) => {
+      preValidation: function refuseAfterSunset(_request, _reply, done) {
         if (!isSunset(deprecation, clock())) return done();
         done(new ProblemError('sunset', `GET /pets/{petId} reached its sunset on ${dayOrInstant(deprecation.sunsetAt)} and no longer answers.`));
       },

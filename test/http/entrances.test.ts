@@ -51,7 +51,7 @@ function send(raw: string, { headRequest = false } = {}): Promise<Answer[]> {
     socket.on('data', (chunk) => chunks.push(chunk));
     socket.on('error', reject);
     socket.on('close', () => resolve(parse(Buffer.concat(chunks).toString('latin1'), headRequest)));
-    socket.end(raw);
+    socket.write(raw);
   });
 }
 
