@@ -1,4 +1,5 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
+import type { DatabaseConfig } from '../config.js';
 import type { Db } from './database.js';
 
 /**
@@ -15,15 +16,14 @@ import type { Db } from './database.js';
 export function prepared<Args extends Record<string, unknown>, Row>(
   names: readonly (keyof Args & string)[],
   build: (db: Db, args: Args) => Compilable<Row>,
-): (db: Db, args: Args) => Promise<QueryResult<Row>> {
-  // By the dialect's adapter: a transaction or a held connection compiles as its database does.
-  const compiled = new WeakMap<object, { query: CompiledQuery<Row>; order: (keyof Args)[] }>();
-  return (db, args) => {
-    const adapter = db.getExecutor().adapter;
-    let known = compiled.get(adapter);
+): (db: Db, kind: DatabaseConfig['kind'], args: Args) => Promise<QueryResult<Row>> {
+  // By the store's kind, which the caller knows: a transaction compiles as its database does.
+  const compiled = new Map<DatabaseConfig['kind'], { query: CompiledQuery<Row>; order: (keyof Args)[] }>();
+  return (db, kind, args) => {
+    let known = compiled.get(kind);
     if (known === undefined) {
       known = compile(db, names, build);
-      compiled.set(adapter, known);
+      compiled.set(kind, known);
     }
     const { query, order } = known;
     return db.executeQuery({ ...query, parameters: order.map((name) => args[name]) });

@@ -49,7 +49,7 @@ export class OrderMoves {
   /** Places an order, scheduled for approval (the store writes its `order.placed`). */
   async place(trx: Db, owner: string, fields: Pick<Order, 'petId' | 'quantity' | 'shipDate'>, now: number): Promise<Order> {
     const due = dueAfterEntering('placed', now, this.delays);
-    const { rows } = await insertOrder(trx, {
+    const { rows } = await insertOrder(trx, this.#pg ? 'postgres' : 'sqlite', {
       api_key_id: owner,
       pet_id: fields.petId,
       quantity: fields.quantity,

@@ -32,8 +32,8 @@ const kinds: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite'
 describe.each(kinds)('a query compiled once, on the %s store', (kind) => {
   it("sends each call's own values, in their columns, in a transaction as outside one", async () => {
     const db = await store(kind);
-    expect((await insertKey(db, { id: 'key_1', name: 'one', plan: 'free', hash: 'h1' })).rows).toEqual([{ id: 'key_1', plan: 'free' }]);
-    await db.transaction().execute((trx) => insertKey(trx, { hash: 'h2', plan: 'pro', name: 'two', id: 'key_2' }));
+    expect((await insertKey(db, kind, { id: 'key_1', name: 'one', plan: 'free', hash: 'h1' })).rows).toEqual([{ id: 'key_1', plan: 'free' }]);
+    await db.transaction().execute((trx) => insertKey(trx, kind, { hash: 'h2', plan: 'pro', name: 'two', id: 'key_2' }));
     expect(await keysIn(db)).toEqual([
       { id: 'key_1', name: 'one', plan: 'free', key_hash: 'h1' },
       { id: 'key_2', name: 'two', plan: 'pro', key_hash: 'h2' },
@@ -47,6 +47,6 @@ it('refuses a query with a value that is not one of its arguments', async () => 
     db.insertInto('api_keys').values({ id: key.id, name: key.name, plan: 'free', key_hash: key.hash, key_prefix: key.name, created_at: key.name }),
   );
   // A mistake in the code, said at the query's first use.
-  expect(() => freeKey(db, { id: 'key_1', name: 'one', hash: 'h1' })).toThrow(/is not one of its arguments/);
+  expect(() => freeKey(db, 'sqlite', { id: 'key_1', name: 'one', hash: 'h1' })).toThrow(/is not one of its arguments/);
   expect(await keysIn(db)).toEqual([]);
 });
