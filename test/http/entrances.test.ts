@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashKey } from '../../src/keys/key-format.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 
 /**
@@ -102,5 +103,34 @@ describe('a hostile request, through the fast entrance and through Fastify', () 
     const fastify = await send(raw('fastify'), { headRequest });
     expect(lane.length).toBeGreaterThan(0);
     expect(lane).toEqual(fastify);
+  });
+});
+
+describe('a key refused, through the fast entrance and through Fastify', () => {
+  /** A fresh key per entrance, of `plan`, whose first request put it (and the pet) in memory. */
+  async function warmKeys(plan: 'free' | 'pro'): Promise<Record<Entrance, string>> {
+    const fresh = { lane: await t.newKey(plan), fastify: await t.newKey(plan) };
+    for (const entrance of ['lane', 'fastify'] as const) expect((await send(`${head(entrance, { key: fresh[entrance] })}\r\n`))[0]!.status).toBe(200);
+    return fresh;
+  }
+
+  it('gets the same 401 once the key memory holds is revoked', async () => {
+    const fresh = await warmKeys('pro');
+    for (const key of Object.values(fresh)) await t.keys.revoke((await t.keys.findByHash(hashKey(key)))!.id);
+    const lane = await send(`${head('lane', { key: fresh.lane })}\r\n`);
+    const fastify = await send(`${head('fastify', { key: fresh.fastify })}\r\n`);
+    expect(lane[0]!.status).toBe(401);
+    expect(lane).toEqual(fastify);
+  });
+
+  it('gets the same 429s, then the same ban, once the key is over its limit', async () => {
+    const fresh = await warmKeys('free');
+    const answers: Record<Entrance, Answer[]> = { lane: [], fastify: [] };
+    // The free plan's 60 a minute (one spent warming), then 12 refusals: the tenth starts a ban.
+    for (let i = 0; i < 72; i++) {
+      for (const entrance of ['lane', 'fastify'] as const) answers[entrance].push(...(await send(`${head(entrance, { key: fresh[entrance] })}\r\n`)));
+    }
+    expect(answers.lane.map((a) => a.status)).toEqual([...new Array(59).fill(200), ...new Array(13).fill(429)]);
+    expect(answers.lane).toEqual(answers.fastify);
   });
 });
