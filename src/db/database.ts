@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
+import { StoreMovedError } from './errors.js';
 import { StoreFiles } from './store-files.js';
 
 export type Db = Kysely<Database>;
@@ -24,6 +25,11 @@ const watchedFiles = new WeakMap<Db, StoreFiles>();
 /** Whether the embedded store's files were deleted or replaced under the service: then nothing it reads is true any more. */
 export function storeMoved(db: Db): boolean {
   return watchedFiles.get(db)?.moved ?? false;
+}
+
+/** Looks at the embedded store's files now, as the watch does every `WATCH_MS`. */
+export function lookAtStoreFiles(db: Db): void {
+  watchedFiles.get(db)?.look();
 }
 
 /** Whether an SQLite connection's store keeps a write-ahead log (a file in WAL mode; not one in memory). */
@@ -52,11 +58,11 @@ function openSqlite(file: string): Db {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
-  sqliteHandles.set(db, database);
   // A first read creates the `-wal` and `-shm` files, so that all three are known from the start.
   database.prepare('SELECT count(*) FROM sqlite_master').get();
   const files = StoreFiles.watch(database);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database, files) }) });
+  sqliteHandles.set(db, database);
   if (files) watchedFiles.set(db, files);
   return db;
 }
@@ -68,10 +74,13 @@ function openSqlite(file: string): Db {
  * statements. A cached statement cannot run twice at once through `iterate` (Kysely's `stream`),
  * which nothing here uses.
  */
-function reusingStatements(database: SQLite.Database): SqliteDatabase {
+function reusingStatements(database: SQLite.Database, files: StoreFiles | null): SqliteDatabase {
   const cache = new Map<string, SQLite.Statement>();
   return {
     prepare(source) {
+      // Every query of the store, whoever sends it (a request, the admin API, a job): none reads or
+      // writes files that are no longer the store's (./store-files.ts).
+      if (files?.moved) throw new StoreMovedError();
       let statement = cache.get(source);
       if (!statement) {
         // Bounded, should some query's text ever vary (an IN list of varying length).

@@ -20,8 +20,8 @@ export class StoreFiles {
   readonly #timer: NodeJS.Timeout;
 
   private constructor(private readonly connection: SQLite.Database) {
-    this.#look();
-    this.#timer = setInterval(() => this.#look(), WATCH_MS).unref();
+    this.look();
+    this.#timer = setInterval(() => this.look(), WATCH_MS).unref();
   }
 
   /** Watches a store kept in a file; null for one in memory. Stops by itself once the connection is closed. */
@@ -34,7 +34,8 @@ export class StoreFiles {
     return this.#moved;
   }
 
-  #look(): void {
+  /** One look at the files: what the watch does every `WATCH_MS` (a test looks when it has moved them). */
+  look(): void {
     if (!this.connection.open) return clearInterval(this.#timer);
     if (this.#moved) return;
     for (const file of [this.connection.name, `${this.connection.name}-wal`, `${this.connection.name}-shm`]) {
