@@ -2,6 +2,10 @@ import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLOSE_ABOVE, PAUSE_AT } from '../../src/http/pipelining.js';
+import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
+import type { Policy } from '../../src/ratelimit/plans.js';
+import type { LimiterStore } from '../../src/ratelimit/store.js';
+import type { Verdict } from '../../src/ratelimit/verdict.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 
 /**
@@ -14,11 +18,9 @@ import { type TestApp, testApp } from '../helpers/app.js';
 let t: TestApp;
 let port: number;
 let key: string;
-let testKey: string;
 beforeAll(async () => {
   t = await testApp();
   key = await t.newKey('pro');
-  testKey = await t.newKey({ plan: 'pro', test: true });
   port = Number(new URL(await t.app.listen({ host: '127.0.0.1', port: 0 })).port);
 });
 afterAll(async () => t.close());
@@ -26,8 +28,8 @@ afterAll(async () => t.close());
 const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n${extra}\r\n`;
 
 /** A connection that keeps what it reads; `ended` once the server closed or reset it. */
-function open(): { socket: Socket; received: () => string; ended: Promise<void> } {
-  const socket = connect(port, '127.0.0.1');
+function open(to = port): { socket: Socket; received: () => string; ended: Promise<void> } {
+  const socket = connect(to, '127.0.0.1');
   let text = '';
   socket.on('data', (chunk) => (text += chunk.toString()));
   const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
@@ -51,6 +53,31 @@ async function closedByPipelining(): Promise<number> {
   return metric.values.find((v) => v.labels.reason === 'pipelining')?.value ?? 0;
 }
 
+/** The memory limiter, holding every decision until `release`; `seen` counts the decisions it was asked. */
+class HeldLimiter implements LimiterStore {
+  seen = 0;
+  readonly #memory = new MemoryLimiterStore({ clock: () => Date.now() });
+  #holding = true;
+  readonly #waiting: (() => void)[] = [];
+  hitNow(): undefined {
+    return undefined;
+  }
+  async hit(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
+    this.seen++;
+    if (this.#holding) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    return this.#memory.hitNow(caller, policy, unbanSeq);
+  }
+  release(): void {
+    this.#holding = false;
+    for (const resolve of this.#waiting.splice(0)) resolve();
+  }
+  refuse = (caller: string, policy: Policy, unbanSeq?: number) => this.#memory.refuse(caller, policy, unbanSeq);
+  peek = (caller: string, policy: Policy, unbanSeq?: number) => this.#memory.peek(caller, policy, unbanSeq);
+  unban = (caller: string) => this.#memory.unban(caller);
+  banOf = (caller: string, unbanSeq?: number) => this.#memory.banOf(caller, unbanSeq);
+  close = () => this.#memory.close();
+}
+
 describe('pipelined requests on one connection', () => {
   it.each(['/pets/1', '/pets/1?x=1'])('are all answered, in order, up to the most sent at once (%s)', async (path) => {
     await t.app.inject({ method: 'GET', url: '/pets/1', headers: { 'x-api-key': key } });
@@ -62,20 +89,31 @@ describe('pipelined requests on one connection', () => {
   });
 
   it(`are not read beyond ${PAUSE_AT} unanswered: the next request waits in the client's socket until an answer is written`, async () => {
-    const slow = `GET /pets/1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${testKey}\r\nPrefer: latency=1500\r\n\r\n`;
-    const body = JSON.stringify({ petId: 1 });
-    const place = `POST /store/orders HTTP/1.1\r\nHost: x\r\nX-API-Key: ${testKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
-    const orders = async () => (await t.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': testKey } })).json().data.length as number;
-    const { socket, received, ended } = open();
-    socket.write(slow.repeat(PAUSE_AT));
-    await sleep(200);
-    socket.write(place);
-    // Had the connection been read, the order would have been placed at once (its answer waiting its turn).
-    await sleep(500);
-    expect(await orders()).toBe(0);
-    await ended;
-    expect(statuses(received())).toEqual([...new Array(PAUSE_AT).fill(200), 201]);
-    expect(await orders()).toBe(1);
+    // A limiter that holds every decision until released: the requests it has seen are the ones read.
+    const limiter = new HeldLimiter();
+    const held = await testApp({ limiter });
+    try {
+      const heldKey = await held.newKey('pro');
+      const heldPort = Number(new URL(await held.app.listen({ host: '127.0.0.1', port: 0 })).port);
+      const body = JSON.stringify({ petId: 1 });
+      const place = `POST /store/orders HTTP/1.1\r\nHost: x\r\nX-API-Key: ${heldKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+      const orders = async () =>
+        (await held.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': heldKey } })).json().data.length as number;
+      const { socket, received, ended } = open(heldPort);
+      socket.write(`GET /pets/1?x=1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${heldKey}\r\n\r\n`.repeat(PAUSE_AT));
+      await until(() => limiter.seen === PAUSE_AT, `${PAUSE_AT} requests read`);
+      // In a later read than the eight (one read is parsed whole): it must wait in the socket.
+      socket.write(place);
+      await sleep(300);
+      expect(limiter.seen).toBe(PAUSE_AT);
+      limiter.release();
+      await ended;
+      expect(statuses(received())).toEqual([...new Array(PAUSE_AT).fill(200), 201]);
+      // The inject above counted through the limiter too, so the order is read after the release.
+      expect(await orders()).toBe(1);
+    } finally {
+      await held.close();
+    }
   });
 
   it(`are refused by closing the connection when more than ${CLOSE_ABOVE} come at once, counted; nothing of them is done`, async () => {
