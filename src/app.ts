@@ -150,7 +150,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   // Set once the routes exist.
   let fast: Entrance | undefined = undefined;
   const app = Fastify({
-    serverFactory: publicServer({ config, limiter, metrics, logger, entrance: () => fast }),
+    serverFactory: publicServer({ config, limiter, metrics, logger, clock, entrance: () => fast }),
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
     genReqId: requestIdOf,

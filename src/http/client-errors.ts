@@ -5,8 +5,10 @@ import { addressCaller } from '../ratelimit/callers.js';
 import { RETRY_AFTER_HEADER, rateLimitHeaders } from '../ratelimit/headers.js';
 import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
+import type { AddressRefusals } from './connections.js';
 import { ALLOW_ORIGIN_HEADER } from './cors.js';
-import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
+import { CLOSE_ABOVE } from './pipelining.js';
+import { PROBLEM_CONTENT_TYPE, ProblemError, type ProblemSlug, problemBody } from './problems.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
 /** What Node's HTTP parser refuses, by its error code; anything else it refuses is a plain `400`. */
@@ -40,29 +42,39 @@ export function connectHandler(publicUrl: string, limiter: LimiterStore) {
 }
 
 /**
- * A connection beyond the address's allowance (./connections.ts): a `429` problem with the address's
+ * Connections an address may not open now (./connections.ts): a `429` problem with the address's
  * rate-limit headers, before any request is read, then the connection is closed.
  */
-export function tooManyConnections(publicUrl: string, limiter: LimiterStore, perAddress: number) {
-  return (socket: Socket): void => {
-    const problem = new ProblemError(
-      'too-many-connections',
-      `An address may hold ${perAddress} connections at once; close some, or reuse them (keep-alive).`,
-      {},
-      { [RETRY_AFTER_HEADER]: '1' },
-    );
-    answerOnSocket(socket, publicUrl, limiter, problem);
+export function addressRefusals(publicUrl: string, limiter: LimiterStore, perAddress: number, counted: (slug: ProblemSlug) => void): AddressRefusals {
+  return {
+    crowded(socket) {
+      counted('too-many-connections');
+      const detail = `An address may hold ${perAddress} connections at once; close some, or reuse them (keep-alive).`;
+      answerOnSocket(socket, publicUrl, limiter, new ProblemError('too-many-connections', detail, {}, { [RETRY_AFTER_HEADER]: '1' }), DESTROY);
+    },
+    flooding(socket, retryAfterS) {
+      counted('pipelining-flood');
+      const detail = `A connection from this address sent more than ${CLOSE_ABOVE} requests without reading their answers; its connections are refused for ${retryAfterS} more seconds.`;
+      answerOnSocket(socket, publicUrl, limiter, new ProblemError('pipelining-flood', detail, {}, { [RETRY_AFTER_HEADER]: String(retryAfterS) }), DESTROY);
+    },
   };
 }
 
-function answerOnSocket(socket: Socket, publicUrl: string, limiter: LimiterStore, problem: ProblemError): void {
+/**
+ * A connection refused before Node's HTTP server saw it is nobody else's to close, and a client that
+ * sends without reading (or never closes its side) would hold it open: it is destroyed once the answer
+ * reached the kernel. The others are ended, and Node closes them.
+ */
+const DESTROY = true;
+
+function answerOnSocket(socket: Socket, publicUrl: string, limiter: LimiterStore, problem: ProblemError, destroy = false): void {
   limiter.peek(addressCaller(socket.remoteAddress ?? 'unknown'), ANONYMOUS_POLICY).then(
-    (verdict) => answer(socket, publicUrl, problem, rateLimitHeaders(verdict)),
-    () => answer(socket, publicUrl, problem, {}),
+    (verdict) => answer(socket, publicUrl, problem, rateLimitHeaders(verdict), destroy),
+    () => answer(socket, publicUrl, problem, {}, destroy),
   );
 }
 
-function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits: Record<string, string>): void {
+function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits: Record<string, string>, destroy: boolean): void {
   if (!socket.writable) return void socket.destroy();
   // No request line could be read, so there is no path to name.
   const body = JSON.stringify(problemBody(publicUrl, problem.slug, problem.detail, '', problem.extras));
@@ -78,5 +90,7 @@ function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits
   const head = Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${head}\r\n${body}`);
+  const text = `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${head}\r\n${body}`;
+  if (destroy) socket.end(text, () => socket.destroy());
+  else socket.end(text);
 }

@@ -10,6 +10,11 @@ export const PAUSE_AT = 8;
  * not waiting for answers, and what it sent is dropped rather than held.
  */
 export const CLOSE_ABOVE = 64;
+/**
+ * How long an address whose connection was closed above `CLOSE_ABOVE` has its connections refused
+ * (./connections.ts), unless the service sits behind a trusted proxy.
+ */
+export const FLOOD_REFUSAL_MS = 10_000;
 
 export interface PipeliningBound {
   /** Counts a request in, before either entrance sees it; false when its connection was closed (nothing more is done with it). */

@@ -106,6 +106,12 @@ export const PROBLEM_TYPES = {
     description:
       'The client address already holds as many connections as the service allows one address (`MAX_CONNECTIONS_PER_ADDRESS`); this one was closed before any request was read. Reuse connections (keep-alive) or close some.',
   },
+  'pipelining-flood': {
+    status: 429,
+    title: 'Connections refused after a pipelining flood',
+    description:
+      "A connection from the client address sent more pipelined requests than the service holds unanswered for one connection without reading the answers, so it was closed, and for a while the address's connections are closed before any request is read. Wait the number of seconds in `Retry-After`. Pipelined requests are answered in order; a connection with several unanswered is not read until the client reads an answer.",
+  },
   'rate-limited': {
     status: 429,
     title: 'Too many requests',

@@ -3,8 +3,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { PublicConfig } from '../app.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { LimiterStore } from '../ratelimit/store.js';
-import { connectHandler, tooManyConnections } from './client-errors.js';
-import { capConnectionsPerAddress } from './connections.js';
+import type { Clock } from '../clock.js';
+import { addressRefusals, connectHandler } from './client-errors.js';
+import { type AddressGuard, guardAddresses } from './connections.js';
 import { MAX_HEAD_BYTES } from './limits.js';
 import { boundPipelining, CLOSE_ABOVE } from './pipelining.js';
 
@@ -17,6 +18,7 @@ export interface PublicServerDeps {
   limiter: LimiterStore;
   metrics: Pick<Metrics, 'connectionsClosed'>;
   logger: FastifyBaseLogger | false;
+  clock: Clock;
   /** The fast entrance once built; until then every request goes to Fastify. */
   entrance: () => Entrance | undefined;
 }
@@ -26,7 +28,7 @@ export interface PublicServerDeps {
  * what no client may do to it bounded (slow or idle clients, connections per address, requests
  * pipelined unanswered) and the fast entrance in front of Fastify's handler.
  */
-export function publicServer({ config, limiter, metrics, logger, entrance }: PublicServerDeps) {
+export function publicServer({ config, limiter, metrics, logger, clock, entrance }: PublicServerDeps) {
   const { publicUrl, timeouts } = config;
   // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
   const http: ServerOptions = {
@@ -39,9 +41,11 @@ export function publicServer({ config, limiter, metrics, logger, entrance }: Pub
     connectionsCheckingInterval: 1_000,
   };
   return (handler: Handler): Server => {
+    let addresses: AddressGuard | undefined = undefined;
     const pipelining = boundPipelining((socket) => {
       metrics.connectionsClosed.inc({ reason: 'pipelining' });
       if (logger) logger.warn({ remoteAddress: socket.remoteAddress }, `connection closed: more than ${CLOSE_ABOVE} requests sent unanswered`);
+      addresses?.flooded(socket.remoteAddress ?? '');
     });
     const server = createServer(http, (req, res) => {
       if (!pipelining.admit(req, res)) return;
@@ -59,7 +63,8 @@ export function publicServer({ config, limiter, metrics, logger, entrance }: Pub
     server.timeout = timeouts.sendMs;
     if (!config.trustProxy) {
       const { connectionsPerAddress } = timeouts;
-      capConnectionsPerAddress(server, connectionsPerAddress, tooManyConnections(publicUrl, limiter, connectionsPerAddress));
+      const refusals = addressRefusals(publicUrl, limiter, connectionsPerAddress, (reason) => metrics.connectionsClosed.inc({ reason }));
+      addresses = guardAddresses(server, connectionsPerAddress, clock, refusals);
     }
     return server;
   };

@@ -34,7 +34,7 @@ function httpMetrics(registers: Registers) {
     }),
     connectionsClosed: new Counter({
       name: 'petstore_http_connections_closed_total',
-      help: 'Connections the public listener closed itself, by why: pipelining (more requests sent unanswered than one connection may hold).',
+      help: 'Connections the public listener closed itself, by why: pipelining (more requests sent unanswered than one connection may hold), pipelining-flood (refused: its address flooded a moment ago), too-many-connections (refused: its address holds its allowance).',
       labelNames: ['reason'] as const,
       registers,
     }),

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLOSE_ABOVE, PAUSE_AT } from '../../src/http/pipelining.js';
+import { CLOSE_ABOVE, FLOOD_REFUSAL_MS, PAUSE_AT } from '../../src/http/pipelining.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
@@ -11,7 +11,7 @@ import { type TestApp, testApp } from '../helpers/app.js';
 /**
  * What one connection can make the service hold is bounded: with `PAUSE_AT` requests unanswered it is
  * not read (what the client sends next waits in its socket), and one that sends more than
- * `CLOSE_ABOVE` at once is closed. Over a real socket, through both entrances (`/pets/1` is the fast
+ * `CLOSE_ABOVE` at once is closed, and its address is refused connections for a while. Over a real socket, through both entrances (`/pets/1` is the fast
  * lane's when memory holds it; `/pets/1?x=1` always Fastify's).
  */
 
@@ -25,11 +25,13 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
+/** The address the floods come from, so that the others' connections stay welcome. */
+const FLOODER = '127.0.0.2';
 const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n${extra}\r\n`;
 
 /** A connection that keeps what it reads; `ended` once the server closed or reset it. */
-function open(to = port): { socket: Socket; received: () => string; ended: Promise<void> } {
-  const socket = connect(to, '127.0.0.1');
+function open(to = port, from?: string): { socket: Socket; received: () => string; ended: Promise<void> } {
+  const socket = connect({ port: to, host: '127.0.0.1', localAddress: from });
   let text = '';
   socket.on('data', (chunk) => (text += chunk.toString()));
   const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
@@ -120,15 +122,40 @@ describe('pipelined requests on one connection', () => {
     const before = await closedByPipelining();
     const body = JSON.stringify({ petId: 1 });
     const place = `POST /store/orders HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-    const { socket, ended } = open();
+    const { socket, ended } = open(port, FLOODER);
     socket.write(get('/pets/1?x=1').repeat(CLOSE_ABOVE) + place);
     await ended;
     expect(await closedByPipelining()).toBe(before + 1);
     expect((await t.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': key } })).json().data).toEqual([]);
-    // The service answers the next connection as ever.
+    // Another address is answered as ever.
     const next = open();
     next.socket.write(get('/pets/1', 'Connection: close\r\n'));
     await next.ended;
     expect(statuses(next.received())).toEqual([200]);
+    t.clock.advance(FLOOD_REFUSAL_MS);
+  });
+
+  it("close the flooding address's other connections, and refuse its new ones for a while with a 429 problem", async () => {
+    const idle = open(port, FLOODER);
+    await new Promise((resolve) => idle.socket.once('connect', resolve));
+    const flood = open(port, FLOODER);
+    flood.socket.write(get('/pets/1').repeat(CLOSE_ABOVE + 1));
+    await Promise.all([flood.ended, idle.ended]);
+
+    t.clock.advance(FLOOD_REFUSAL_MS - 2_500);
+    const refused = open(port, FLOODER);
+    refused.socket.write(get('/pets/1'));
+    await refused.ended;
+    const [head = '', body = ''] = refused.received().split('\r\n\r\n');
+    expect(statuses(head)).toEqual([429]);
+    expect(head).toMatch(/\r\nRetry-After: 3\r\n/i);
+    expect(head).toMatch(/\r\nX-RateLimit-Limit: \d+\r\n/i);
+    expect(JSON.parse(body)).toMatchObject({ type: 'http://petstore.test/problems/pipelining-flood', status: 429 });
+
+    t.clock.advance(2_500);
+    const again = open(port, FLOODER);
+    again.socket.write(get('/pets/1', 'Connection: close\r\n'));
+    await again.ended;
+    expect(statuses(again.received())).toEqual([200]);
   });
 });
