@@ -38,6 +38,7 @@ export function migrations(kind: Kind): Record<string, Migration> {
     '004_test_keys': testKeys(d),
     '005_order_lifecycle_and_events': orderLifecycleAndEvents(d),
     '006_webhooks': webhooks(d),
+    '007_new_key_notifications': newKeyNotifications(d),
   };
 }
 
@@ -95,7 +96,7 @@ const petCatalogue = (_d: Dialect): Migration => ({
 const changeNotifications = (d: Dialect): Migration => ({
   // PostgreSQL tells every listening instance which cached row changed, whoever changed it (an
   // instance, the CLI, an operator's SQL): see change-feed.ts. New rows need no notice: nothing
-  // caches their absence. SQLite needs nothing here: `PRAGMA data_version` covers it.
+  // caches their absence (until 007). SQLite needs nothing here: `PRAGMA data_version` covers it.
   async up(db: Kysely<unknown>) {
     if (d.kind !== 'postgres') return;
     await sql`
@@ -209,6 +210,15 @@ const webhooks = (d: Dialect): Migration => ({
     await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').column('next_attempt_at').where(sql.ref('state'), '=', 'pending').execute();
     await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'seq']).execute();
     await deliveryTriggers(db, d.kind);
+  },
+});
+
+const newKeyNotifications = (d: Dialect): Migration => ({
+  // Each instance now knows which keys exist (keys/known-keys.ts), so a new key is news too: every
+  // listening instance hears of it, as of a changed one, and looks it up from then on.
+  async up(db: Kysely<unknown>) {
+    if (d.kind !== 'postgres') return;
+    await sql`create trigger api_keys_created after insert on api_keys for each row execute function notify_change()`.execute(db);
   },
 });
 

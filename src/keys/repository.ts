@@ -83,6 +83,8 @@ export class KeysRepository {
       fault_profile: faults && JSON.stringify(faults),
     };
     await this.db.insertInto('api_keys').values(row).execute();
+    // Heard before this returns, so that the key works at once here (keys/known-keys.ts).
+    this.changes?.changed('api_keys', row.id);
     return { record: toRecord({ ...row, unban_seq: 0 }), key };
   }
 
@@ -93,6 +95,16 @@ export class KeysRepository {
   async findByHash(hash: string): Promise<KeyRecord | undefined> {
     const row = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst();
     return row && toRecord(row);
+  }
+
+  /** The digests of every key, in their order, `limit` at a time after `after` (`''`: from the first). */
+  async hashesAfter(after: string, limit: number): Promise<string[]> {
+    const rows = await this.db.selectFrom('api_keys').select('key_hash').where('key_hash', '>', after).orderBy('key_hash').limit(limit).execute();
+    return rows.map((row) => row.key_hash);
+  }
+
+  async hashOf(id: string): Promise<string | undefined> {
+    return (await this.db.selectFrom('api_keys').select('key_hash').where('id', '=', id).executeTakeFirst())?.key_hash;
   }
 
   async get(id: string): Promise<KeyRecord | undefined> {
