@@ -102,7 +102,10 @@ const CORS = corsPolicy({
   methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
 });
 
-export type PublicConfig = Pick<Config, 'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks'>;
+export type PublicConfig = Pick<
+  Config,
+  'publicUrl' | 'bodyLimit' | 'fastLane' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks'
+>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -176,7 +179,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   docsRoutes(app, config.petsGet);
   registerMethodNotAllowed(app, routes);
   await app.ready();
-  fast = fastEntrance(app, { config, changes, limiter, metrics, clock, keys, catalogue, orderPages, answered });
+  if (config.fastLane) fast = fastEntrance(app, { config, changes, limiter, metrics, clock, keys, catalogue, orderPages, answered });
   return app;
 }
 

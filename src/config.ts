@@ -30,6 +30,11 @@ export interface Config {
   /** Proxy addresses whose `X-Forwarded-For` is believed (Fastify's `trustProxy`); false: none. */
   trustProxy: false | string[];
   bodyLimit: number;
+  /**
+   * The fast entrance in front of Fastify (src/http/fast-lane.ts); off, Fastify answers every request
+   * (the same answers, more slowly: to compare the two, or to rule the lane out).
+   */
+  fastLane: boolean;
   petsGet: { deprecatedAt: Date; sunsetAt: Date };
   ban: BanRules;
   shutdownTimeoutMs: number;
@@ -136,6 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     logFormat: logFormatOf(env),
     trustProxy: trustProxyOf(env),
     bodyLimit: positiveIntOf(env, 'BODY_LIMIT', DEFAULTS.bodyLimit),
+    fastLane: booleanOf(env, 'FAST_LANE', true),
     petsGet: { deprecatedAt, sunsetAt },
     ban: banRulesOf(env),
     shutdownTimeoutMs: 1000 * positiveIntOf(env, 'SHUTDOWN_TIMEOUT_SECONDS', DEFAULTS.shutdownTimeoutMs / 1000),

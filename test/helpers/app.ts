@@ -18,6 +18,7 @@ import type { LimiterStore } from '../../src/ratelimit/store.js';
 import { type FakeClock, fakeClock } from './clock.js';
 import { TEST_STORE, type TestDatabase, testDatabase } from './database.js';
 import { openDatabase } from '../../src/db/database.js';
+import { type Entrance, overSocket, type Received, type Sent } from './over-socket.js';
 
 export interface TestApp {
   app: App;
@@ -41,6 +42,8 @@ export interface TestApp {
   retention: EventRetention;
   /** The instance's webhook dispatcher, not started: a test moves the clock and calls `runDue()`. */
   dispatcher: Dispatcher;
+  /** Sends a request: injected into Fastify, or over a real socket when the app came in by an `entrance`. */
+  request(sent: Sent): Promise<Received>;
   /** A new key of the plan; returns the full key. */
   newKey(choice?: (PlanChoice & { test?: boolean }) | PlanChoice['plan']): Promise<string>;
   /** Stops everything; the store is dropped unless `keepStore` (another app opens it next). */
@@ -61,6 +64,8 @@ export interface TestAppOptions {
   random?: () => number;
   /** The store of an app closed with `keepStore` (a restart): opened again, and dropped when this app closes. */
   store?: Pick<TestDatabase, 'url' | 'config' | 'drop'>;
+  /** The app listens on 127.0.0.1 and `request` goes over a socket, by this entrance (`fastify`: `FAST_LANE=false`). */
+  entrance?: Entrance;
 }
 
 /**
@@ -69,7 +74,7 @@ export interface TestAppOptions {
  */
 export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = options.clock ?? fakeClock();
-  const config = loadConfig({ PUBLIC_URL: 'http://petstore.test', ...options.env });
+  const config = loadConfig({ PUBLIC_URL: 'http://petstore.test', ...(options.entrance === 'fastify' ? { FAST_LANE: 'false' } : {}), ...options.env });
   const { adminToken } = config;
   const kind = options.sqliteFile ? 'sqlite' : options.postgresVia ? 'postgres' : TEST_STORE;
   const store = options.store ? reopened(options.store) : await testDatabase({ kind, sqliteFile: options.sqliteFile, connectVia: options.postgresVia });
@@ -88,6 +93,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log: quiet });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log: quiet });
   const dispatcher = Dispatcher.of(db, config.webhooks, { clock, metrics, log: quiet, random: options.random });
+  const request = options.entrance ? overSocket(Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port)) : injected(app);
   return {
     app,
     admin,
@@ -103,6 +109,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
     fulfilment,
     retention,
     dispatcher,
+    request,
     newKey: async (choice = 'pro') => (await keys.create(typeof choice === 'string' ? { plan: choice } : choice)).key,
     close: async ({ keepStore = false } = {}) => {
       await Promise.all([fulfilment.stop(), retention.stop(), dispatcher.stop()]);
@@ -116,13 +123,21 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   };
 }
 
+function injected(app: App) {
+  return async (sent: Sent): Promise<Received> => {
+    const { remoteAddress, ...rest } = sent;
+    const response = await app.inject({ ...rest, ...(remoteAddress ? { remoteAddress } : {}) });
+    return { statusCode: response.statusCode, headers: response.headers, body: response.body, json: () => response.json() };
+  };
+}
+
 /** The same store again, as a restarted instance opens it. */
 function reopened({ url, config, drop }: Pick<TestDatabase, 'url' | 'config' | 'drop'>): TestDatabase {
   return { db: openDatabase(config), url, config, drop };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test reads whatever a body holds; the assertions check it.
-export function json<T = any>(response: LightMyRequestResponse): T {
+export function json<T = any>(response: Pick<LightMyRequestResponse, 'body'>): T {
   return JSON.parse(response.body) as T;
 }
 

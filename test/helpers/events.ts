@@ -12,7 +12,7 @@ export interface Event {
 
 /** One page of `GET /events` as `key` reads it (`query` without the leading `?`). */
 export async function eventPage(t: TestApp, key: string, query = ''): Promise<Page<Event>> {
-  const response = await t.app.inject({ url: `/events${query ? `?${query}` : ''}`, headers: { 'x-api-key': key } });
+  const response = await t.request({ url: `/events${query ? `?${query}` : ''}`, headers: { 'x-api-key': key } });
   expect(response.statusCode, response.body).toBe(200);
   return json<Page<Event>>(response);
 }

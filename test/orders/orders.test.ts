@@ -1,4 +1,4 @@
-import type { LightMyRequestResponse } from 'fastify';
+import type { Received } from '../helpers/over-socket.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 import { BASE, expectProblem, firstPetWith, type Order, ordersAs, type Page } from '../helpers/orders.js';
@@ -13,7 +13,7 @@ let sold: number;
 
 const as = (key: string) => ordersAs(t, key);
 
-function expectInvalidBody(response: LightMyRequestResponse, names: string[]) {
+function expectInvalidBody(response: Received, names: string[]) {
   expectProblem(response, 400, 'invalid-request');
   const errors = json<{ errors: Array<{ in: string; name: string; message: string }> }>(response).errors;
   expect(errors.every((e) => e.in === 'body' && typeof e.message === 'string')).toBe(true);
