@@ -102,10 +102,8 @@ const CORS = corsPolicy({
   methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
 });
 
-export type PublicConfig = Pick<
-  Config,
-  'publicUrl' | 'bodyLimit' | 'fastLane' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks'
->;
+type PublicSettings = 'publicUrl' | 'bodyLimit' | 'fastLane' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks';
+export type PublicConfig = Pick<Config, PublicSettings>;
 
 declare module 'fastify' {
   interface FastifyInstance {
