@@ -38,6 +38,7 @@ import {
 import { redisCounter } from './redis-count.js';
 import { LIMITED_KEYS, measureBanned, measureOverLimit } from './refusals.js';
 import { type Proc, startBaseline, startPeer, startService } from './service.js';
+import { measureUnknownKeys, type UnknownKeyFigures } from './unknown-keys.js';
 import { createKeys } from './setup.js';
 
 /** Enough keys that no one key's limiter state grows large within a run. */
@@ -64,7 +65,15 @@ export interface ModeResult {
    * minutes apart the same build's ratios to both moved with the machine's drift.
    */
   petsByTurns?: { baseline?: ByTurns; peerRedis?: ByTurns };
+  /**
+   * Scaled out: the store's orders against the peer a user would write (bench/peer.ts, `pg` and
+   * @fastify/rate-limit's Redis store), by turns (b: the service, with fulfilment off: nothing moves
+   * its orders meanwhile; a: the peer), on the same keys and orders (issue 32).
+   */
+  ordersByTurns?: { list: ByTurns; place: ByTurns };
   growth?: GrowthFigures;
+  /** With PostgreSQL: a flood of keys nobody created (unknown-keys.ts). */
+  unknownKeys?: UnknownKeyFigures;
   /** Embedded: 100,000 orders falling due at once, and `GET /events` with a million events (events.ts). */
   fulfilment?: FulfilmentFigures;
   retention?: RetentionFigures;
@@ -121,6 +130,9 @@ async function measurePhases(run: ModeRun, baseline: Proc): Promise<Omit<ModeRes
     if (peerRedis) petsByTurns.peerRedis = peerRedis;
   }
   const refusalsByTurns = has('paths') ? await measureOtherPaths(run) : {};
+  const postgres = env.DATABASE_URL!.startsWith('postgres');
+  const unknownKeys = has('paths') && postgres ? await measureUnknownKeys(run) : undefined;
+  const ordersByTurns = has('peers') && postgres && env.REDIS_URL ? await ordersAgainstPeer(run) : undefined;
   await run.service.stop();
   const growth = has('growth') ? await measureGrowth(mode, env, settings, run.row, run.keys.pets) : undefined;
   const events = has('events') ? await measureEvents(mode, env, settings) : {};
@@ -130,6 +142,8 @@ async function measurePhases(run: ModeRun, baseline: Proc): Promise<Omit<ModeRes
     ...(defaultConfigByTurns ? { defaultConfigByTurns } : {}),
     ...(has('paths') ? { refusalsByTurns, petsByTurns } : {}),
     ...(growth ? { growth } : {}),
+    ...(unknownKeys ? { unknownKeys } : {}),
+    ...(ordersByTurns ? { ordersByTurns } : {}),
     ...events,
   };
 }
@@ -191,6 +205,29 @@ async function measureOtherPaths(run: ModeRun): Promise<NonNullable<ModeResult['
   await run.row(run.service, PATHS.hotKey, 200, get('/pets/1', [keys.hot]));
   const overLimit = await measureOverLimit(run);
   return { banned, overLimit };
+}
+
+/** The orders peer's rows, and the service's orders against it by turns, the service's fulfilment off. */
+async function ordersAgainstPeer(run: ModeRun): Promise<NonNullable<ModeResult['ordersByTurns']>> {
+  const { env, keys, settings } = run;
+  const nameSpace = `bench-orders-peer-${randomBytes(4).toString('hex')}:`;
+  const peer = await startPeer(run.answer.body, { redisUrl: env.REDIS_URL!, nameSpace, databaseUrl: env.DATABASE_URL! });
+  run.others.push(peer);
+  const service = await startService({ ...env, FULFILMENT_APPROVE_SECONDS: '0' });
+  run.others.push(service);
+  const listOrders = get('/store/orders', keys.listOrders);
+  const placeOrders = keys.placeOrders.map((key) => postOrder('/store/orders', key));
+  await run.row(peer, PATHS.peerListOrders, 200, listOrders, true);
+  await run.row(peer, PATHS.peerPlaceOrder, 201, placeOrders, true);
+  const list = await byTurns(peer, service, listOrders, settings.connections, CONFIG_ROUNDS, CONFIG_TURN_SECONDS);
+  const place = await byTurns(peer, service, placeOrders, settings.connections, CONFIG_ROUNDS, CONFIG_TURN_SECONDS);
+  for (const [path, turns] of [
+    [PATHS.listOrders, list],
+    [PATHS.placeOrder, place],
+  ] as const)
+    process.stderr.write(`  ${run.mode}: ${path} ÷ the orders peer by turns: median ${turns.median} (${turns.ratios.join(', ')})\n`);
+  await Promise.all([peer.stop(), service.stop()]);
+  return { list, place };
 }
 
 /** Embedded: 100,000 orders falling due at once, a million expired events, a receiver that never answers, `GET /events` with a million (events.ts). */

@@ -10,7 +10,7 @@ import { type Proc, startBaseline } from './service.js';
 import type { BenchKeys } from './setup.js';
 
 /** Requests sent one at a time to count what each costs in Redis and in PostgreSQL. */
-const ROUND_TRIP_PROBES = 200;
+export const ROUND_TRIP_PROBES = 200;
 /** The default configuration against `warn`, by turns (load.ts `byTurns`): rounds, and seconds per turn. */
 export const CONFIG_ROUNDS = 6;
 export const CONFIG_TURN_SECONDS = 2;
@@ -26,6 +26,8 @@ export const PATHS = {
   placeOrderFloor: "node:http sending the service's answer to POST /store/orders (floor)",
   peerMemory: 'Fastify + @fastify/rate-limit (memory store)',
   peerRedis: 'Fastify + @fastify/rate-limit (Redis store)',
+  peerListOrders: 'Fastify + @fastify/rate-limit (Redis) + pg: GET /store/orders',
+  peerPlaceOrder: 'Fastify + @fastify/rate-limit (Redis) + pg: POST /store/orders',
   listOrders: 'GET /store/orders',
   placeOrder: 'POST /store/orders',
   banned: '429, banned key',

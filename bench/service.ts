@@ -54,11 +54,17 @@ export async function startBaseline(body: string, headers?: Record<string, strin
 
 /**
  * A peer (bench/peer.ts) in a process of its own, answering `GET /pets/:petId` with `body`:
- * @fastify/rate-limit's in-memory store, or its Redis store on `redisUrl` under a key prefix of its own.
+ * @fastify/rate-limit's in-memory store, or its Redis store on `redisUrl` under a key prefix of its own;
+ * with `databaseUrl`, the store's orders too, over the service's tables there.
  */
-export async function startPeer(body: string, store: { redisUrl: string; nameSpace: string } | null): Promise<Proc> {
+export async function startPeer(body: string, store: { redisUrl: string; nameSpace: string; databaseUrl?: string } | null): Promise<Proc> {
   const port = await freePort();
-  const env = { PORT: String(port), BODY: body, ...(store ? { PEER_REDIS_URL: store.redisUrl, PEER_NAMESPACE: store.nameSpace } : {}) };
+  const env = {
+    PORT: String(port),
+    BODY: body,
+    ...(store ? { PEER_REDIS_URL: store.redisUrl, PEER_NAMESPACE: store.nameSpace } : {}),
+    ...(store?.databaseUrl ? { PEER_DATABASE_URL: store.databaseUrl } : {}),
+  };
   const proc = spawnProc(['--import', 'tsx', join(ROOT, 'bench/peer.ts')], env, `http://127.0.0.1:${port}`);
   await proc.ready(`${proc.url}/pets/1`);
   return { url: proc.url, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
