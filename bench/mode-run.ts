@@ -54,6 +54,8 @@ export interface Row extends Measured {
   allExpected: boolean;
   /** Redis round trips (script runs) per request, in a mode with Redis. */
   redisPerRequest?: number;
+  /** What one of those script runs cost Redis, in µs (`INFO commandstats`). */
+  redisUsPerScript?: number;
   /** PostgreSQL queries per request in steady state, in a mode with PostgreSQL (see pg-count.ts). */
   pgPerRequest?: number;
 }
@@ -115,7 +117,7 @@ export function rowRunner(mode: string, settings: LoadSettings, rows: Row[], red
     // Steady state: the service has met every key of the row (a spread row's first pass is the growth phase's).
     if (!peer && typeof requests[0]?.setupRequest !== 'function') await oneAtATime(target.url, requests, requests.length);
     const measured = await measure(target, requests, settings);
-    const redisPerRequest = redis ? await roundTrips(target, requests, redis) : undefined;
+    const trips = redis ? await roundTrips(target, requests, redis) : undefined;
     // Peers have no PostgreSQL; a service is counted on a twin of itself (pg-count.ts).
     const pgPerRequest = postgres && target.env ? await pgQueriesPerRequest(target.env, requests, ROUND_TRIP_PROBES) : undefined;
     rows.push({
@@ -124,7 +126,8 @@ export function rowRunner(mode: string, settings: LoadSettings, rows: Row[], red
       expected,
       allExpected: measured.statuses[expected] === measured.requests,
       ...measured,
-      redisPerRequest,
+      redisPerRequest: trips?.perRequest,
+      redisUsPerScript: trips?.usPerScript,
       pgPerRequest,
     });
     log(mode, rows.at(-1)!);
@@ -149,13 +152,14 @@ function floorHeaders(headers: Headers): Record<string, string> {
  * Redis round trips per request, from requests sent one at a time: under load, autocannon's stop
  * abandons up to one request per connection, some after the service has run their script.
  */
-async function roundTrips(target: Proc, requests: Requests, redis: RedisCounter): Promise<number> {
+async function roundTrips(target: Proc, requests: Requests, redis: RedisCounter): Promise<{ perRequest: number; usPerScript: number }> {
   // Let what autocannon left in flight finish first.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const before = await redis.sample(target.adminUrl);
   await oneAtATime(target.url, requests, ROUND_TRIP_PROBES);
+  const after = await redis.sample(target.adminUrl);
   // A peer has no metrics: its requests are the ones just sent, each answered.
-  return redis.perRequest(before, await redis.sample(target.adminUrl), target.adminUrl ? undefined : ROUND_TRIP_PROBES);
+  return { perRequest: redis.perRequest(before, after, target.adminUrl ? undefined : ROUND_TRIP_PROBES), usPerScript: redis.usPerScript(before, after) };
 }
 
 function log(mode: string, row: Row): void {

@@ -10,6 +10,8 @@ import { Redis } from 'ioredis';
 
 export interface RedisSample {
   scripts: number;
+  /** Microseconds Redis spent running them (`usec` of the same `INFO commandstats` lines). */
+  scriptUsec: number;
   /** Every command Redis processed, whoever sent it: an upper bound. */
   commands: number;
   requests: number;
@@ -29,15 +31,23 @@ export async function redisCounter(urls: string[]) {
         Promise.all(nodes.map(async (node) => [await node.info('stats'), await node.info('commandstats')] as const)),
         adminUrl ? fetch(`${adminUrl}/metrics`).then((r) => r.text()) : '',
       ]);
-      const calls = (commandStats: string, command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(commandStats)?.[1] ?? 0);
+      const stat = (commandStats: string, command: string, field: 'calls' | 'usec') =>
+        Number(new RegExp(`cmdstat_${command}:(?:[a-z_]+=[^,]*,)*?${field}=(\\d+)`).exec(commandStats)?.[1] ?? 0);
+      const scripts = (field: 'calls' | 'usec') =>
+        sum(infos.map(([, commandStats]) => stat(commandStats, 'evalsha', field) + stat(commandStats, 'eval', field)));
       return {
-        scripts: sum(infos.map(([, commandStats]) => calls(commandStats, 'evalsha') + calls(commandStats, 'eval'))),
+        scripts: scripts('calls'),
+        scriptUsec: scripts('usec'),
         commands: sum(infos.map(([stats]) => Number(/total_commands_processed:(\d+)/.exec(stats)?.[1] ?? 0))),
         requests: requestsAnswered(metrics),
       };
     },
     perRequest(before: RedisSample, after: RedisSample, sent?: number): number {
       return (after.scripts - before.scripts) / Math.max(1, sent ?? after.requests - before.requests);
+    },
+    /** What one script run cost Redis between two samples, in µs (issue 32: the service's script beside the peer's). */
+    usPerScript(before: RedisSample, after: RedisSample): number {
+      return (after.scriptUsec - before.scriptUsec) / Math.max(1, after.scripts - before.scripts);
     },
     close: () => Promise.all(nodes.map((node) => node.quit())).then(() => undefined),
   };

@@ -152,6 +152,7 @@ for (const mode of modes) {
       'CPU µs/req': r.cpuUsPerRequest,
       '× baseline': (r.rps / mode.baseline.rps).toFixed(2),
       ...(r.redisPerRequest === undefined ? {} : { 'Redis scripts/req': r.redisPerRequest.toFixed(3) }),
+      ...(r.redisUsPerScript === undefined ? {} : { 'Redis µs/script': r.redisUsPerScript.toFixed(1) }),
       ...(r.pgPerRequest === undefined ? {} : { 'PostgreSQL queries/req': r.pgPerRequest.toFixed(3) }),
       statuses: r.allExpected ? `all ${r.expected}` : JSON.stringify(r.statuses),
       'errors/timeouts/resets': `${r.errors}/${r.timeouts}/${r.resets}`,
