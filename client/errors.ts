@@ -105,6 +105,9 @@ export class RateLimitedError extends TooManyRequestsError {
 /** The client address held too many connections at once; this one was closed before any request was read. */
 export class TooManyConnectionsError extends TooManyRequestsError {}
 
+/** A connection from the client address sent many pipelined requests without reading the answers: its connections are refused for `retryAfter` seconds. */
+export class PipeliningFloodError extends TooManyRequestsError {}
+
 /** The key is banned for a while for sending after 429s. Without a `problem`, the client did not send. */
 export class BannedError extends TooManyRequestsError {
   get bannedUntil(): Date | undefined {
@@ -141,6 +144,7 @@ export const PROBLEM_ERRORS = {
   'idempotency-key-reused': IdempotencyKeyReusedError,
   'idempotency-key-in-progress': IdempotencyKeyInProgressError,
   'too-many-connections': TooManyConnectionsError,
+  'pipelining-flood': PipeliningFloodError,
   'rate-limited': RateLimitedError,
   'key-banned': BannedError,
   'internal-error': InternalServerError,

@@ -51,6 +51,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       '004_test_keys',
       '005_order_lifecycle_and_events',
       '006_webhooks',
+      '007_new_key_notifications',
     ]);
   });
 });
