@@ -11,6 +11,7 @@
  * requests are sent one at a time, twice: the first pass brings the service to its steady state
  * (caches filled), the second is counted. The change feed's own connection (the one that sends
  * `LISTEN`) is left out: its heartbeat (`SELECT 1` four times a second) is per second, not per request.
+ * So are the background jobs' polls (`JOB_SQL`), which fall in the counted pass or not by their clocks.
  * The measured service itself is not proxied: a hop through this process would slow its answers.
  */
 import { connect, createServer, type Socket } from 'node:net';
@@ -21,11 +22,25 @@ import { startService } from './service.js';
 const NEGOTIATION_CODES = new Set([80877103, 80877104]);
 
 interface Counts {
-  /** Queries sent by every connection but the change feed's. */
+  /** Queries sent by every connection but the change feed's, but the background jobs'. */
   queries: number;
   /** Queries sent by the change feed's connection. */
   feed: number;
+  /** Queries of the background jobs' polls, and of the transactions they run in. */
+  jobs: number;
 }
+
+/**
+ * The background jobs' queries, by their SQL: they poll on their own clocks (the fulfilment every
+ * 500 ms, the webhook dispatcher, the retention of events and deliveries), so a poll that falls in
+ * the counted pass is theirs, not the requests'.
+ */
+const JOB_SQL = [
+  /for update skip locked/i,
+  /row_number\(\) over \(partition by d\.endpoint_id/i,
+  /^select "seq", "created_at" from "(events|webhook_deliveries)" order by "seq"/i,
+  /^delete from "(events|webhook_deliveries)" where "seq" in/i,
+];
 
 export async function pgQueriesPerRequest(env: Record<string, string>, requests: Requests, probes: number): Promise<number> {
   const proxy = await countingProxy(env.DATABASE_URL!);
@@ -44,7 +59,7 @@ export async function pgQueriesPerRequest(env: Record<string, string>, requests:
 async function countingProxy(databaseUrl: string): Promise<{ url: string; counts(): Counts; close(): Promise<void> }> {
   const upstream = new URL(databaseUrl);
   const target = { host: upstream.hostname || '127.0.0.1', port: Number(upstream.port || 5432) };
-  const totals: Counts = { queries: 0, feed: 0 };
+  const totals: Counts = { queries: 0, feed: 0, jobs: 0 };
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     const server = connect(target);
@@ -53,14 +68,7 @@ async function countingProxy(databaseUrl: string): Promise<{ url: string; counts
       socket.on('close', () => sockets.delete(socket));
       socket.on('error', () => socket.destroy());
     }
-    const reader = new MessageReader((type, start) => {
-      // A query of the change feed's connection: from its LISTEN on, all of its queries are the feed's.
-      if (type === 0x51 && start.toString('latin1').startsWith('LISTEN')) reader.feed = true;
-      if (type === 0x51 || type === 0x45) {
-        if (reader.feed) totals.feed++;
-        else totals.queries++;
-      }
-    });
+    const reader: MessageReader = new MessageReader(counter(totals, () => reader));
     client.on('data', (chunk: Buffer) => {
       reader.read(chunk);
       server.write(chunk);
@@ -83,8 +91,37 @@ async function countingProxy(databaseUrl: string): Promise<{ url: string; counts
   };
 }
 
-/** How many bytes of a message's body `MessageReader` hands over: enough to tell a `LISTEN`. */
-const KEEP = 16;
+/**
+ * Counts a connection's queries into `totals`. The SQL an `Execute` runs is the last one parsed on the
+ * connection (pg sends each query unnamed, Parse then Execute); a transaction's queries are counted at
+ * its end, as the jobs' if one of them is.
+ */
+function counter(totals: Counts, readerOf: () => MessageReader): (type: number, start: Buffer) => void {
+  let parsed = '';
+  let transaction: { queries: number; job: boolean } | null = null;
+  return (type, start) => {
+    const reader = readerOf();
+    const text = start.toString('latin1');
+    // A query of the change feed's connection: from its LISTEN on, all of its queries are the feed's.
+    if (type === 0x51 && text.startsWith('LISTEN')) reader.feed = true;
+    if (type === 0x50) parsed = text.slice(text.indexOf('\0') + 1);
+    if (type !== 0x51 && type !== 0x45) return;
+    if (reader.feed) return void totals.feed++;
+    const sql = (type === 0x51 ? text : parsed).trim();
+    const job = JOB_SQL.some((pattern) => pattern.test(sql));
+    if (/^begin/i.test(sql)) transaction = { queries: 0, job: false };
+    if (transaction === null) return void (job ? totals.jobs++ : totals.queries++);
+    transaction.queries++;
+    transaction.job ||= job;
+    if (!/^(commit|rollback)/i.test(sql)) return;
+    if (transaction.job) totals.jobs += transaction.queries;
+    else totals.queries += transaction.queries;
+    transaction = null;
+  };
+}
+
+/** How many bytes of a message's body `MessageReader` hands over: enough to tell a `LISTEN`, or a job's query. */
+const KEEP = 240;
 
 /**
  * Splits what a client sends into protocol messages, whatever the chunks: first the startup phase's
