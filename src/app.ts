@@ -15,17 +15,16 @@ import { corsPolicy } from './http/cors.js';
 import {
   errorHandler,
   frameworkErrorHandler,
-  inOrder,
   notFoundHandler,
   refuseContentEncoding,
   refuseUnknownExpectation,
   rejectUnknownPath,
   requireHost,
-  type Step,
 } from './http/errors.js';
 import { clientAddressOf } from './http/client-address.js';
 import { type Answered, fastLane } from './http/fast-lane.js';
 import { type Entrance, publicServer } from './http/server.js';
+import { inOrder, type Step, stepHook } from './http/steps.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from './idempotency/header.js';
@@ -147,6 +146,8 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     faults.planFault,
     rateLimitHook(limiter, metrics, publicUrl, (request) => request.identity),
   ];
+  // Every step of every request before its route, in order.
+  const onRequestSteps = [...steps, faults.failNow, requireHost, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath];
   const answered = answerRecorder(metrics, logger);
   // Set once the routes exist.
   let fast: Entrance | undefined = undefined;
@@ -166,7 +167,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     clientErrorHandler: clientErrorHandler(publicUrl, limiter),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  everyRequest(app, { steps, faults, answered, logger, publicUrl });
+  everyRequest(app, { steps: onRequestSteps, faults, answered, logger, publicUrl });
 
   await app.register(swagger, swaggerOptions(publicUrl, config.ban));
   routeEveryMethod(app);
@@ -209,7 +210,7 @@ function everyRequest(
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
 
-  app.addHook('onRequest', inOrder([...steps, faults.failNow, requireHost, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath]));
+  app.addHook('onRequest', inOrder(steps));
   app.addHook('preParsing', refuseContentEncoding);
   app.decorate('draining', false);
   app.addHook('onSend', function closeWhenDrainingAndFault(request, reply, payload, done) {
@@ -245,7 +246,7 @@ function apiOperations(
 ): void {
   const { publicUrl } = config;
   api.addHook('onRoute', declareCommonContract);
-  api.addHook('onRequest', requireKey);
+  api.addHook('onRequest', stepHook(requireKey));
   const writes = new IdempotentWrites(db, clock);
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
   const placement = new OrderPlacement(writes, moves, clock, catalogue);

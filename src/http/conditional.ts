@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
+import type { StepReply, StepRequest } from './steps.js';
 
 /**
  * Conditional reads (RFC 9110 §13): a route marked `config: { conditional: true }` answers its `200`
@@ -19,7 +20,7 @@ declare module 'fastify' {
      * Set by the limit step when it deferred the count (a key's conditional read): counts the request
      * now and answers the refusal body, or undefined when admitted; the headers follow the verdict.
      */
-    countLater?: (reply: FastifyReply) => Promise<string | undefined>;
+    countLater?: (reply: StepReply) => Promise<string | undefined>;
   }
 }
 
@@ -43,8 +44,8 @@ export function noneMatchHolds(ifNoneMatch: string, etag: string): boolean {
 }
 
 /** Whether the limit step may leave the count of this request to `conditionalSend`: a key's conditional read. */
-export function mayDeferCount(request: FastifyRequest): boolean {
-  return request.method === 'GET' && request.routeOptions.config?.conditional === true && typeof request.headers[IF_NONE_MATCH_FIELD] === 'string';
+export function mayDeferCount(request: StepRequest): boolean {
+  return typeof request.headers[IF_NONE_MATCH_FIELD] === 'string' && request.method === 'GET' && request.routeOptions.config?.conditional === true;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { StepReply, StepRequest } from './steps.js';
 
 /**
  * Browsers on any origin may call the API (API clients, docs tools, notebooks): keys travel in a
@@ -26,14 +26,14 @@ export function corsPolicy({ exposed, allowed, methods }: CorsLists) {
   return {
     headers,
     /** The step that gives every response its CORS headers. */
-    cors(_request: FastifyRequest, reply: FastifyReply): void {
+    cors(_request: StepRequest, reply: StepReply): void {
       reply.headers(headers);
     },
     /**
      * A preflight (OPTIONS with Access-Control-Request-Method) is answered here, after the rate-limit
      * step like every request, before any route could answer 405.
      */
-    answerPreflight(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+    answerPreflight(request: StepRequest, reply: StepReply): StepReply | undefined {
       if (request.method !== 'OPTIONS' || !request.headers['access-control-request-method']) return undefined;
       return reply.code(204).headers(preflightHeaders).send();
     },

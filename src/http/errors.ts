@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest, preParsingHookHandler 
 import { isStoreUnavailable } from '../db/errors.js';
 import { RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
 import { type InputError, PROBLEM_CONTENT_TYPE, ProblemError, type ProblemSlug, problemBody } from './problems.js';
+import type { Step, StepReply, StepRequest } from './steps.js';
 import { allInputErrors } from './validation.js';
 
 /** Seconds a client should wait before retrying when a store cannot be reached. */
@@ -30,11 +31,12 @@ const FASTIFY_CODES: Record<string, [ProblemSlug, string, InputError[]?]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-request', 'The body is empty but Content-Type says JSON.', [{ in: 'body', name: '', message: 'is empty' }]],
 };
 
-export function sendProblem(reply: FastifyReply, publicUrl: string, problem: ProblemError): FastifyReply {
+export function sendProblem<R extends StepReply>(reply: R, publicUrl: string, problem: ProblemError): R {
   const instance = reply.request.url.split('?')[0] ?? '/';
   const body = problemBody(publicUrl, problem.slug, problem.detail, instance, problem.extras);
   // Serialised here, not by a route's response schema: a problem's members must never be dropped.
-  return reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  return reply;
 }
 
 /** Every error becomes a problem+json response; a `500` says nothing about what failed. */
@@ -70,7 +72,7 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {
   return internalError();
 }
 
-function notFound(request: FastifyRequest): ProblemError {
+function notFound(request: Pick<StepRequest, 'method' | 'url'>): ProblemError {
   return new ProblemError('not-found', `Nothing is at ${request.method} ${request.url.split('?')[0]}.`);
 }
 
@@ -79,7 +81,7 @@ function notFound(request: FastifyRequest): ProblemError {
  * itself) reaches the app (the server's `checkExpectation` event, see app.ts) and is refused here,
  * after the limit step, with its headers.
  */
-export function refuseUnknownExpectation(request: FastifyRequest): void {
+export function refuseUnknownExpectation(request: StepRequest): void {
   const expect = request.headers.expect;
   if (expect === undefined || expect.trim().toLowerCase() === '100-continue') return;
   throw new ProblemError('expectation-failed', 'The service cannot meet this Expect header; the only expectation it knows is 100-continue.');
@@ -90,7 +92,7 @@ export function refuseUnknownExpectation(request: FastifyRequest): void {
  * `400` of its own (no problem, no request id, no rate-limit headers): the listeners let it through
  * (`requireHostHeader: false`) and this step answers it as every other refusal.
  */
-export function requireHost(request: FastifyRequest): void {
+export function requireHost(request: StepRequest): void {
   if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return;
   throw new ProblemError('invalid-request', 'An HTTP/1.1 request must carry a Host header.', {
     errors: [{ in: 'header', name: 'Host', message: 'is required in HTTP/1.1' }],
@@ -115,49 +117,12 @@ export const refuseContentEncoding: preParsingHookHandler = (request, _reply, pa
 };
 
 /** An unknown path is answered before its body is read: no body can turn a 404 into a 400 or 415. */
-export function rejectUnknownPath(request: FastifyRequest): void {
+export function rejectUnknownPath(request: StepRequest): void {
   if (request.is404) throw notFound(request);
 }
 
 export function notFoundHandler(publicUrl: string) {
   return (request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, publicUrl, notFound(request));
-}
-
-/**
- * One of the first steps of every request: it may answer by itself (a 429, a preflight), and then
- * returns the reply; or throw a problem.
- */
-export type Step = (request: FastifyRequest, reply: FastifyReply) => unknown;
-
-/**
- * The first steps of every request as one hook: each hook Fastify runs costs a promise and a turn of
- * its hook runner, and these run on every request, refusals first of all.
- */
-export function inOrder(steps: Step[]) {
-  const firstSteps = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    for (const step of steps) {
-      let answered = step(request, reply);
-      if (answered instanceof Promise) answered = await answered;
-      if (reply.sent) return reply;
-      if (answered === reply) return ended(reply);
-    }
-    return undefined;
-  };
-  // Named after its steps, so that Fastify's list of a route's hooks (`printRoutes`) shows each.
-  return Object.defineProperty(firstSteps, 'name', { value: `firstSteps:${steps.map((step) => step.name).join(',')}` });
-}
-
-/**
- * Waits for an answer a step gave to be out. Fastify goes on to the route once its hooks are done
- * unless the answer has ended, and an answer whose route has an asynchronous `onSend` step (a
- * conditional read's, http/conditional.ts) has not ended yet: the route would answer a second time
- * (fastify/fastify#4374).
- */
-function ended(reply: FastifyReply): Promise<FastifyReply> {
-  return new Promise((resolve) => {
-    const done = () => resolve(reply);
-    reply.raw.once('finish', done).once('close', done);
-  });
 }
 
 /**

@@ -1,12 +1,12 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TalliedCounter } from '../ops/tallies.js';
 import { documentationCaller } from '../ratelimit/callers.js';
-import { rateLimitHeaders } from '../ratelimit/headers.js';
+import { type HeaderList, pushRateLimitHeaders } from '../ratelimit/headers.js';
 import { DOCUMENTATION_POLICY, type Policy } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
 import { mayDeferCount } from './conditional.js';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
+import type { StepReply, StepRequest } from './steps.js';
 
 /** The index, the docs, the document, the problem pages and `/usage` count nothing, but still carry the headers. */
 const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|usage($|\?))/;
@@ -49,10 +49,22 @@ export interface Caller {
  * all (no exception, no error handler, the invariant parts of the body built once). The fast lane
  * (./fast-lane.ts) answers the same refusals with the same parts.
  */
-export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, publicUrl: string, callerOf: (request: FastifyRequest) => Caller) {
-  const refusal = refusalBody(publicUrl);
-  return async function limit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, publicUrl: string, callerOf: (request: StepRequest) => Caller) {
+  const answer = verdictAnswer(metrics, publicUrl);
+  /** A counted request: answered at once when the limiter decides in memory, else once it has. */
+  function limit(request: StepRequest, reply: StepReply): StepReply | undefined | Promise<StepReply | undefined> {
     const identity = callerOf(request);
+    if (request.forcedRefusal || (identity.kind === 'key' && mayDeferCount(request)) || !(countsTowardLimit(request.url) || identity.countedEverywhere)) {
+      return limitOtherwise(request, reply, identity);
+    }
+    const { caller, policy, unbanSeq } = identity;
+    const now = limiter.hitNow(caller, policy, unbanSeq);
+    if (now) return finish(request, reply, now, identity);
+    return limiter.hit(caller, policy, unbanSeq).then((verdict) => finish(request, reply, verdict, identity));
+  }
+
+  /** A forced refusal, a key's conditional read, or a path that counts nothing. */
+  async function limitOtherwise(request: StepRequest, reply: StepReply, identity: Caller): Promise<StepReply | undefined> {
     const { caller, policy, unbanSeq } = identity;
     // Who a refusal is counted to: the caller, or the address's throttle of the uncounted paths.
     let counted: Pick<Caller, 'caller' | 'policy'> = identity;
@@ -65,8 +77,6 @@ export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, pu
       verdict = await limiter.peek(caller, policy, unbanSeq);
       if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined) verdict = await limiter.hit(caller, policy, unbanSeq);
       else request.countLater = countLater(request, identity);
-    } else if (countsTowardLimit(request.url) || identity.countedEverywhere) {
-      verdict = await limiter.hit(caller, policy, unbanSeq);
     } else {
       // The uncounted paths: the caller's own headers, under the address's throttle of their own.
       const throttle = { caller: documentationCaller(request.ip), policy: DOCUMENTATION_POLICY };
@@ -74,25 +84,33 @@ export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, pu
       if (isRefusal(throttled)) [verdict, counted] = [throttled, throttle];
       else verdict = await limiter.peek(caller, policy, unbanSeq);
     }
+    return finish(request, reply, verdict, counted);
+  }
+
+  const finish = (request: StepRequest, reply: StepReply, verdict: Verdict, counted: Pick<Caller, 'caller' | 'policy'>): StepReply | undefined => {
     const body = answer(request, reply, verdict, counted);
     return body === undefined ? undefined : reply.code(429).send(body);
   };
-
   /** The count a conditional read left for later (./conditional.ts): the refusal's body, if refused. */
-  function countLater(request: FastifyRequest, identity: Caller) {
-    return async (reply: FastifyReply): Promise<string | undefined> =>
-      answer(request, reply, await limiter.hit(identity.caller, identity.policy, identity.unbanSeq), identity);
-  }
+  const countLater = (request: StepRequest, identity: Caller) => async (reply: StepReply) =>
+    answer(request, reply, await limiter.hit(identity.caller, identity.policy, identity.unbanSeq), identity);
 
-  /** A verdict's headers on the reply (and on the request, for the handler); for a refusal, its note and its body. */
-  function answer(request: FastifyRequest, reply: FastifyReply, verdict: Verdict, counted: Pick<Caller, 'caller' | 'policy'>): string | undefined {
+  return limit;
+}
+
+/** A verdict's headers on the reply (and on the request, for the handler); for a refusal, its note and its body. */
+function verdictAnswer(metrics: RefusalMetrics, publicUrl: string) {
+  const refusal = refusalBody(publicUrl);
+  return (request: StepRequest, reply: StepReply, verdict: Verdict, counted: Pick<Caller, 'caller' | 'policy'>): string | undefined => {
     request.rateLimit = verdict;
-    reply.headers(rateLimitHeaders(verdict));
+    const headers: HeaderList = [];
+    pushRateLimitHeaders(headers, verdict);
+    for (let i = 0; i < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1] as string);
     if (!isRefusal(verdict)) return undefined;
     noteRefusal(verdict, counted, request.log, metrics);
     reply.headers(REFUSAL_HEADERS);
     return refusal(verdict, request.url);
-  }
+  };
 }
 
 export type Refusal = Extract<Verdict, { kind: 'rate-limited' | 'banned' }>;

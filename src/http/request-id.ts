@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { StepReply, StepRequest } from './steps.js';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 /** Node hands header names over in lower case. */
@@ -15,6 +15,6 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof sent === 'string' && SANE.test(sent) ? sent : randomUUID();
 }
 
-export function setRequestId(request: FastifyRequest, reply: FastifyReply): void {
+export function setRequestId(request: StepRequest, reply: StepReply): void {
   reply.header(REQUEST_ID_HEADER, request.id);
 }

@@ -1,11 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { ProblemError } from '../http/problems.js';
 import type { Caller } from '../http/ratelimit.js';
 import { addressCaller, keyCaller } from '../ratelimit/callers.js';
 import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
 import { isWellFormedKey } from './key-format.js';
 import { type KeyRecord, policyOfKey } from './repository.js';
+import type { StepRequest } from '../http/steps.js';
 
 /** The header a key travels in, as documented; Node hands header names over in lower case. */
 export const API_KEY_HEADER = 'X-API-Key';
@@ -32,7 +33,7 @@ const MALFORMED = `The ${API_KEY_HEADER} header does not hold a key of the form 
 
 /** The first step of every request: who is calling. Synchronous when the key is known in memory. */
 export function identifyHook(findKey: FindKey) {
-  return function identify(request: FastifyRequest): Promise<void> | undefined {
+  return function identify(request: StepRequest): Promise<void> | undefined {
     const sent = request.headers[API_KEY_FIELD];
     if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY, false));
     if (typeof sent !== 'string' || !isWellFormedKey(sent)) return void (request.identity = anonymous(request, MALFORMED, true));
@@ -50,7 +51,7 @@ export function identifyHook(findKey: FindKey) {
   };
 }
 
-function identityOf(request: FastifyRequest, key: KeyRecord | undefined): Identity {
+function identityOf(request: StepRequest, key: KeyRecord | undefined): Identity {
   if (!key) return anonymous(request, 'The API key is not known.', true);
   return keyIdentity(key) ?? anonymous(request, 'The API key was revoked.', true);
 }
@@ -76,7 +77,7 @@ export function keyIdentity(key: KeyRecord): KeyIdentity | undefined {
   return identity;
 }
 
-function anonymous(request: FastifyRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
+function anonymous(request: StepRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
   return { kind: 'anonymous', caller: addressCaller(request.ip), policy: ANONYMOUS_POLICY, unbanSeq: 0, countedEverywhere: badKey, reason, failure };
 }
 
@@ -95,10 +96,10 @@ export function cachedKeyCaller(cached: (key: string) => KeyRecord | undefined) 
 }
 
 /** Runs after the limit step on every API operation: the limiter has counted the request by then. */
-export function requireKey(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+export function requireKey(request: StepRequest): void {
   const identity = request.identity;
-  if (identity.kind === 'key') return done();
-  done((identity.failure as Error | undefined) ?? new ProblemError('unauthorized', identity.reason));
+  if (identity.kind === 'key') return;
+  throw (identity.failure as Error | undefined) ?? new ProblemError('unauthorized', identity.reason);
 }
 
 /** The key of a request that passed `requireKey`. */

@@ -1,0 +1,112 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Identity } from '../keys/identify.js';
+import type { Verdict } from '../ratelimit/verdict.js';
+
+/** What a step may log: a line with fields, at warn or info. */
+export interface StepLog {
+  warn(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+}
+
+/**
+ * What the steps of a request read and set of it. Fastify's request has all of it; the fast lane's
+ * (./fast-lane.ts) has exactly this, so that both entrances run the same steps.
+ */
+export interface StepRequest {
+  readonly id: string;
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The client's address (behind a trusted proxy, from `X-Forwarded-For`). */
+  readonly ip: string;
+  readonly raw: IncomingMessage;
+  /** Whether no route takes the request. */
+  readonly is404: boolean;
+  readonly log: StepLog;
+  readonly routeOptions: { readonly config?: { readonly conditional?: boolean } };
+  identity: Identity;
+  rateLimit: Verdict;
+  forcedRefusal?: boolean;
+  fault?: FastifyRequest['fault'];
+  countLater?: FastifyRequest['countLater'];
+}
+
+/** What the steps do to an answer: Fastify's reply, or the fast lane's. */
+export interface StepReply {
+  readonly sent: boolean;
+  readonly request: { readonly url: string };
+  readonly raw: ServerResponse;
+  header(name: string, value: string): StepReply;
+  headers(values: Readonly<Record<string, string>>): StepReply;
+  code(status: number): StepReply;
+  type(contentType: string): StepReply;
+  send(payload?: string): StepReply;
+}
+
+/**
+ * One of the steps every request passes: it may answer by itself (a 429, a preflight), and then
+ * returns the reply; or throw a problem; or return a promise of either.
+ */
+export type Step = (request: StepRequest, reply: StepReply) => unknown;
+
+/**
+ * Runs `steps` in order until one answers (the reply is sent): synchronously until a step returns a
+ * promise, then after it. Throws (or rejects with) what a step throws. Both entrances run their steps
+ * through this: Fastify's as one hook (`inOrder`), the fast lane's directly.
+ */
+export function runSteps(steps: readonly Step[], request: StepRequest, reply: StepReply, from = 0): StepReply | undefined | Promise<StepReply | undefined> {
+  for (let i = from; i < steps.length; i++) {
+    const answered = steps[i]!(request, reply);
+    if (answered instanceof Promise) return answered.then((value) => (reply.sent || value === reply ? reply : runSteps(steps, request, reply, i + 1)));
+    // A step that answered returns the reply, which may not count as sent yet (an asynchronous `onSend`).
+    if (reply.sent || answered === reply) return reply;
+  }
+  return undefined;
+}
+
+/**
+ * The steps as one Fastify hook: each hook Fastify runs costs a promise and a turn of its hook runner,
+ * and these run on every request, refusals first of all.
+ */
+export function inOrder(steps: readonly Step[]) {
+  const firstSteps = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const answered = await runSteps(steps, request, reply);
+    if (answered === undefined || reply.sent) return answered && reply;
+    return ended(reply);
+  };
+  // Named after its steps, so that Fastify's list of a route's hooks (`printRoutes`) shows each.
+  return Object.defineProperty(firstSteps, 'name', { value: `firstSteps:${steps.map((step) => step.name).join(',')}` });
+}
+
+/**
+ * A step as a Fastify hook of the callback kind, for a scope of its own (the API's `requireKey`): no
+ * promise where the step needs none.
+ */
+export function stepHook(step: Step) {
+  const hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    let answered: unknown;
+    try {
+      answered = step(request, reply);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (answered instanceof Promise) answered.then(() => done(), done);
+    else done();
+  };
+  return Object.defineProperty(hook, 'name', { value: step.name });
+}
+
+/**
+ * Waits for an answer a step gave to be out. Fastify goes on to the route once its hooks are done
+ * unless the answer has ended, and an answer whose route has an asynchronous `onSend` step (a
+ * conditional read's, http/conditional.ts) has not ended yet: the route would answer a second time
+ * (fastify/fastify#4374).
+ */
+function ended(reply: FastifyReply): Promise<FastifyReply> {
+  return new Promise((resolve) => {
+    if (reply.raw.writableFinished || reply.raw.destroyed) return resolve(reply);
+    const done = () => resolve(reply);
+    reply.raw.once('finish', done).once('close', done);
+  });
+}
