@@ -66,16 +66,23 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<number
 describe('the key cache', () => {
   it('answers a key seen before from memory, without a database round trip', async () => {
     const s = await store();
-    const { cache, repository, loads } = instance(s.db, s);
+    const { cache, repository, loads, feed } = instance(s.db, s);
+    // On PostgreSQL the cache forgets everything once it starts listening: let that happen first.
+    await feed.ready();
     const { key, record } = await repository.create({ plan: 'pro' });
     expect((await cache.find(key))?.id).toBe(record.id);
+    // On PostgreSQL the store's own notice of the new key (migration 007) comes after `create` returns,
+    // and a read begun before a notice is not kept: once one is, the key is answered from memory.
+    await within(1_000, async () => (await cache.find(key)) !== undefined && !(cache.find(key) instanceof Promise));
+    loads.mockClear();
     for (let i = 0; i < 10; i++) expect(cache.find(key)).toMatchObject({ id: record.id, plan: 'pro' });
-    expect(loads).toHaveBeenCalledTimes(1);
+    expect(loads).not.toHaveBeenCalled();
   });
 
   it('makes one database round trip for many concurrent requests with a key not yet seen', async () => {
     const s = await store();
-    const { cache, repository, loads } = instance(s.db, s);
+    const { cache, repository, loads, feed } = instance(s.db, s);
+    await feed.ready();
     const { key } = await repository.create({ plan: 'free' });
     const found = await Promise.all(Array.from({ length: 500 }, () => cache.find(key)));
     expect(found.every((record) => record?.plan === 'free')).toBe(true);
