@@ -10,8 +10,9 @@ export interface StepLog {
 }
 
 /**
- * What the steps of a request read and set of it. Fastify's request has all of it; the fast lane's
- * (./fast-lane.ts) has exactly this, so that both entrances run the same steps.
+ * What the steps of a request read and set of it. Fastify's request has all of it; an entrance of
+ * its own needs only this to run the same steps (the fast lane does not yet: docs/design.md, "The fast
+ * lane").
  */
 export interface StepRequest {
   readonly id: string;
@@ -32,7 +33,7 @@ export interface StepRequest {
   countLater?: FastifyRequest['countLater'];
 }
 
-/** What the steps do to an answer: Fastify's reply, or the fast lane's. */
+/** What the steps do to an answer: Fastify's reply, or an entrance's own. */
 export interface StepReply {
   readonly sent: boolean;
   readonly request: { readonly url: string };
@@ -52,8 +53,8 @@ export type Step = (request: StepRequest, reply: StepReply) => unknown;
 
 /**
  * Runs `steps` in order until one answers (the reply is sent): synchronously until a step returns a
- * promise, then after it. Throws (or rejects with) what a step throws. Both entrances run their steps
- * through this: Fastify's as one hook (`inOrder`), the fast lane's directly.
+ * promise, then after it. Throws (or rejects with) what a step throws. Fastify runs the first steps
+ * through this as one hook (`inOrder`), and the API's `requireKey` as another (`stepHook`).
  */
 export function runSteps(steps: readonly Step[], request: StepRequest, reply: StepReply, from = 0): StepReply | undefined | Promise<StepReply | undefined> {
   for (let i = from; i < steps.length; i++) {

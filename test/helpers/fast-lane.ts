@@ -14,6 +14,12 @@ import { fakeClock } from './clock.js';
  */
 export const apps: TestApp[] = [];
 
+/**
+ * What tells the entrances apart is how an answer is written: Fastify hands `writeHead` an object of
+ * headers, the lane the list it collected (src/http/fast-lane.ts). Both ask the limiter's `hitNow` first.
+ */
+const writeHead = vi.spyOn(ServerResponse.prototype, 'writeHead');
+
 /** What a client sees of an answer, less what differs between any two answers (date, connection). */
 export interface Seen {
   status: number;
@@ -95,9 +101,6 @@ export async function side(over: 'socket' | 'inject', limiting: Limiting = 'at o
   const { key: revoked, record } = await t.keys.create({ plan: 'pro' });
   await t.keys.revoke(record.id);
   const keys = { free, revoked, none: undefined };
-  // Both entrances run the same steps; what tells them apart is how the answer is written: Fastify
-  // hands `writeHead` an object of headers, the lane the list it collected (src/http/fast-lane.ts).
-  const writeHead = vi.spyOn(ServerResponse.prototype, 'writeHead');
   const base = over === 'socket' ? await t.app.listen({ host: '127.0.0.1', port: 0 }) : '';
   let requestNumber = 0;
   const send = async ({ path, key, wait, method = 'GET', body: sent, forwardedFor }: Step): Promise<Seen & { laneAnswered: boolean }> => {
@@ -107,7 +110,8 @@ export async function side(over: 'socket' | 'inject', limiting: Limiting = 'at o
     if (keys[key]) headers['x-api-key'] = keys[key];
     const body = sent === undefined ? undefined : JSON.stringify(sent);
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const written = writeHead.mock.calls.length;
+    // Requests are sent one at a time: the calls seen from here on are this one's.
+    writeHead.mockClear();
     let answer: Seen;
     if (over === 'socket') {
       const response = await fetch(`${base}${path}`, { method, headers, body });
@@ -116,7 +120,7 @@ export async function side(over: 'socket' | 'inject', limiting: Limiting = 'at o
       const response = await t.app.inject({ method, url: path, headers, body });
       answer = seen(response.statusCode, response.headers, response.body);
     }
-    const laneAnswered = writeHead.mock.calls.slice(written).some((call) => Array.isArray(call[1]));
+    const laneAnswered = writeHead.mock.calls.some((call) => Array.isArray(call[1]));
     return { ...answer, laneAnswered };
   };
   // The lines of requests (the access lines, a ban's start), not of the listener.
