@@ -1,4 +1,4 @@
-import type { StepReply, StepRequest } from './steps.js';
+import { setHeaders, type StepReply, type StepRequest } from './steps.js';
 
 /**
  * Browsers on any origin may call the API (API clients, docs tools, notebooks): keys travel in a
@@ -27,7 +27,7 @@ export function corsPolicy({ exposed, allowed, methods }: CorsLists) {
     headers,
     /** The step that gives every response its CORS headers. */
     cors(_request: StepRequest, reply: StepReply): void {
-      reply.headers(headers);
+      setHeaders(reply, headers);
     },
     /**
      * A preflight (OPTIONS with Access-Control-Request-Method) is answered here, after the rate-limit
@@ -35,7 +35,7 @@ export function corsPolicy({ exposed, allowed, methods }: CorsLists) {
      */
     answerPreflight(request: StepRequest, reply: StepReply): StepReply | undefined {
       if (request.method !== 'OPTIONS' || !request.headers['access-control-request-method']) return undefined;
-      return reply.code(204).headers(preflightHeaders).send();
+      return setHeaders(reply.code(204), preflightHeaders).send();
     },
   };
 }

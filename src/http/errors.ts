@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest, preParsingHookHandler 
 import { isStoreUnavailable } from '../db/errors.js';
 import { RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
 import { type InputError, PROBLEM_CONTENT_TYPE, ProblemError, type ProblemSlug, problemBody } from './problems.js';
-import type { Step, StepReply, StepRequest } from './steps.js';
+import { setHeaders, type Step, type StepReply, type StepRequest } from './steps.js';
 import { allInputErrors } from './validation.js';
 
 /** Seconds a client should wait before retrying when a store cannot be reached. */
@@ -35,7 +35,7 @@ export function sendProblem<R extends StepReply>(reply: R, publicUrl: string, pr
   const instance = reply.request.url.split('?')[0] ?? '/';
   const body = problemBody(publicUrl, problem.slug, problem.detail, instance, problem.extras);
   // Serialised here, not by a route's response schema: a problem's members must never be dropped.
-  reply.code(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  setHeaders(reply.code(problem.status), problem.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
   return reply;
 }
 

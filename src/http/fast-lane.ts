@@ -1,11 +1,11 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { ChangeFeed } from '../db/change-feed.js';
-import { type HeaderList, pushRateLimitHeaders } from '../ratelimit/headers.js';
-import type { LimiterStore } from '../ratelimit/store.js';
+import type { Identity } from '../keys/identify.js';
+import type { HeaderList } from '../ratelimit/headers.js';
 import type { Verdict } from '../ratelimit/verdict.js';
 import { TurnBatch } from '../turn-batch.js';
-import { type Caller, isRefusal, noteRefusal, REFUSAL_HEADERS, type RefusalMetrics, refusalBody } from './ratelimit.js';
-import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
+import { requestIdOf } from './request-id.js';
+import { runSteps, type Step, type StepLog, type StepReply, type StepRequest } from './steps.js';
 
 /** A `GET` the fast lane may answer: its route, and its answer when memory holds it. */
 export interface FastRoute {
@@ -19,48 +19,46 @@ export interface FastRoute {
   answerFor(parameter: string, keyId: string): { body: string; etag: string } | undefined;
 }
 
-/** A caller the lane may answer for: a key memory holds. */
-export interface KeyCaller extends Caller {
-  key: { id: string };
-}
-
 /** What the fast lane reports of each answer: the access log line and the request metrics. */
 export type Answered = (request: { id: string; method: string; url: string; ip: string | undefined }, route: string, status: number, ms: number) => void;
 
 export interface FastLaneDeps {
   routes: readonly FastRoute[];
-  /** The request's caller when memory holds its key (keys/identify.ts); nothing is read from a store. */
-  callerOf: (headers: IncomingHttpHeaders) => KeyCaller | undefined;
+  /** Every step Fastify runs before the handler of a lane route, in its order (app.ts): the lane runs the same list. */
+  steps: readonly Step[];
   /** Asked for news before any row in memory is trusted: where asking reads, once per turn (below). */
   changes: Pick<ChangeFeed, 'checkReads' | 'checked'>;
-  /** The CORS headers of every response. */
-  cors: Readonly<Record<string, string>>;
-  limiter: LimiterStore;
-  metrics: RefusalMetrics;
-  publicUrl: string;
-  log: { warn(fields: object, message: string): void };
+  log: { warn(fields: object, message: string): void; info(fields: object, message: string): void };
   answered: Answered;
   /** False while the service drains or closes: then Fastify answers everything (Connection: close, 503). */
   open: () => boolean;
-  /** The client's address, as Fastify's `request.ip` gives it (./client-address.ts): worked out only for an access line written. */
+  /** The client's address, as Fastify's `request.ip` gives it (./client-address.ts): worked out only when a step or an access line asks. */
   clientAddress: (req: IncomingMessage) => string | undefined;
 }
 
+type Next = (req: IncomingMessage, res: ServerResponse) => void;
+
 /**
  * The hot path, in front of Fastify: a `GET` of a route whose answer memory holds (a pet; a page of
- * orders the key was answered before), with a key memory holds, is answered here, admitted (`200`) or
- * refused (`429`), without Fastify's routing, hooks and reply. The limiter decides as it does for every
- * request: at once in memory (and for a ban already known), else with its one Redis round trip. The
- * answer is the one Fastify's steps give (test/http/fast-lane.test.ts holds them equal): the same
- * headers, built by the same functions, the same body, metrics and access line. Anything else (another
- * method or path, a URL the route does not take, a key or answer not in memory) is passed to `next`,
- * Fastify, before anything is counted; so is a request whose limiter call fails, which Fastify then
- * answers as it answers every request. On SQLite every request of a turn, Fastify's too, first waits
- * for the turn's one look at the store's news (below).
+ * orders the key was answered before) is answered here by the steps every API request passes through
+ * Fastify (`deps.steps`: `app.apiSteps`, the same list, run by the same runner), on a request and reply
+ * of the lane's own (`LaneExchange`). What the lane skips is Fastify's router and its request and reply
+ * objects. The steps decide as they do in Fastify (a refusal is their `429`); when none answers, the
+ * route's `200` is written from memory.
+ *
+ * The lane hands a request to Fastify (`next`) before anything is counted: another method or path, what
+ * only Fastify's later steps decide (`fastifyDecides`), and, once the first steps know who calls, a
+ * caller that is not a live key whose answer memory holds. A step that fails (the limiter's call
+ * failed, before it counted) hands the request over too, before anything is written: Fastify runs the
+ * steps again and answers as it answers every request. The steps that fail after the count cannot for
+ * what the lane goes on with: `failNow` fails test keys only, `requireHost` a request without Host,
+ * `refuseUnknownExpectation` an `Expect` that Node hands to Fastify itself, `rejectUnknownPath` a path
+ * no route takes, `requireKey` a caller without a live key. On SQLite every request of a turn,
+ * Fastify's too, first waits for the turn's one look at the store's news (below).
  */
 export function fastLane(deps: FastLaneDeps) {
-  const { routes, callerOf, changes, limiter, open } = deps;
-  const answer = laneAnswerer(deps);
+  const { routes, steps, changes, open } = deps;
+  const lane: Lane = { ...deps, routeLists: new Map(routes.map((route) => [route, headerList(route.headers)])) };
 
   // Before a row in memory is trusted, the store is asked for news (db/change-feed.ts). Where asking
   // reads (SQLite's `PRAGMA data_version`), the requests read in one turn share one look, taken once
@@ -81,31 +79,32 @@ export function fastLane(deps: FastLaneDeps) {
     waiting.add(new Waiting(req, res, next, started));
   };
 
-  /** A request, once the store's news is known: answered here when memory holds its key and answer, else Fastify's. */
+  /** A request, once the store's news is known: its steps run here when its route is the lane's, else it is Fastify's. */
   function take(req: IncomingMessage, res: ServerResponse, next: Next, started: number): void {
     const { method, url } = req;
     if (method !== 'GET' || url === undefined || !open() || fastifyDecides(req.headers)) return next(req, res);
-    const matched = matchOf(routes, url);
-    if (!matched) return next(req, res);
-    const { route, parameter } = matched;
-    const identity = callerOf(req.headers);
-    if (!identity) return next(req, res);
-    const ok = route.answerFor(parameter, identity.key.id);
-    if (ok === undefined) return next(req, res);
-    const { caller, policy, unbanSeq } = identity;
-    const now = limiter.hitNow(caller, policy, unbanSeq);
-    if (now) return answer(req, res, route, identity, ok, now, started);
-    limiter.hit(caller, policy, unbanSeq).then(
-      (verdict) => answer(req, res, route, identity, ok, verdict, started),
-      () => next(req, res),
-    );
+    for (const route of routes) {
+      const parameter = route.match(url);
+      if (parameter === undefined) continue;
+      const exchange = new LaneExchange(req, res, url, route, parameter, started, next, lane);
+      let ran: ReturnType<typeof runSteps>;
+      try {
+        ran = runSteps(steps, exchange, exchange);
+      } catch {
+        return exchange.failed();
+      }
+      if (ran instanceof Promise) ran.then(exchange.ended.bind(exchange), exchange.failed.bind(exchange));
+      else exchange.ended();
+      return;
+    }
+    next(req, res);
   }
 }
 
 /**
- * What only Fastify's steps decide: a conditional read (a 304 that counts nothing), a request without
- * Host (a 400), and one that carries a body or an encoding (a 415 for an encoded body). The lane
- * answers only what it can answer exactly as they would.
+ * What only Fastify's later steps decide: a conditional read (a 304 that counts nothing), a request
+ * without Host (a 400), and one that carries a body or an encoding (a 415 for an encoded body). The
+ * lane answers only what it can answer exactly as they would.
  */
 function fastifyDecides(headers: IncomingHttpHeaders): boolean {
   const length = headers['content-length'];
@@ -118,72 +117,143 @@ function fastifyDecides(headers: IncomingHttpHeaders): boolean {
   );
 }
 
-function matchOf(routes: readonly FastRoute[], url: string): { route: FastRoute; parameter: string } | undefined {
-  for (const route of routes) {
-    const parameter = route.match(url);
-    if (parameter !== undefined) return { route, parameter };
-  }
-  return undefined;
+/** What every exchange of one lane shares. */
+interface Lane extends FastLaneDeps {
+  /** Each route's own headers, as a list `writeHead` takes without walking an object. */
+  routeLists: Map<FastRoute, HeaderList>;
 }
 
-/** How the lane answers once the limiter decided: headers and bodies built as Fastify's steps build them. */
-function laneAnswerer({ routes, cors, metrics, publicUrl, log, answered, open, clientAddress }: FastLaneDeps) {
-  const refusal = refusalBody(publicUrl);
-  // What does not vary, as header lists built once: `writeHead` takes a list without walking an object.
-  const corsList = headerList(cors);
-  const refusalList = headerList(REFUSAL_HEADERS);
-  const routeLists = new Map(routes.map((route) => [route, headerList(route.headers)]));
+/** Where an exchange stands: its steps running, handed to Fastify, or answered. */
+const RUNNING = 0;
+const HANDED_OVER = 1;
+const ANSWERED = 2;
 
-  function answer(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: FastRoute,
-    identity: Caller,
-    ok: { body: string; etag: string },
-    verdict: Verdict,
-    started: number,
-  ): void {
-    let body = ok.body;
-    const id = requestIdOf(req);
-    const headers: HeaderList = [REQUEST_ID_HEADER, id];
-    append(headers, corsList);
-    pushRateLimitHeaders(headers, verdict);
-    let status = 200;
-    if (isRefusal(verdict)) {
-      status = 429;
-      // Logged as a request's logger logs: with its id.
-      noteRefusal(verdict, identity, { warn: (fields: object, message: string) => log.warn({ reqId: id, ...fields }, message) }, metrics);
-      append(headers, refusalList);
-      body = refusal(verdict, req.url!);
-    } else {
-      headers.push('content-type', JSON_CONTENT_TYPE, 'etag', ok.etag);
-    }
-    append(headers, routeLists.get(route)!);
-    headers.push('content-length', Buffer.byteLength(body));
-    // Draining began while the limiter decided: the client is told to leave, as Fastify tells it.
-    if (!open()) headers.push('connection', 'close');
-    res.writeHead(status, headers).end(body);
-    answered(new LaneRequest(id, req.url!, req, clientAddress), route.url, status, performance.now() - started);
-  }
-  return answer;
-}
+/** What the steps read of a route's options: the lane's routes are conditional reads, and a conditional read is Fastify's (`fastifyDecides`). */
+const LANE_ROUTE_OPTIONS = { config: { conditional: true } } as const;
 
-/** A request the lane answered, as the metrics and the access line see it. */
-class LaneRequest {
+/**
+ * A request the lane takes, as its steps see it and as they answer it: one object for both (the
+ * steps' `StepRequest` and `StepReply`), collecting the answer's headers into the list `writeHead`
+ * takes.
+ */
+class LaneExchange implements StepRequest, StepReply {
   readonly method = 'GET';
+  readonly is404 = false;
+  readonly routeOptions = LANE_ROUTE_OPTIONS;
+  readonly id: string;
+  readonly headers: IncomingHttpHeaders;
+  rateLimit!: Verdict;
+  forcedRefusal: boolean | undefined = undefined;
+  fault: StepRequest['fault'] = undefined;
+  countLater: StepRequest['countLater'] = undefined;
+  private state = RUNNING;
+  private status = 200;
+  private readonly list: HeaderList;
+  private caller: Identity | undefined = undefined;
+  private ok: { body: string; etag: string } | undefined = undefined;
+  private address: string | undefined | null = null;
+
   constructor(
-    readonly id: string,
-    readonly url: string,
     readonly raw: IncomingMessage,
-    private readonly clientAddress: (req: IncomingMessage) => string | undefined,
-  ) {}
-  /** Behind a proxy, parsing `X-Forwarded-For`: only when a line is written. */
-  get ip(): string | undefined {
-    return this.clientAddress(this.raw);
+    private readonly res: ServerResponse,
+    readonly url: string,
+    private readonly route: FastRoute,
+    private readonly parameter: string,
+    private readonly started: number,
+    private readonly next: Next,
+    private readonly lane: Lane,
+  ) {
+    this.headers = raw.headers;
+    this.id = requestIdOf(raw);
+    this.list = [];
+  }
+
+  get identity(): Identity {
+    return this.caller!;
+  }
+
+  /**
+   * Set by the first steps once they know who calls, before anything is counted: the lane goes on
+   * only for a live key whose answer memory holds (test keys' faults are Fastify's); anything else is
+   * handed over now, and no later step runs here.
+   */
+  set identity(identity: Identity) {
+    this.caller = identity;
+    if (identity.kind === 'key' && !identity.key.test) this.ok = this.route.answerFor(this.parameter, identity.key.id);
+    if (this.ok === undefined) this.state = HANDED_OVER;
+  }
+
+  get ip(): string {
+    if (this.address === null) this.address = this.lane.clientAddress(this.raw);
+    return this.address as string;
+  }
+
+  /** As a request's logger logs: with its id. */
+  get log(): StepLog {
+    const { id, lane } = this;
+    return {
+      warn: (fields, message) => lane.log.warn({ reqId: id, ...fields }, message),
+      info: (fields, message) => lane.log.info({ reqId: id, ...fields }, message),
+    };
+  }
+
+  get sent(): boolean {
+    return this.state !== RUNNING;
+  }
+
+  get request(): this {
+    return this;
+  }
+
+  header(name: string, value: string): this {
+    this.list.push(name, value);
+    return this;
+  }
+
+  code(status: number): this {
+    this.status = status;
+    return this;
+  }
+
+  type(contentType: string): this {
+    // As Fastify gives a text body's type: in UTF-8, said.
+    return this.header('content-type', contentType.includes('charset=') ? contentType : `${contentType}; charset=utf-8`);
+  }
+
+  /** A step's answer (a `429`). */
+  send(body = ''): this {
+    this.write(body);
+    return this;
+  }
+
+  /** The steps are done: handed over, answered by a step, or the route's `200` to write from memory. */
+  ended(): void {
+    if (this.state === HANDED_OVER) return this.next(this.raw, this.res);
+    if (this.state === ANSWERED) return;
+    const { body, etag } = this.ok!;
+    this.list.push('content-type', JSON_CONTENT_TYPE, 'etag', etag);
+    this.write(body);
+  }
+
+  /** A step failed before anything was written: Fastify runs the steps again and answers. */
+  failed(): void {
+    if (this.state === ANSWERED) return;
+    this.state = HANDED_OVER;
+    this.next(this.raw, this.res);
+  }
+
+  private write(body: string): void {
+    this.state = ANSWERED;
+    const { list, lane, route } = this;
+    const own = lane.routeLists.get(route)!;
+    for (let i = 0; i < own.length; i++) list.push(own[i]!);
+    list.push('content-length', Buffer.byteLength(body));
+    // Draining began while the steps ran: the client is told to leave, as Fastify tells it.
+    if (!lane.open()) list.push('connection', 'close');
+    this.res.writeHead(this.status, list).end(body);
+    lane.answered(this, route.url, this.status, performance.now() - this.started);
   }
 }
-
-type Next = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A request waiting for its turn's look at the store's news. */
 class Waiting {
@@ -197,10 +267,6 @@ class Waiting {
 
 function headerList(headers: Readonly<Record<string, string>>): HeaderList {
   return Object.entries(headers).flat();
-}
-
-function append(list: HeaderList, more: HeaderList): void {
-  for (let i = 0; i < more.length; i++) list.push(more[i]!);
 }
 
 /** The content type Fastify gives a body its serialiser wrote. */

@@ -1,27 +1,17 @@
 /**
- * Every step Fastify's pipeline runs for a route the fast lane answers (./fast-lane.ts), and what the
- * lane does in its place: the same code, or the request handed to Fastify, or why the step cannot
- * apply to a request the lane answers. test/http/lane-steps.test.ts reads each lane route's steps from
- * Fastify itself (`printRoutes` with its hooks) and fails on a step this list does not account for, or
- * on one it accounts for that is gone: a step added to the pipeline is decided for the lane too.
+ * What the fast lane (./fast-lane.ts) does for each step Fastify runs for a route the lane answers,
+ * beyond the API's steps (`app.apiSteps`, the `onRequest` steps), which the lane runs itself, the very
+ * same list: the same code, or the request handed to Fastify, or why the step cannot apply to a
+ * request the lane answers. test/http/lane-steps.test.ts reads each lane route's steps from Fastify
+ * itself (`printRoutes` with its hooks) and fails when its `onRequest` steps are not the API's steps in
+ * order, or on another step this list does not account for, or on one it accounts for that is gone:
+ * a step added to the pipeline is decided for the lane too.
  */
 const EVERY_LANE_ROUTE: Readonly<Record<string, string>> = {
-  // onRequest: the first steps, in order (app.ts), then the API's.
-  setRequestId: 'the same: requestIdOf, sent as X-Request-Id',
-  cors: 'the same: the headers of the one CORS policy, built once',
-  identify: 'the same record, from memory (KeyCache.cached); a key memory does not hold is Fastify’s',
-  planFault: 'cannot apply: only test keys have faults, and the lane never answers a test key',
-  limit: 'the same: the limiter’s hit, its headers and its refusal (http/ratelimit.ts)',
-  failNow: 'cannot apply: only test keys have faults',
-  requireHost: 'Fastify’s: a request without Host is handed over (fastifyDecides)',
-  refuseUnknownExpectation: 'Fastify’s: Node hands an unknown expectation to Fastify itself (checkExpectation)',
-  answerPreflight: 'cannot apply: a preflight is an OPTIONS, and the lane answers GET only',
-  rejectUnknownPath: 'cannot apply: the lane answers only the paths its routes match',
-  requireKey: 'the same: the lane answers only a valid live key',
   // preParsing
   refuseContentEncoding: 'Fastify’s: a request with a body or an encoding is handed over (fastifyDecides)',
   // onSend
-  closeWhenDrainingAndFault: 'the same: Connection: close while draining (`open`); faults cannot apply',
+  closeWhenDrainingAndFault: 'the same: Connection: close while draining (`open`); faults cannot apply (test keys are handed over)',
   conditionalSend: 'the same ETag; a request with If-None-Match is handed over (fastifyDecides)',
   // onResponse, onRequestAbort
   recordAnswer: 'the same: `answered` (the metrics and the access line)',

@@ -6,7 +6,7 @@ import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
 import { mayDeferCount } from './conditional.js';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
-import type { StepReply, StepRequest } from './steps.js';
+import { setHeaders, type StepReply, type StepRequest } from './steps.js';
 
 /** The index, the docs, the document, the problem pages and `/usage` count nothing, but still carry the headers. */
 const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|usage($|\?))/;
@@ -108,7 +108,7 @@ function verdictAnswer(metrics: RefusalMetrics, publicUrl: string) {
     for (let i = 0; i < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1] as string);
     if (!isRefusal(verdict)) return undefined;
     noteRefusal(verdict, counted, request.log, metrics);
-    reply.headers(REFUSAL_HEADERS);
+    setHeaders(reply, REFUSAL_HEADERS);
     return refusal(verdict, request.url);
   };
 }

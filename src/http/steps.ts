@@ -1,7 +1,18 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Identity } from '../keys/identify.js';
 import type { Verdict } from '../ratelimit/verdict.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Every step a request for an API operation passes before its route's own (validation, handler),
+     * in order: the first steps of every request, then the API's. Fastify runs them as its hooks; the
+     * fast lane (./fast-lane.ts) runs this very list.
+     */
+    apiSteps: readonly Step[];
+  }
+}
 
 /** What a step may log: a line with fields, at warn or info. */
 export interface StepLog {
@@ -11,8 +22,7 @@ export interface StepLog {
 
 /**
  * What the steps of a request read and set of it. Fastify's request has all of it; an entrance of
- * its own needs only this to run the same steps (the fast lane does not yet: docs/design.md, "The fast
- * lane").
+ * its own needs only this to run the same steps (the fast lane's, ./fast-lane.ts).
  */
 export interface StepRequest {
   readonly id: string;
@@ -33,16 +43,24 @@ export interface StepRequest {
   countLater?: FastifyRequest['countLater'];
 }
 
-/** What the steps do to an answer: Fastify's reply, or an entrance's own. */
+/**
+ * What the steps do to an answer: Fastify's reply, or an entrance's own. Headers are set one by one
+ * (`setHeaders` for several): the fast lane's exchange is the request and the reply at once, and a
+ * request's `headers` are what it was sent.
+ */
 export interface StepReply {
   readonly sent: boolean;
   readonly request: { readonly url: string };
-  readonly raw: ServerResponse;
   header(name: string, value: string): StepReply;
-  headers(values: Readonly<Record<string, string>>): StepReply;
   code(status: number): StepReply;
   type(contentType: string): StepReply;
   send(payload?: string): StepReply;
+}
+
+/** Sets each of `values` on the reply. */
+export function setHeaders(reply: StepReply, values: Readonly<Record<string, string>>): StepReply {
+  for (const name in values) reply.header(name, values[name]!);
+  return reply;
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { ProblemError } from '../http/problems.js';
 import type { Caller } from '../http/ratelimit.js';
@@ -79,20 +78,6 @@ export function keyIdentity(key: KeyRecord): KeyIdentity | undefined {
 
 function anonymous(request: StepRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
   return { kind: 'anonymous', caller: addressCaller(request.ip), policy: ANONYMOUS_POLICY, unbanSeq: 0, countedEverywhere: badKey, reason, failure };
-}
-
-/**
- * The caller of a raw request whose key memory holds (the fast lane's question, http/fast-lane.ts):
- * undefined when there is no well-formed key, or memory does not hold it, or it was revoked, or it is a
- * test key (whose faults take Fastify's path, faults/); nothing is read from a store.
- */
-export function cachedKeyCaller(cached: (key: string) => KeyRecord | undefined) {
-  return (headers: IncomingHttpHeaders): KeyIdentity | undefined => {
-    const sent = headers[API_KEY_FIELD];
-    if (typeof sent !== 'string' || !isWellFormedKey(sent)) return undefined;
-    const key = cached(sent);
-    return key && !key.test ? keyIdentity(key) : undefined;
-  };
 }
 
 /** Runs after the limit step on every API operation: the limiter has counted the request by then. */

@@ -39,18 +39,4 @@ export class KeyCache {
   get knownBytes(): number {
     return this.#known.bytes;
   }
-
-  /**
-   * The key's record if memory holds it (the fast lane's question), else undefined: nothing is read
-   * but the feed's news, which the lane asks once for a turn's requests (db/change-feed.ts `checked`).
-   * When the news cannot be had, nothing is trusted: undefined, and `find` answers the failure.
-   */
-  cached(key: string): KeyRecord | undefined {
-    try {
-      this.#feed.check();
-    } catch {
-      return undefined;
-    }
-    return this.#rows.cached(hashKey(key));
-  }
 }
