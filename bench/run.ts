@@ -1,6 +1,8 @@
 /**
  * `npm run bench`: the pure limiter core, the memory limiter's footprint and its sweep over 200,000
- * addresses (bench/addresses.ts: the longest it holds the event loop, in process and over HTTP), then the HTTP benchmark
+ * addresses (bench/addresses.ts: the longest it holds the event loop, in process and over HTTP), one key
+ * admitting a million requests a minute (bench/hot-key.ts: what its window holds in process and, with
+ * REDIS_URL, in Redis), then the HTTP benchmark
  * of the built service against a bare node:http baseline, in each mode the environment allows:
  *
  *   embedded     a fresh SQLite file, limits in memory (always)
@@ -23,7 +25,7 @@
  *            events deleted, 10,000 webhook deliveries to a receiver that never answers, and GET /events
  *            of a key with 1,000,000 events against a small store's (bench/events.ts)
  *
- * BENCH_ONLY=phase,… runs only those (limiter, memory, addresses, paths, config, peers, growth, events; default all), e.g.
+ * BENCH_ONLY=phase,… runs only those (limiter, memory, addresses, hot-key, paths, config, peers, growth, events; default all), e.g.
  * BENCH_ONLY=peers,growth while working on them. BENCH_DURATION (seconds per path, default 10) shortens
  * a run; BENCH_CONNECTIONS (default 50, the concurrency issue 10's figures and targets were set at); BENCH_PROFILE=dir writes the service's CPU profiles there;
  * BENCH_SKIP_BUILD=1 runs the dist/ already built. Results: bench/results/, or BENCH_RESULTS=dir; a run
@@ -39,6 +41,7 @@ import { type AddressFigures, addressesTable } from './addresses.js';
 import { chart } from './chart.js';
 import { eventGrowthLine, fulfilmentLine, retentionLine, stuckReceiverLine } from './events.js';
 import { growthLine } from './growth.js';
+import { type HotKeyFigures, hotKeyTable } from './hot-key.js';
 import { benchMode, type ModeResult } from './http.js';
 import type { LoadSettings } from './load.js';
 import { type MemoryFigures, memoryTable } from './memory.js';
@@ -54,7 +57,7 @@ const clusterTools = () => ['redis-server', 'redis-cli'].every((tool) => spawnSy
 
 const seconds = Number(process.env.BENCH_DURATION || 10);
 const settings: LoadSettings = { connections: Number(process.env.BENCH_CONNECTIONS || 50), seconds, warmupSeconds: Math.min(1, seconds) };
-const PHASES = ['limiter', 'memory', 'addresses', ...HTTP_PHASES] as const;
+const PHASES = ['limiter', 'memory', 'addresses', 'hot-key', ...HTTP_PHASES] as const;
 const only = process.env.BENCH_ONLY?.split(',')
   .map((p) => p.trim())
   .filter(Boolean);
@@ -87,6 +90,13 @@ if (phases.has('addresses')) {
   addresses = JSON.parse(node(['--expose-gc', '--import', 'tsx', 'bench/addresses.ts', '--json'], true)) as AddressFigures;
   console.log('\nMemory limiter, 200,000 addresses (bench/addresses.ts; target: loop delay max ≤ 20 ms during a sweep)');
   console.table(addressesTable(addresses));
+}
+
+let hotKey: HotKeyFigures | null = null;
+if (phases.has('hot-key')) {
+  hotKey = JSON.parse(node(['--expose-gc', '--import', 'tsx', 'bench/hot-key.ts', '--json'], true)) as HotKeyFigures;
+  console.log('\nOne key admitting a million requests a minute: what its minute window holds (bench/hot-key.ts)');
+  console.table(hotKeyTable(hotKey));
 }
 
 // Others' processes on the machine skew req/s: the load average goes into the results.
@@ -181,7 +191,8 @@ if (RESULTS) {
       `${JSON.stringify({ date, machine, settings, phases: [...phases], ...mode, targets: targetsOfMode }, null, 2)}\n`,
     );
   }
-  if (memory || addresses) writeFileSync(join(RESULTS, `${date}-memory.json`), `${JSON.stringify({ date, machine, ...memory, addresses }, null, 2)}\n`);
+  if (memory || addresses || hotKey)
+    writeFileSync(join(RESULTS, `${date}-memory.json`), `${JSON.stringify({ date, machine, ...memory, addresses, hotKey }, null, 2)}\n`);
   if (modes.length > 0)
     writeFileSync(
       join(RESULTS, 'latest.svg'),

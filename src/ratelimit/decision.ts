@@ -4,6 +4,7 @@
  * The Redis store's Lua script must reproduce them exactly; test/ratelimit/vectors.json proves it.
  */
 import { EMPTY_LOG, logAfter, logAppend, logNewest, logSize } from './instant-log.js';
+import { minuteAfter, minuteAppend } from './minute-log.js';
 import type { Policy } from './plans.js';
 import { type CallerState, dayOf, FRESH_STATE, MINUTE_MS } from './state.js';
 import { type Assessment, assess, banned, bindingUntil, rateLimited, type Verdict } from './verdict.js';
@@ -37,7 +38,8 @@ export interface Decision {
  * A `forced` refusal (a test key's `fault=429`, see faults/) is decided as if the windows had no room:
  * a ban in force answers as ever, and otherwise the rejection counts toward a ban like any other.
  * The minute log holds only requests of the last 60 s and grows only while fewer than the policy's
- * per-minute limit are in it, so it never exceeds the largest limit in force during the last minute.
+ * per-minute limit are in it, so it never exceeds the largest limit in force during the last minute;
+ * and it holds one entry per millisecond (./minute-log.ts), so never more than 60,000 entries.
  * It is not cut down on a downgrade: what was counted stays counted, even if the key is upgraded back.
  */
 export function decide(state: CallerState | undefined, now: number, policy: Policy, rules: BanRules, unbanSeq = 0, forced = false): Decision {
@@ -48,7 +50,7 @@ export function decide(state: CallerState | undefined, now: number, policy: Poli
     return { verdict: banned(assessment, current.bannedUntil, bindingUntil(current.minuteLog, assessment)), state: current };
   }
   if (!forced && assessment.minute.remaining > 0 && assessment.day.remaining > 0) {
-    const admitted = { ...current, minuteLog: logAppend(current.minuteLog, now), dayCount: current.dayCount + 1 };
+    const admitted = { ...current, minuteLog: minuteAppend(current.minuteLog, now), dayCount: current.dayCount + 1 };
     return { verdict: { kind: 'admitted', ...assess(admitted, now, policy) }, state: admitted };
   }
   return refuse(current, assessment, rules);
@@ -79,7 +81,7 @@ export function pruneState(state: CallerState, now: number, rules: BanRules): Ca
   const today = dayOf(now);
   const historyLapsed = now - state.lastBanEnd >= rules.escalationWindowMs;
   return {
-    minuteLog: logAfter(state.minuteLog, now - MINUTE_MS),
+    minuteLog: minuteAfter(state.minuteLog, now - MINUTE_MS),
     day: today,
     dayCount: state.day === today ? state.dayCount : 0,
     rejections: logNewest(logAfter(state.rejections, now - rules.withinMs), rules.rejections),

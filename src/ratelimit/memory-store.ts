@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { type BanRules, DEFAULT_BAN_RULES, decide, peek, pruneState, unban, withUnbanSignal } from './decision.js';
 import type { Policy } from './plans.js';
 import { logSize } from './instant-log.js';
+import { minuteEntries } from './minute-log.js';
 import { SHARDS, ShardedMap } from './sharded-map.js';
 import { type CallerState, isFresh } from './state.js';
 import type { LimiterStore } from './store.js';
@@ -47,7 +48,7 @@ export const WORTH_WRITING_BACK = 64;
 
 /** How many instants (admissions in the minute, rejections) `pruned` no longer holds. */
 function forgotten(state: CallerState, pruned: CallerState): number {
-  return logSize(state.minuteLog) - logSize(pruned.minuteLog) + logSize(state.rejections) - logSize(pruned.rejections);
+  return minuteEntries(state.minuteLog) - minuteEntries(pruned.minuteLog) + logSize(state.rejections) - logSize(pruned.rejections);
 }
 
 /** A store for a single process. Calls are atomic because each runs synchronously to completion. */

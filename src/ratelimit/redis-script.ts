@@ -13,12 +13,16 @@ import { DAY_MS, MINUTE_MS } from './state.js';
  * every other verdict shape, is built by the core from its numbers (see ./redis-store.ts). It lives in
  * a TS module rather than a .lua file so that the build carries it along.
  *
- * KEYS, three per call: the caller's minute log (LIST of admission instants, oldest first), rejections (LIST of
- *       instants, oldest first) and the rest of its state (HASH day, count, until, level, lastEnd, seq;
- *       rejEnd, when the newest rejection leaves its window, 0 when none is kept; exp, the hash's own
- *       expiry on Redis's clock). The two last spare an admission reading the rejections and setting
- *       the hash's expiry again: one with nothing to prune runs HMGET, LLEN, LINDEX, RPUSH, HSET, PEXPIRE
- *       (and TIME, once per run).
+ * KEYS, three per call: the caller's minute log (a LIST of pairs, oldest first: an instant that admitted
+ *       requests and the running count before its first, one pair per millisecond, as ./minute-log.ts),
+ *       rejections (LIST of instants, oldest first) and the rest of its state (HASH day, count, until,
+ *       level, lastEnd, seq; rejEnd, when the newest rejection leaves its window, 0 when none is kept;
+ *       exp, the hash's own expiry on Redis's clock; the minute log's mtot, the running count after its
+ *       newest pair, mbase, the running count before its oldest, mfirst and mlast, its oldest and newest
+ *       instants, 0 when it is empty). The hash spares a call reading the lists: an admission with
+ *       nothing to forget runs HMGET and HSET, and in a millisecond of its own RPUSH and PEXPIRE (and
+ *       TIME, once per run); forgetting the oldest pairs finds where to cut by doubling steps from the
+ *       oldest, so a call pays for what leaves, not for what the log holds.
  * ARGV: the ban rules (rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs), then five per
  *       call: mode (hit | refuse | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq.
  * The reply holds one reply per call, in order. refuse is hit without admission (decide's `forced`).
@@ -31,7 +35,7 @@ export const LIMITER_SCRIPT = `
 local MINUTE, DAY = ${MINUTE_MS}, ${DAY_MS}
 local threshold, within, firstBan, maxBan, escalation =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local FIELDS = { 'day', 'count', 'until', 'level', 'lastEnd', 'seq', 'rejEnd', 'exp' }
+local FIELDS = { 'day', 'count', 'until', 'level', 'lastEnd', 'seq', 'rejEnd', 'exp', 'mtot', 'mbase', 'mfirst', 'mlast' }
 
 -- Redis's clock, read once per run: every call of a run is decided at the same instant.
 local timeNow
@@ -46,61 +50,92 @@ end
 -- The call being decided, set by the loop at the end for each call in turn: its keys and arguments
 -- (injected: the caller gave the instant), and its state as the hash holds it.
 local LOG, REJ, STATE, mode, injected, now, perMinute, perDay, signal
-local s, day, count, banned, level, lastEnd, seq, rejEnd
+local s, day, count, banned, level, lastEnd, seq, rejEnd, mtot, mbase, mfirst, mlast
 
 local function newest(key)
   return tonumber(redis.call('LINDEX', key, -1))
 end
 
--- How many entries, from the oldest, are at or before cutoff (those that newerThan drops), and the
--- first entry after them (the oldest that stays), which the caller would otherwise read again.
+-- How many entries of the rejections list, from the oldest, are at or before cutoff (logAfter).
 local function olderCount(key, len, cutoff)
-  local n, first = 0, nil
-  while n < len do
-    first = tonumber(redis.call('LINDEX', key, n))
-    if first > cutoff then return n, first end
-    n = n + 1
+  local n = 0
+  while n < len and tonumber(redis.call('LINDEX', key, n)) <= cutoff do n = n + 1 end
+  return n
+end
+
+-- minuteAfter: the first pair (from 0) of the minute log after cutoff, its instant and its running
+-- count before; nil when every pair is at or before it. From the oldest by doubling steps, then halving.
+local function firstLive(cutoff)
+  if mfirst == 0 or mlast <= cutoff then return nil end
+  if mfirst > cutoff then return 0, mfirst, mbase end
+  -- Pair out is at or before the cutoff, pair live after it (the newest is).
+  local out, step, live = 0, 1, redis.call('LLEN', LOG) / 2 - 1
+  while out + step < live do
+    if tonumber(redis.call('LINDEX', LOG, 2 * (out + step))) > cutoff then
+      live = out + step
+      break
+    end
+    out, step = out + step, step * 2
   end
-  return n, nil
+  while live - out > 1 do
+    local middle = math.floor((out + live) / 2)
+    if tonumber(redis.call('LINDEX', LOG, 2 * middle)) > cutoff then live = middle else out = middle end
+  end
+  local pair = redis.call('LRANGE', LOG, 2 * live, 2 * live + 1)
+  return live, tonumber(pair[1]), tonumber(pair[2])
 end
 
--- How much room each window has, on a pruned log of len entries (minuteStatus and dayStatus).
-local function room(len)
+-- minuteRequestAt: the instant of the request j places after the oldest of the pairs from first on
+-- (its instant firstAt, its running count before, base); j is below what they hold.
+local function requestAt(j, first, firstAt, base)
+  if j == 0 then return firstAt end
+  local wanted = base + j
+  local low, high = first, redis.call('LLEN', LOG) / 2 - 1
+  while low < high do
+    local middle = math.floor((low + high + 1) / 2)
+    if tonumber(redis.call('LINDEX', LOG, 2 * middle + 1)) <= wanted then low = middle else high = middle - 1 end
+  end
+  return tonumber(redis.call('LINDEX', LOG, 2 * low))
+end
+
+-- How much room each window has, with counted requests in the minute (minuteStatus and dayStatus).
+local function room(counted)
   local today = math.floor(now / DAY)
-  return math.max(0, perMinute - len), math.max(0, perDay - (day == today and count or 0))
+  return math.max(0, perMinute - counted), math.max(0, perDay - (day == today and count or 0))
 end
 
--- assess: minuteStatus and dayStatus, on a pruned state or not. What the caller already knows of the
--- log is not read again: prunedLen, its length after pruning (nothing in it has expired then); newest
--- and oldest, its first and last instants.
-local function assess(prunedLen, last, oldest)
-  local len = prunedLen or redis.call('LLEN', LOG)
-  last = last or newest(LOG)
-  local blocking = len >= perMinute and tonumber(redis.call('LINDEX', LOG, len - perMinute))
-  local expired = 0
-  if not prunedLen then expired, oldest = olderCount(LOG, len, now - MINUTE) end
-  local minuteLeft, dayLeft = room(len - expired)
+-- assess: minuteStatus and dayStatus. counted: what the pruned log holds, when the caller pruned it;
+-- else (peek) what is live is found without forgetting anything.
+local function assess(counted)
+  local first, oldest, base = 0, mfirst, mbase
+  if not counted then
+    first, oldest, base = firstLive(now - MINUTE)
+    counted = first and mtot - base or 0
+  end
+  local last = mlast > 0 and mlast or nil
+  -- The request whose leaving lets one more in (none when the limit is 0: nothing ever does).
+  local blocking = counted >= perMinute and perMinute > 0 and requestAt(counted - perMinute, first, oldest, base)
+  local minuteLeft, dayLeft = room(counted)
   local dayReset = (math.floor(now / DAY) + 1) * DAY
   -- windowMs of minuteStatus: when the oldest counted request leaves.
-  local oldestLeaves = len > expired and oldest + MINUTE or 0
+  local oldestLeaves = counted > 0 and oldest + MINUTE or 0
   return {
     minuteLeft,
     last and math.max(now, last + MINUTE) or now,
     blocking and math.max(0, blocking + MINUTE - now) or 0,
-    dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now, oldestLeaves, last or false }
+    dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now, oldestLeaves }
 end
 
 local function reply(kind, a, bannedUntil, banStarted, binding)
   return { kind, now, a[1], a[2], a[3], a[4], a[5], a[6], bannedUntil, banStarted, binding or 0, a[7] }
 end
 
--- bindingUntil (verdict.ts), on the pruned log.
-local function bindingUntil(a)
+-- bindingUntil (verdict.ts), on the pruned log of counted requests.
+local function bindingUntil(a, counted)
   if a[1] >= a[4] then return a[5] end
   local k = perMinute - a[4]
   if k < 0 then return a[5] end
-  local len = redis.call('LLEN', LOG)
-  return math.min(a[5], tonumber(redis.call('LINDEX', LOG, len - 1 - k)) + MINUTE)
+  return math.min(a[5], requestAt(counted - 1 - k, 0, mfirst, mbase) + MINUTE)
 end
 
 -- A key lives until what it holds behaves like no state at all (state.ts isFresh), and no longer.
@@ -109,14 +144,13 @@ local function expire(key, at)
   if at > now then redis.call('PEXPIRE', key, at - now) else redis.call('DEL', key) end
 end
 
--- logNewest: the log's newest instant, when the caller knows it (false: the log is empty). pushed: an
--- admission, the one change that moves the log's end, so the one that sets its lifetime (pruning takes
--- from the other end; a refusal would set the same instant again, and with a test's clock that jumps
--- ahead, a shorter lifetime on Redis's clock than the entries have on the test's). rejTouched: the
--- rejections list changed, so its lifetime is set again (an admission leaves it, and its end, as they were).
-local function save(logNewest, pushed, rejTouched)
-  if logNewest == nil then logNewest = newest(LOG) end
-  local logEnd = logNewest and logNewest + MINUTE or 0
+-- pushed: an admission in a millisecond of its own, the one change that moves the log's end, so the
+-- one that sets its lifetime (pruning takes from the other end; a refusal would set the same instant
+-- again, and with a test's clock that jumps ahead, a shorter lifetime on Redis's clock than the
+-- entries have on the test's). rejTouched: the rejections list changed, so its lifetime is set again
+-- (an admission leaves it, and its end, as they were).
+local function save(pushed, rejTouched)
+  local logEnd = mlast > 0 and mlast + MINUTE or 0
   -- The hash outlives both lists: its seq must stay while anything an unban signal clears remains.
   local stateEnd = math.max(logEnd, rejEnd, count > 0 and (day + 1) * DAY or 0, banned,
     level > 0 and lastEnd + escalation or 0)
@@ -125,7 +159,7 @@ local function save(logNewest, pushed, rejTouched)
   local offset = injected and stateEnd > now and redisNow() - now or 0
   local exp = stateEnd + offset
   -- The fields that changed, and those the hash lacks: an admission changes the count, rarely more.
-  local values, changed = { day, count, banned, level, lastEnd, seq, rejEnd, exp }, {}
+  local values, changed = { day, count, banned, level, lastEnd, seq, rejEnd, exp, mtot, mbase, mfirst, mlast }, {}
   for i = 1, #FIELDS do
     if s[i] ~= values[i] then
       changed[#changed + 1] = FIELDS[i]
@@ -149,10 +183,15 @@ end
 local function decide()
   if mode == 'hit' or mode == 'refuse' then
     -- pruneState
-    local len = redis.call('LLEN', LOG)
-    local old, oldest = olderCount(LOG, len, now - MINUTE)
-    if old > 0 then redis.call('LTRIM', LOG, old, -1) end
-    local logLen = len - old
+    local first, oldest, base = firstLive(now - MINUTE)
+    if not first then
+      if mfirst ~= 0 then redis.call('DEL', LOG) end
+      mtot, mbase, mfirst, mlast = 0, 0, 0, 0
+    elseif first > 0 then
+      redis.call('LTRIM', LOG, 2 * first, -1)
+      mfirst, mbase = oldest, base
+    end
+    local counted = mtot - mbase
     local today = math.floor(now / DAY)
     if day ~= today then count = 0 end
     day = today
@@ -165,24 +204,29 @@ local function decide()
     end
     -- decide
     if banned > now then
-      local a = assess(logLen, nil, oldest)
-      save(a[8])
-      return reply('banned', a, banned, 0, bindingUntil(a))
+      local a = assess(counted)
+      save()
+      return reply('banned', a, banned, 0, bindingUntil(a, counted))
     end
-    local minuteLeft, dayLeft = room(logLen)
+    local minuteLeft, dayLeft = room(counted)
     if mode == 'hit' and minuteLeft > 0 and dayLeft > 0 then
-      local len = redis.call('RPUSH', LOG, now)
-      count = count + 1
-      save(now, true)
-      -- After the push the newest entry is now; the oldest is what it was, or now.
-      return reply('admitted', assess(len, now, oldest or now), 0, 0)
+      -- minuteAppend: a request in the newest pair's millisecond only counts.
+      local pushed = mlast ~= now
+      if pushed then
+        redis.call('RPUSH', LOG, now, mtot)
+        if mfirst == 0 then mfirst, mbase = now, mtot end
+        mlast = now
+      end
+      mtot, count = mtot + 1, count + 1
+      save(pushed)
+      return reply('admitted', assess(counted + 1), 0, 0)
     end
-    local a = assess(logLen, nil, oldest)
+    local a = assess(counted)
     -- refuse and startBan, on the rejections of the window (at most the threshold's newest); an
     -- admission leaves the list as it is, since only a refusal counts it
     if rejEnd > 0 then
-      len = redis.call('LLEN', REJ)
-      old = math.max(olderCount(REJ, len, now - within), len - threshold)
+      local len = redis.call('LLEN', REJ)
+      local old = math.max(olderCount(REJ, len, now - within), len - threshold)
       if old > 0 then redis.call('LTRIM', REJ, old, -1) end
     end
     local started = 0
@@ -194,7 +238,7 @@ local function decide()
     else
       rejEnd = now + within
     end
-    save(a[8], false, true)
+    save(false, true)
     return reply('rate-limited', a, 0, started)
   elseif mode == 'peek' then
     -- peek applies the unban signal in thought only: it writes nothing.
@@ -228,6 +272,7 @@ for i = 1, #KEYS / 3 do
   for j = 1, #FIELDS do s[j] = tonumber(s[j]) end
   day, count, banned = s[1] or 0, s[2] or 0, s[3] or 0
   level, lastEnd, seq = s[4] or 0, s[5] or 0, s[6] or 0
+  mtot, mbase, mfirst, mlast = s[9] or 0, s[10] or 0, s[11] or 0, s[12] or 0
   -- When the newest rejection leaves its window: the rejections list's end, kept in the hash so that an
   -- admission need not read the list (read once where the hash lacks it: a new caller, or a hash
   -- written before the field).

@@ -36,10 +36,14 @@ type Reply = [
 
 const SCRIPT_SHA = createHash('sha1').update(LIMITER_SCRIPT).digest('hex');
 
-/** The keys of one caller: minute log, rejections, state. */
+/**
+ * The keys of one caller: minute log, rejections, state. The minute log is `minute-ms` since it holds
+ * one pair per millisecond (./redis-script.ts): a service upgraded across that change forgets the
+ * minute's counts once (the day's stay), rather than read the older list of instants as pairs.
+ */
 export function limiterKeys(prefix: string, caller: string): [string, string, string] {
   const base = `${prefix}{${caller}}:`;
-  return [`${base}minute`, `${base}rejections`, `${base}state`];
+  return [`${base}minute-ms`, `${base}rejections`, `${base}state`];
 }
 
 /** One call of the script: a caller's keys and arguments, and who waits for its reply. */

@@ -1,4 +1,5 @@
 import { EMPTY_LOG, logSize, type InstantLog } from './instant-log.js';
+import { EMPTY_MINUTE, type MinuteLog, minuteEntries } from './minute-log.js';
 
 /**
  * What the limiter remembers about one caller. Plain numbers and arrays of numbers, so that the
@@ -7,8 +8,8 @@ import { EMPTY_LOG, logSize, type InstantLog } from './instant-log.js';
  * and what was already counted stays counted.
  */
 export interface CallerState {
-  /** Instants (ms) of admitted requests that may still be inside the sliding minute, oldest first. */
-  readonly minuteLog: InstantLog;
+  /** Admitted requests that may still be inside the sliding minute, oldest first, one entry per millisecond. */
+  readonly minuteLog: MinuteLog;
   /** The UTC day (see `dayOf`) that `dayCount` belongs to. */
   readonly day: number;
   /** Requests admitted during `day`. */
@@ -35,7 +36,7 @@ export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
 
 export const FRESH_STATE: CallerState = {
-  minuteLog: EMPTY_LOG,
+  minuteLog: EMPTY_MINUTE,
   day: 0,
   dayCount: 0,
   rejections: EMPTY_LOG,
@@ -55,5 +56,5 @@ export function dayOf(now: number): number {
  * `unbanSeq` does not matter: a signal applied to a fresh state changes nothing.
  */
 export function isFresh(state: CallerState): boolean {
-  return logSize(state.minuteLog) === 0 && state.dayCount === 0 && logSize(state.rejections) === 0 && state.bannedUntil === 0 && state.banLevel === 0;
+  return minuteEntries(state.minuteLog) === 0 && state.dayCount === 0 && logSize(state.rejections) === 0 && state.bannedUntil === 0 && state.banLevel === 0;
 }

@@ -1,4 +1,4 @@
-import { logAt, logSize, type InstantLog } from './instant-log.js';
+import { type MinuteLog, minuteAfter, minuteCount, minuteNewest, minuteRequestAt } from './minute-log.js';
 import type { Policy } from './plans.js';
 import { type CallerState, DAY_MS, dayOf, MINUTE_MS } from './state.js';
 
@@ -112,28 +112,26 @@ export function bindingWindow(verdict: Assessment): WindowName {
  * be answered again from the verdict alone, without the caller's state (see ./ban-shortcut.ts).
  * `log` is the minute log pruned at `a.at`.
  */
-export function bindingUntil(log: InstantLog, a: Assessment): number {
+export function bindingUntil(log: MinuteLog, a: Assessment): number {
   if (bindingWindow(a) === 'day') return a.day.resetAt;
   // The minute binds while it holds more than k requests: k = its limit less what the day has left.
   const k = a.minute.limit - a.day.remaining;
   if (k < 0) return a.day.resetAt;
   // The (k+1)-th newest leaves last of those that keep it binding.
-  return Math.min(a.day.resetAt, logAt(log, logSize(log) - 1 - k)! + MINUTE_MS);
+  return Math.min(a.day.resetAt, minuteRequestAt(log, minuteCount(log) - 1 - k)! + MINUTE_MS);
 }
 
 export function ceilSeconds(ms: number): number {
   return Math.ceil(ms / 1000);
 }
 
-function minuteStatus(log: InstantLog, now: number, limit: number): WindowStatus {
-  const size = logSize(log);
-  let expired = 0;
-  while (expired < size && now - logAt(log, expired)! >= MINUTE_MS) expired++;
-  const counted = size - expired;
-  const newest = logAt(log, size - 1);
+function minuteStatus(log: MinuteLog, now: number, limit: number): WindowStatus {
+  const live = minuteAfter(log, now - MINUTE_MS);
+  const counted = minuteCount(live);
+  const newest = minuteNewest(log);
   // Requests leave oldest first, so one more fits once the limit-th newest has left (or if there is none).
-  const blocking = logAt(log, size - limit);
-  const oldestLeavesAt = counted > 0 ? logAt(log, expired)! + MINUTE_MS : undefined;
+  const blocking = minuteRequestAt(live, counted - limit);
+  const oldestLeavesAt = counted > 0 ? live.at[live.start]! + MINUTE_MS : undefined;
   return {
     limit,
     remaining: Math.max(0, limit - counted),

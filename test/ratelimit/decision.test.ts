@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BAN_RULES, decide, peek, unban } from '../../src/ratelimit/decision.js';
 import { LIMIT_HEADER, REMAINING_HEADER, RETRY_AFTER_HEADER, rateLimitHeaders } from '../../src/ratelimit/headers.js';
-import { logEntries, logSize } from '../../src/ratelimit/instant-log.js';
+import { logSize } from '../../src/ratelimit/instant-log.js';
+import { minuteCount, minuteInstants } from '../../src/ratelimit/minute-log.js';
 import { type Policy, policyFor } from '../../src/ratelimit/plans.js';
 import { type CallerState, DAY_MS, dayOf, MINUTE_MS } from '../../src/ratelimit/state.js';
 import type { Verdict } from '../../src/ratelimit/verdict.js';
@@ -75,9 +76,9 @@ function simulate(policy: Policy, start: number, groups: Arrival[]): number[] {
         if (expectedBan) [ban, strikes] = [expectedBan, []];
       }
 
-      expect(sameNumbers(logEntries(next.minuteLog), admitted.slice(firstLive))).toBe(true);
+      expect(sameNumbers(minuteInstants(next.minuteLog), admitted.slice(firstLive))).toBe(true);
       expect(next.dayCount).toBe(perDay.get(dayOf(now)) ?? 0);
-      expect(logSize(next.minuteLog)).toBeLessThanOrEqual(policy.perMinute);
+      expect(minuteCount(next.minuteLog)).toBeLessThanOrEqual(policy.perMinute);
       expect(logSize(next.rejections)).toBeLessThan(rules.rejections);
       const headers = rateLimitHeaders(verdict);
       expect(Number(headers[REMAINING_HEADER])).toBeGreaterThanOrEqual(0);
@@ -167,8 +168,8 @@ describe('decide, examples', () => {
     const back = decide(after, NOON + 2, business, rules);
     expect(back.verdict).toMatchObject({ kind: 'admitted', minute: { remaining: 499 } });
     // The log never outgrows the largest limit in force within the minute, and empties as it passes.
-    expect(logSize(back.state.minuteLog)).toBeLessThanOrEqual(business.perMinute);
-    expect(logSize(decide(back.state, NOON + 60_002, free, rules).state.minuteLog)).toBe(1);
+    expect(minuteCount(back.state.minuteLog)).toBeLessThanOrEqual(business.perMinute);
+    expect(minuteCount(decide(back.state, NOON + 60_002, free, rules).state.minuteLog)).toBe(1);
   });
 
   it('decides the same on a state that went through JSON, as a Redis store would keep it', () => {

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_BAN_RULES } from '../../src/ratelimit/decision.js';
+import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
+import type { Policy } from '../../src/ratelimit/plans.js';
+import { RedisLimiterStore } from '../../src/ratelimit/redis-store.js';
+import type { LimiterStore } from '../../src/ratelimit/store.js';
+import { redisForTests } from '../helpers/redis.js';
+import { runVectors } from './vectors.js';
+
+/**
+ * The Redis store's script is a mirror of the memory store's core (src/ratelimit/redis-script.ts):
+ * the shared vectors, and random sequences of calls that both must answer alike.
+ */
+const redis = await redisForTests();
+const url = redis?.url ?? '';
+// Every key of this run starts with its own prefix, so runs never meet and the cleanup finds them all.
+const prefix = `test:${randomUUID()}:`;
+const NOON = Date.parse('2024-03-01T12:00:00.000Z');
+
+describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
+  afterAll(async () => {
+    const admin = new Redis(url);
+    let cursor = '0';
+    do {
+      const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await admin.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    await admin.quit();
+  });
+
+  const storeAt = (clock?: () => number, rules = DEFAULT_BAN_RULES) => new RedisLimiterStore(new Redis(url), { clock, rules, prefix });
+
+  function expectSame([memory, redis]: unknown[]): void {
+    expect(redis).toEqual(memory);
+  }
+
+  describe('vectors', () => {
+    runVectors((clock, rules) => storeAt(clock, rules));
+  });
+
+  type Op = { hit: number } | { advanceMs: number } | { peek: true } | { unban: true } | { banOf: true } | { signal: number } | { policy: Policy };
+  const rules = { rejections: 3, withinMs: 10_000, firstBanMs: 5_000, maxBanMs: 20_000, escalationWindowMs: 60_000 };
+  const others = [
+    fc.record({ peek: fc.constant(true as const) }),
+    fc.record({ unban: fc.constant(true as const) }),
+    fc.record({ banOf: fc.constant(true as const) }),
+    fc.record({ signal: fc.integer({ min: 0, max: 2 }) }),
+  ];
+
+  /** Runs random sequences of `op` against the memory store and the Redis store, which must agree on every answer. */
+  async function differential(op: fc.Arbitrary<Op>, first: Policy, [minLength, maxLength]: [number, number], numRuns: number): Promise<void> {
+    const start = fc.integer({ min: NOON, max: NOON + 86_400_000 });
+    await fc.assert(
+      fc.asyncProperty(start, fc.array(op, { minLength, maxLength }), async (startAt, ops) => {
+        let now = startAt;
+        let policy = first;
+        let unbanSeq = 0;
+        const caller = randomUUID();
+        const stores: LimiterStore[] = [new MemoryLimiterStore({ clock: () => now, rules }), storeAt(() => now, rules)];
+        const both = (call: (store: LimiterStore) => Promise<unknown>) => Promise.all(stores.map(call));
+        try {
+          for (const step of ops) {
+            if ('advanceMs' in step) now += step.advanceMs;
+            else if ('signal' in step) unbanSeq += step.signal;
+            else if ('policy' in step) policy = step.policy;
+            else if ('unban' in step) await both((s) => s.unban(caller));
+            else if ('banOf' in step) expectSame(await both((s) => s.banOf(caller)));
+            else if ('peek' in step) expectSame(await both((s) => s.peek(caller, policy, unbanSeq)));
+            else for (let i = 0; i < step.hit; i++) expectSame(await both((s) => s.hit(caller, policy, unbanSeq)));
+          }
+        } finally {
+          await both((s) => s.close());
+        }
+      }),
+      { numRuns },
+    );
+  }
+
+  it('gives exactly the memory store’s verdicts for random sequences of calls', async () => {
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 8 }) }), weight: 6 },
+      { arbitrary: fc.record({ advanceMs: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.constantFrom(9_999, 10_000, 60_000, 86_400_000)) }), weight: 4 },
+      ...others,
+      fc.record({
+        policy: fc.record({ name: fc.constant('enterprise' as const), perMinute: fc.integer({ min: 0, max: 4 }), perDay: fc.integer({ min: 1, max: 9 }) }),
+      }),
+    );
+    await differential(op, { name: 'enterprise', perMinute: 2, perDay: 5 }, [0, 40], 150);
+  });
+
+  it('agrees with the memory store over a minute log of many milliseconds, several requests in each, as it fills, drains and is downgraded', async () => {
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 6 }) }), weight: 10 },
+      { arbitrary: fc.record({ advanceMs: fc.integer({ min: 0, max: 40 }) }), weight: 8 },
+      { arbitrary: fc.record({ advanceMs: fc.oneof(fc.integer({ min: 500, max: 30_000 }), fc.constantFrom(59_999, 60_000)) }), weight: 1 },
+      ...others,
+      {
+        arbitrary: fc.record({
+          policy: fc.record({
+            name: fc.constant('enterprise' as const),
+            perMinute: fc.integer({ min: 0, max: 120 }),
+            perDay: fc.integer({ min: 50, max: 100_000 }),
+          }),
+        }),
+        weight: 3,
+      },
+    );
+    await differential(op, { name: 'enterprise', perMinute: 100, perDay: 100_000 }, [100, 150], 40);
+  });
+
+  it('forgets a millisecond of the minute log exactly when it leaves, however many leave at once, as the memory store does', async () => {
+    const policy: Policy = { name: 'enterprise', perMinute: 1_000, perDay: 100_000 };
+    for (const leaving of [1, 2, 3, 5, 8, 13, 21, 34]) {
+      let now = NOON;
+      const caller = randomUUID();
+      const stores: LimiterStore[] = [new MemoryLimiterStore({ clock: () => now, rules }), storeAt(() => now, rules)];
+      const both = (call: (store: LimiterStore) => Promise<unknown>) => Promise.all(stores.map(call));
+      // 40 milliseconds of 3 requests each, then the clock at the instant the `leaving` oldest leave.
+      for (let ms = 0; ms < 40; ms++, now++) for (let i = 0; i < 3; i++) expectSame(await both((s) => s.hit(caller, policy)));
+      now = NOON + 60_000 + leaving - 1;
+      expectSame(await both((s) => s.peek(caller, policy)));
+      expectSame(await both((s) => s.hit(caller, policy)));
+      expectSame(await both((s) => s.hit(caller, { ...policy, perMinute: 100 })));
+      await both((s) => s.close());
+    }
+  });
+});
