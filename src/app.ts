@@ -37,7 +37,7 @@ import { EndpointsRepository } from './webhooks/endpoints.js';
 import { Delivery as WebhookDelivery, Endpoint as WebhookEndpoint, EndpointPatch, EndpointWithSecret, NewEndpoint } from './webhooks/schemas.js';
 import { rateLimitHook } from './http/ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
-import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
+import { COMMON_PROBLEM_STATUSES, LOCATION_HEADER, problemResponses } from './http/responses.js';
 import { SHARED_SCHEMAS } from './http/schemas.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
@@ -90,7 +90,7 @@ const CORS = corsPolicy({
     RATE_LIMIT_HEADER,
     RETRY_AFTER_HEADER,
     REQUEST_ID_HEADER,
-    'Location',
+    LOCATION_HEADER,
     DEPRECATION_HEADER,
     SUNSET_HEADER,
     LINK_HEADER,

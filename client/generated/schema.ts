@@ -331,6 +331,11 @@ export interface paths {
          * @description **Beta**: complete, but may still change in a compatible way or, with notice, an incompatible one.
          *
          *     Your plan, each window (its limit, what is used and left, when the next slot frees, when it resets), the ban in force and today's count. Asking counts nothing: it does not use up the quota it reports, as GitHub's `GET /rate_limit`.
+         *
+         *     - **A banned key** gets `200`, its ban in `ban` (asking neither counts nor extends it), and the headers show the ban.
+         *     - **`429`** comes only from the throttle every path that counts nothing shares, per client address (plan `documentation`: 300 a minute, 20,000 a day), never from your key's own limits.
+         *     - **A test key's `Prefer: fault=…`** does not apply: faults apply to the operations that count (`Preference-Applied` is never sent here).
+         *     - **`503`** (with `Retry-After`) when the store of keys cannot be reached and the key cannot be checked: at once for a key not held in memory, within a second for one held in memory. `500` only when the service fails in a way it did not foresee.
          */
         get: operations["getUsage"];
         put?: never;
@@ -481,8 +486,11 @@ export interface components {
             window: "minute" | "day";
             /** Format: int32 */
             limit: number;
-            /** @enum {string} */
-            plan: "free" | "pro" | "business" | "enterprise" | "anonymous";
+            /**
+             * @description The key's plan; `anonymous` for a request without a valid key (counted per client address); `documentation` for the per-address throttle of the paths that count nothing (the docs, the document, the problem pages, `/usage`).
+             * @enum {string}
+             */
+            plan: "free" | "pro" | "business" | "enterprise" | "anonymous" | "documentation";
             /**
              * Format: int32
              * @description Seconds, the same as the `Retry-After` header.
@@ -814,6 +822,8 @@ export interface components {
         Link: string;
         /** @description The preferences of `Prefer` this answer applied (test keys only), e.g. `fault=503`. Absent when none was. */
         "Preference-Applied": string;
+        /** @description `no-store`: no cache may keep this answer. */
+        "Cache-Control": "no-store";
     };
     pathItems: never;
 }
@@ -831,7 +841,7 @@ export interface operations {
             };
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
-                "if-none-match"?: string;
+                "If-None-Match"?: string;
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -847,7 +857,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current. */
-                    etag: string;
+                    ETag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -870,7 +880,7 @@ export interface operations {
             304: {
                 headers: {
                     /** @description The current `ETag`, the one you sent. */
-                    etag: string;
+                    ETag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -930,6 +940,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -979,7 +990,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
-                "if-none-match"?: string;
+                "If-None-Match"?: string;
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1001,7 +1012,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current. */
-                    etag: string;
+                    ETag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1023,7 +1034,7 @@ export interface operations {
             304: {
                 headers: {
                     /** @description The current `ETag`, the one you sent. */
-                    etag: string;
+                    ETag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1132,6 +1143,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -1197,7 +1209,7 @@ export interface operations {
             };
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
-                "if-none-match"?: string;
+                "If-None-Match"?: string;
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1213,7 +1225,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current. */
-                    etag: string;
+                    ETag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1236,7 +1248,7 @@ export interface operations {
             304: {
                 headers: {
                     /** @description The current `ETag`, the one you sent. */
-                    etag: string;
+                    ETag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1296,6 +1308,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1345,7 +1358,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
-                "idempotency-key"?: string;
+                "Idempotency-Key"?: string;
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1365,9 +1378,9 @@ export interface operations {
             201: {
                 headers: {
                     /** @description The URL of the order. */
-                    location: string;
+                    Location: string;
                     /** @description Present, `true`, when this is the replay of an earlier request with the same `Idempotency-Key` and request. */
-                    "idempotent-replayed"?: "true";
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1512,6 +1525,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1561,7 +1575,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
-                "if-none-match"?: string;
+                "If-None-Match"?: string;
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1583,7 +1597,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current. */
-                    etag: string;
+                    ETag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1602,7 +1616,7 @@ export interface operations {
             304: {
                 headers: {
                     /** @description The current `ETag`, the one you sent. */
-                    etag: string;
+                    ETag: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1679,6 +1693,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1840,6 +1855,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1889,7 +1905,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
-                "idempotency-key"?: string;
+                "Idempotency-Key"?: string;
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1911,7 +1927,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description Present, `true`, when this is the replay of an earlier request with the same `Idempotency-Key` and request. */
-                    "idempotent-replayed"?: "true";
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2039,6 +2055,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2173,6 +2190,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2317,6 +2335,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2447,6 +2466,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2496,7 +2516,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
-                "idempotency-key"?: string;
+                "Idempotency-Key"?: string;
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -2516,7 +2536,9 @@ export interface operations {
             201: {
                 headers: {
                     /** @description Present, `true`, when this is the replay of an earlier request with the same `Idempotency-Key` and request. */
-                    "idempotent-replayed"?: "true";
+                    "Idempotent-Replayed"?: "true";
+                    /** @description `no-store`: no cache may keep this answer. */
+                    "Cache-Control": "no-store";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2644,6 +2666,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2788,6 +2811,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2930,6 +2954,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3112,6 +3137,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3161,7 +3187,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
-                "idempotency-key"?: string;
+                "Idempotency-Key"?: string;
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -3183,7 +3209,9 @@ export interface operations {
             200: {
                 headers: {
                     /** @description Present, `true`, when this is the replay of an earlier request with the same `Idempotency-Key` and request. */
-                    "idempotent-replayed"?: "true";
+                    "Idempotent-Replayed"?: "true";
+                    /** @description `no-store`: no cache may keep this answer. */
+                    "Cache-Control": "no-store";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3294,6 +3322,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3343,7 +3372,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
-                "idempotency-key"?: string;
+                "Idempotency-Key"?: string;
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -3365,7 +3394,7 @@ export interface operations {
             202: {
                 headers: {
                     /** @description Present, `true`, when this is the replay of an earlier request with the same `Idempotency-Key` and request. */
-                    "idempotent-replayed"?: "true";
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3476,6 +3505,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3629,6 +3659,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3678,7 +3709,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
-                "idempotency-key"?: string;
+                "Idempotency-Key"?: string;
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -3705,7 +3736,7 @@ export interface operations {
             202: {
                 headers: {
                     /** @description Present, `true`, when this is the replay of an earlier request with the same `Idempotency-Key` and request. */
-                    "idempotent-replayed"?: "true";
+                    "Idempotent-Replayed"?: "true";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3816,6 +3847,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3901,7 +3933,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Throttled per client address, as every path that counts nothing (plan `documentation`); never for your key. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3912,6 +3944,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3934,7 +3967,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service unavailable */
+            /** @description The store of keys cannot be reached: the key cannot be checked. Retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

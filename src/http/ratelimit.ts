@@ -5,6 +5,7 @@ import { DOCUMENTATION_POLICY, type Policy } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
 import { mayDeferCount } from './conditional.js';
+import { CACHE_CONTROL_HEADER, NO_STORE } from './responses.js';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
 import { setHeaders, type StepReply, type StepRequest } from './steps.js';
 
@@ -120,7 +121,7 @@ export function isRefusal(verdict: Verdict): verdict is Refusal {
 }
 
 /** What a `429` carries beyond the rate-limit headers. */
-export const REFUSAL_HEADERS: Readonly<Record<string, string>> = { 'cache-control': 'no-store', 'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8` };
+export const REFUSAL_HEADERS: Readonly<Record<string, string>> = { [CACHE_CONTROL_HEADER]: NO_STORE, 'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8` };
 
 /** A refusal's metrics, and the log line of the one that starts a ban. */
 export function noteRefusal(

@@ -2,6 +2,16 @@ import Type from 'typebox';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from './problems.js';
 import { BannedProblem, Problem, RateLimitedProblem, ref, ValidationProblem } from './schemas.js';
 
+/** Where a created record is (RFC 9110). */
+export const LOCATION_HEADER = 'Location';
+export const CACHE_CONTROL_HEADER = 'Cache-Control';
+
+/** An answer no cache may keep: a refusal (contract §3), a secret shown once. Declared where it is sent. */
+export const NO_STORE = 'no-store';
+export const NO_STORE_HEADER = {
+  [CACHE_CONTROL_HEADER]: { type: 'string', const: NO_STORE, description: '`no-store`: no cache may keep this answer.' },
+} as const;
+
 /**
  * Problem responses for route schemas. They document the operation; Fastify never serialises a problem
  * through them (see `sendProblem`).

@@ -4,6 +4,7 @@ import { ALLOW_ORIGIN_HEADER } from '../http/cors.js';
 import { MAX_HEAD_BYTES } from '../http/limits.js';
 import { countsTowardLimit } from '../http/ratelimit.js';
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
+import { CACHE_CONTROL_HEADER, NO_STORE, NO_STORE_HEADER } from '../http/responses.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/header.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
@@ -21,6 +22,7 @@ import {
 import { MAX_LIMIT, PLAN_LIMITS } from '../ratelimit/plans.js';
 import { DAY_MS, MINUTE_MS } from '../ratelimit/state.js';
 import { webhooksSection } from '../webhooks/document.js';
+import { headerSpelling } from './header-names.js';
 import { openapiTags, tagGroups } from './tags.js';
 
 export const SECURITY_SCHEME = 'ApiKey';
@@ -73,6 +75,7 @@ const HEADERS: Record<string, { description: string; schema: object; required?: 
     schema: { type: 'string', maxLength: 4096 },
   },
   [PREFERENCE_APPLIED_HEADER]: { description: PREFERENCE_APPLIED_DESCRIPTION, schema: { type: 'string', maxLength: 100, example: 'fault=503' } },
+  [CACHE_CONTROL_HEADER]: { description: NO_STORE_HEADER[CACHE_CONTROL_HEADER].description, schema: { type: 'string', const: NO_STORE } },
 };
 
 /** Parameters declared once under `components.parameters`: `Prefer`, on every operation that counts (test keys' faults). */
@@ -89,11 +92,13 @@ const PARAMETERS = {
 
 const ON_EVERY_RESPONSE = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REQUEST_ID_HEADER, ALLOW_ORIGIN_HEADER];
 const ON_RETRYABLE = [RETRY_AFTER_HEADER];
+/** A `429` is never to be cached (contract §3). */
+const ON_REFUSED = [CACHE_CONTROL_HEADER];
 const ON_DEPRECATED = [DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER];
 /** Sent only when a test key's preference was applied, which may happen on any answer of an operation that counts. */
 const ON_COUNTED = [PREFERENCE_APPLIED_HEADER];
 // Always there where they are declared, so that a validating proxy notices one missing.
-for (const name of [...ON_EVERY_RESPONSE, ...ON_DEPRECATED]) HEADERS[name] = { ...HEADERS[name]!, required: true };
+for (const name of [...ON_EVERY_RESPONSE, ...ON_DEPRECATED, ...ON_REFUSED]) HEADERS[name] = { ...HEADERS[name]!, required: true };
 
 /** Headers a route declares that are sent only in the case their description gives. */
 const SOMETIMES = new Set([IDEMPOTENT_REPLAYED_HEADER.toLowerCase(), PREFERENCE_APPLIED_HEADER.toLowerCase()]);
@@ -152,7 +157,7 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
       // Every operation the document shows needs a key: said once, at the top, for tools that read only that.
       document.security = [{ [SECURITY_SCHEME]: [] }];
       document.webhooks = webhooksSection();
-      return withStability(withPathExamples(withPrefer(withResponseHeaders(document))));
+      return withStability(withPathExamples(withPrefer(withResponseHeaders(withHeaderSpellings(document)))));
     },
   } as unknown as SwaggerOptions;
 }
@@ -212,6 +217,26 @@ function withPrefer(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
+/**
+ * Every header the routes name, in the one spelling of ./header-names.ts: Fastify's schemas name
+ * request headers in lower case, as Node hands them over. A header it does not know keeps its name
+ * (and fails test/openapi/document.test.ts).
+ */
+function withHeaderSpellings(document: OpenApiDocument): OpenApiDocument {
+  const spelt = (name: string) => headerSpelling(name) ?? name;
+  const operations = [
+    ...operationsOf(document),
+    ...Object.values(document.webhooks ?? {}).flatMap((entry) => Object.values(entry as Record<string, Operation>)),
+  ];
+  for (const operation of operations) {
+    for (const parameter of operation.parameters ?? []) if (parameter.in === 'header') parameter.name = spelt(parameter.name);
+    for (const response of Object.values(operation.responses ?? {})) {
+      if (response.headers) response.headers = Object.fromEntries(Object.entries(response.headers).map(([name, header]) => [spelt(name), header]));
+    }
+  }
+  return document;
+}
+
 function operationsByPath(document: OpenApiDocument): Array<[string, Operation]> {
   return Object.entries(document.paths ?? {}).flatMap(([path, operations]) =>
     Object.values(operations).map((operation): [string, Operation] => [path, operation]),
@@ -230,6 +255,7 @@ function withResponseHeaders(document: OpenApiDocument): OpenApiDocument {
       const names = [
         ...ON_EVERY_RESPONSE,
         ...(status === '429' || status === '503' ? ON_RETRYABLE : []),
+        ...(status === '429' ? ON_REFUSED : []),
         ...(operation.deprecated ? ON_DEPRECATED : []),
         ...(countsTowardLimit(path) ? ON_COUNTED : []),
       ];

@@ -1,4 +1,4 @@
-import { problemResponses } from '../http/responses.js';
+import { LOCATION_HEADER, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
@@ -26,7 +26,7 @@ export function placeOrder(app: App, { placement, publicUrl }: { placement: Orde
             ...ref(Order),
             description: 'The order placed (or, on a replay, the order the key placed).',
             headers: {
-              location: { type: 'string', format: 'uri', maxLength: 2048, description: 'The URL of the order.' },
+              [LOCATION_HEADER]: { type: 'string', format: 'uri', maxLength: 2048, description: 'The URL of the order.' },
               ...REPLAYED_RESPONSE_HEADER,
             },
           },
@@ -37,7 +37,7 @@ export function placeOrder(app: App, { placement, publicUrl }: { placement: Orde
     async (request, reply) => {
       const placed = await placement.place(keyOf(request), request.body, idempotencyKeyOf(request.headers));
       markReplayed(reply, placed);
-      return reply.code(201).header('location', `${publicUrl}/store/orders/${placed.order.id}`).send(placed.order);
+      return reply.code(201).header(LOCATION_HEADER, `${publicUrl}/store/orders/${placed.order.id}`).send(placed.order);
     },
   );
 }

@@ -8,6 +8,15 @@ import type { LimiterStore } from '../ratelimit/store.js';
 import type { WindowStatus } from '../ratelimit/verdict.js';
 import { Usage } from './schemas.js';
 
+/** The common problems as this operation meets them (its description says when). */
+function usageProblems() {
+  const common = problemResponses(429, 503);
+  return {
+    429: { ...common[429], description: 'Throttled per client address, as every path that counts nothing (plan `documentation`); never for your key.' },
+    503: { ...common[503], description: 'The store of keys cannot be reached: the key cannot be checked. Retry after `Retry-After`.' },
+  };
+}
+
 /**
  * `GET /usage` (getUsage): the caller's plan, both windows, the ban in force and today's count, as
  * GitHub's `GET /rate_limit` answers them. It counts nothing (like the documentation's paths, it is
@@ -21,11 +30,17 @@ export function getUsage(app: App, { limiter }: { limiter: LimiterStore }): void
       schema: {
         operationId: 'getUsage',
         summary: 'Your usage',
-        description:
+        description: [
           "Your plan, each window (its limit, what is used and left, when the next slot frees, when it resets), the ban in force and today's count. Asking counts nothing: it does not use up the quota it reports, as GitHub's `GET /rate_limit`.",
+          '',
+          '- **A banned key** gets `200`, its ban in `ban` (asking neither counts nor extends it), and the headers show the ban.',
+          "- **`429`** comes only from the throttle every path that counts nothing shares, per client address (plan `documentation`: 300 a minute, 20,000 a day), never from your key's own limits.",
+          "- **A test key's `Prefer: fault=…`** does not apply: faults apply to the operations that count (`Preference-Applied` is never sent here).",
+          '- **`503`** (with `Retry-After`) when the store of keys cannot be reached and the key cannot be checked: at once for a key not held in memory, within a second for one held in memory. `500` only when the service fails in a way it did not foresee.',
+        ].join('\n'),
         tags: [TAG.usage],
         'x-stability': 'beta',
-        response: { 200: ref(Usage), ...problemResponses() },
+        response: { 200: ref(Usage), ...usageProblems() },
       },
     },
     async (request): Promise<Usage> => {

@@ -1,4 +1,4 @@
-import { problemResponses } from '../http/responses.js';
+import { CACHE_CONTROL_HEADER, NO_STORE, NO_STORE_HEADER, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
@@ -23,7 +23,11 @@ export function createWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
         headers: IdempotencyHeaders,
         body: ref(NewEndpoint),
         response: {
-          201: { ...ref(EndpointWithSecret), description: 'The endpoint, and its signing secret: keep it now.', headers: REPLAYED_RESPONSE_HEADER },
+          201: {
+            ...ref(EndpointWithSecret),
+            description: 'The endpoint, and its signing secret: keep it now.',
+            headers: { ...REPLAYED_RESPONSE_HEADER, ...NO_STORE_HEADER },
+          },
           ...problemResponses(400, 409, 413, 415, 422),
         },
       },
@@ -41,7 +45,7 @@ export function createWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
         }),
       );
       markReplayed(reply, made);
-      return reply.code(201).header('cache-control', 'no-store').send(made.body);
+      return reply.code(201).header(CACHE_CONTROL_HEADER, NO_STORE).send(made.body);
     },
   );
 }

@@ -1,6 +1,6 @@
 import { EVENT_TYPES } from '../events/schemas.js';
 
-/** The Standard Webhooks headers of every delivery, as the document declares them. */
+/** The Standard Webhooks headers of every delivery, as the document declares them (the spec writes them in lower case). */
 const DELIVERY_HEADERS = [
   {
     name: 'webhook-id',
@@ -19,6 +19,8 @@ const DELIVERY_HEADERS = [
     schema: { type: 'string', maxLength: 400, pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' },
   },
 ];
+
+export const DELIVERY_HEADER_NAMES = DELIVERY_HEADERS.map((header) => header.name);
 
 /**
  * The document's `webhooks` (OpenAPI 3.1): one entry per event type, what the service `POST`s to your

@@ -1,4 +1,4 @@
-import { problemResponses } from '../http/responses.js';
+import { CACHE_CONTROL_HEADER, NO_STORE, NO_STORE_HEADER, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
@@ -24,7 +24,11 @@ export function rotateWebhookSecret(app: App, { webhooks }: { webhooks: WebhookD
         params: EndpointParams,
         headers: IdempotencyHeaders,
         response: {
-          200: { ...ref(EndpointWithSecret), description: 'The endpoint and its new signing secret: keep it now.', headers: REPLAYED_RESPONSE_HEADER },
+          200: {
+            ...ref(EndpointWithSecret),
+            description: 'The endpoint and its new signing secret: keep it now.',
+            headers: { ...REPLAYED_RESPONSE_HEADER, ...NO_STORE_HEADER },
+          },
           ...problemResponses(400, 404, 409, 422),
         },
       },
@@ -43,7 +47,7 @@ export function rotateWebhookSecret(app: App, { webhooks }: { webhooks: WebhookD
         },
       );
       markReplayed(reply, rotated);
-      return reply.header('cache-control', 'no-store').send(rotated.body);
+      return reply.header(CACHE_CONTROL_HEADER, NO_STORE).send(rotated.body);
     },
   );
 }

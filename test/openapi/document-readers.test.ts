@@ -57,8 +57,8 @@ describe('for tools that read only the standard', () => {
     }
     expect(doc.components.headers['Retry-After'].required).toBeUndefined();
     const placed = doc.paths['/store/orders'].post.responses['201'].headers;
-    expect(placed.location.required).toBe(true);
-    expect(placed['idempotent-replayed']).toMatchObject({ required: false, schema: { type: 'string', const: 'true' } });
+    expect(placed.Location.required).toBe(true);
+    expect(placed['Idempotent-Replayed']).toMatchObject({ required: false, schema: { type: 'string', const: 'true' } });
   });
 
   it('writes YAML that YAML 1.1 loaders read as the same document: the sunset stays a string', async () => {

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { json, type TestApp, testApp } from '../helpers/app.js';
+import { headerSpelling } from '../../src/openapi/header-names.js';
 import { EXPECTED_OPERATIONS, type Json, operationsOf, RATE_LIMIT_HEADERS } from '../helpers/openapi.js';
 
 let t: TestApp;
@@ -194,6 +195,37 @@ describe('responses', () => {
       const retryAfter = resolve(doc, response.headers?.['Retry-After']);
       expect(retryAfter?.schema?.type, `${method} ${path}`).toBe('integer');
     }
+  });
+
+  it('declares Cache-Control: no-store on every 429', () => {
+    for (const { method, path, op } of operationsOf(doc)) {
+      const response = resolve(doc, op.responses['429']);
+      const cacheControl = resolve(doc, response.headers?.['Cache-Control']);
+      expect(cacheControl?.schema?.const, `${method} ${path}`).toBe('no-store');
+      expect(cacheControl?.required, `${method} ${path}`).toBe(true);
+    }
+  });
+
+  it('spells every header it names one way, as its RFC or draft does', () => {
+    const named: Array<[string, string]> = [[doc.components.securitySchemes.ApiKey.name, 'the security scheme']];
+    for (const name of Object.keys(doc.components.headers)) named.push([name, 'components.headers']);
+    for (const parameter of Object.values<Json>(doc.components.parameters))
+      if (parameter.in === 'header') named.push([parameter.name, 'components.parameters']);
+    const operations = [
+      ...operationsOf(doc),
+      ...Object.entries<Json>(doc.webhooks).map(([event, entry]) => ({ method: 'webhook', path: event, op: entry.post })),
+    ];
+    for (const { method, path, op } of operations) {
+      for (const parameter of op.parameters ?? []) if (parameter.in === 'header') named.push([parameter.name, `${method} ${path}`]);
+      for (const [status, response] of Object.entries<Json>(op.responses ?? {}))
+        for (const name of Object.keys(response.headers ?? {})) named.push([name, `${method} ${path} ${status}`]);
+    }
+    const spellings = new Set(named.map(([name]) => name));
+    for (const [name, where] of named) expect(headerSpelling(name), `${name} (${where})`).toBe(name);
+    // Each header one way: no two spellings of one name.
+    expect(new Set([...spellings].map((name) => name.toLowerCase())).size).toBe(spellings.size);
+    for (const name of ['ETag', 'If-None-Match', 'Idempotency-Key', 'Idempotent-Replayed', 'Location', 'Prefer', 'X-API-Key', 'webhook-id'])
+      expect(spellings).toContain(name);
   });
 
   it('documents 401, 429, 500 and 503 as application/problem+json on every operation', () => {
