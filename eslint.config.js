@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['dist/', 'bench/results/', 'client/generated/'] },
+  { ignores: ['dist/', 'client/dist/', 'bench/results/', 'client/generated/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   prettier,
