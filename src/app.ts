@@ -38,7 +38,7 @@ import { Delivery as WebhookDelivery, Endpoint as WebhookEndpoint, EndpointPatch
 import { rateLimitHook } from './http/ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
 import { COMMON_PROBLEM_STATUSES, LOCATION_HEADER, problemResponses } from './http/responses.js';
-import { SHARED_SCHEMAS } from './http/schemas.js';
+import { PROBLEM_SCHEMA_LIST } from './http/problem-schemas.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { API_KEY_HEADER, identifyHook, requireKey } from './keys/identify.js';
@@ -66,7 +66,7 @@ import { Usage } from './usage/schemas.js';
 
 /** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
 const NAMED_SCHEMAS = [
-  ...SHARED_SCHEMAS,
+  ...PROBLEM_SCHEMA_LIST,
   Pet,
   Order,
   NewOrder,

@@ -458,6 +458,8 @@ export interface components {
              * @description An absolute URL ending in `/problems/<slug>`; that page explains the problem.
              */
             type: string;
+            /** @description The problem type's slug, the last segment of `type`: the same on every deployment, for code to tell problems apart. */
+            code: string;
             title: string;
             /** Format: int32 */
             status: number;
@@ -467,8 +469,15 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description A `400` problem listing every invalid input. */
+        /** @description A `400` of type `invalid-request`: Invalid request. */
         ValidationProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "invalid-request";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 400;
             errors: {
                 /** @enum {string} */
                 in: "path" | "query" | "header" | "body";
@@ -477,8 +486,135 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description A `429` of type `rate-limited`. */
+        /** @description A `401` of type `unauthorized`: Missing or invalid API key. */
+        UnauthorizedProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "unauthorized";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 401;
+        };
+        /** @description A `404` of type `not-found`: Not found. */
+        NotFoundProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "not-found";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 404;
+        };
+        /** @description A `409` of type `pet-not-available`: Pet not available. */
+        PetNotAvailableProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "pet-not-available";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 409;
+        };
+        /** @description A `409` of type `order-not-cancellable`: Order cannot be cancelled. */
+        OrderNotCancellableProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "order-not-cancellable";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 409;
+        };
+        /** @description A `409` of type `order-not-advanceable`: Order cannot be advanced. */
+        OrderNotAdvanceableProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "order-not-advanceable";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 409;
+        };
+        /** @description A `409` of type `webhook-endpoint-limit`: Too many webhook endpoints. */
+        WebhookEndpointLimitProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "webhook-endpoint-limit";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 409;
+        };
+        /** @description A `403` of type `test-key-required`: Test key required. */
+        TestKeyRequiredProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "test-key-required";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 403;
+        };
+        /** @description A `410` of type `sunset`: Operation sunset. */
+        SunsetProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "sunset";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 410;
+        };
+        /** @description A `413` of type `payload-too-large`: Payload too large. */
+        PayloadTooLargeProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "payload-too-large";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 413;
+        };
+        /** @description A `415` of type `unsupported-media-type`: Unsupported media type. */
+        UnsupportedMediaTypeProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "unsupported-media-type";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 415;
+        };
+        /** @description A `422` of type `idempotency-key-reused`: Idempotency key reused with another request. */
+        IdempotencyKeyReusedProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "idempotency-key-reused";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 422;
+        };
+        /** @description A `409` of type `idempotency-key-in-progress`: A request with this idempotency key is in progress. */
+        IdempotencyKeyInProgressProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "idempotency-key-in-progress";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 409;
+        };
+        /** @description A `429` of type `rate-limited`: Too many requests. */
         RateLimitedProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "rate-limited";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 429;
             /**
              * @description The window that refused the request.
              * @enum {string}
@@ -497,8 +633,15 @@ export interface components {
              */
             retryAfter: number;
         };
-        /** @description A `429` of type `key-banned`. */
+        /** @description A `429` of type `key-banned`: Temporarily banned. */
         BannedProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "key-banned";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 429;
             /**
              * Format: int32
              * @description Seconds until the ban ends, the same as `Retry-After`.
@@ -506,6 +649,26 @@ export interface components {
             retryAfter: number;
             /** Format: date-time */
             bannedUntil: string;
+        };
+        /** @description A `500` of type `internal-error`: Internal server error. */
+        InternalErrorProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "internal-error";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 500;
+        };
+        /** @description A `503` of type `service-unavailable`: Service unavailable. */
+        ServiceUnavailableProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "service-unavailable";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 503;
         };
         /** @description A pet of the catalogue. */
         Pet: {
@@ -926,7 +1089,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -962,7 +1125,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -980,7 +1143,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1089,7 +1252,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -1109,7 +1272,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description Operation sunset */
@@ -1129,7 +1292,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["SunsetProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -1171,7 +1334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -1192,7 +1355,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1294,7 +1457,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -1330,7 +1493,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -1348,7 +1511,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1426,7 +1589,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -1443,7 +1606,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description The request conflicts with the state of the record. */
@@ -1460,7 +1623,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Payload too large */
@@ -1477,7 +1640,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
             /** @description Unsupported media type */
@@ -1494,7 +1657,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
             /** @description Idempotency key reused with another request */
@@ -1511,7 +1674,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -1547,7 +1710,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -1565,7 +1728,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1662,7 +1825,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -1679,7 +1842,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -1715,7 +1878,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -1733,7 +1896,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1807,7 +1970,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -1824,7 +1987,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description The request conflicts with the state of the record. */
@@ -1841,7 +2004,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -1877,7 +2040,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -1895,7 +2058,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -1973,7 +2136,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Test key required */
@@ -1990,7 +2153,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -2007,7 +2170,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description The request conflicts with the state of the record. */
@@ -2024,7 +2187,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Idempotency key reused with another request */
@@ -2041,7 +2204,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -2077,7 +2240,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -2095,7 +2258,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2176,7 +2339,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -2212,7 +2375,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -2230,7 +2393,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2304,7 +2467,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -2321,7 +2484,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -2357,7 +2520,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -2375,7 +2538,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2452,7 +2615,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -2488,7 +2651,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -2506,7 +2669,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2584,7 +2747,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description The request conflicts with the state of the record. */
@@ -2601,7 +2764,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Payload too large */
@@ -2618,7 +2781,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
             /** @description Unsupported media type */
@@ -2635,7 +2798,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
             /** @description Idempotency key reused with another request */
@@ -2652,7 +2815,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -2688,7 +2851,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -2706,7 +2869,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2780,7 +2943,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -2797,7 +2960,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -2833,7 +2996,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -2851,7 +3014,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -2923,7 +3086,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -2940,7 +3103,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -2976,7 +3139,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -2994,7 +3157,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3072,7 +3235,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -3089,7 +3252,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description Payload too large */
@@ -3106,7 +3269,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
             /** @description Unsupported media type */
@@ -3123,7 +3286,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -3159,7 +3322,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -3177,7 +3340,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3257,7 +3420,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -3274,7 +3437,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description The request conflicts with the state of the record. */
@@ -3291,7 +3454,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Idempotency key reused with another request */
@@ -3308,7 +3471,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -3344,7 +3507,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -3362,7 +3525,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3440,7 +3603,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -3457,7 +3620,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description The request conflicts with the state of the record. */
@@ -3474,7 +3637,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Idempotency key reused with another request */
@@ -3491,7 +3654,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -3527,7 +3690,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -3545,7 +3708,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3628,7 +3791,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -3645,7 +3808,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -3681,7 +3844,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -3699,7 +3862,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3782,7 +3945,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Not found. */
@@ -3799,7 +3962,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             /** @description The request conflicts with the state of the record. */
@@ -3816,7 +3979,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Idempotency key reused with another request */
@@ -3833,7 +3996,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -3869,7 +4032,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description Service unavailable */
@@ -3887,7 +4050,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
@@ -3930,7 +4093,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
             /** @description Throttled per client address, as every path that counts nothing (plan `documentation`); never for your key. */
@@ -3964,7 +4127,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
                 };
             };
             /** @description The store of keys cannot be reached: the key cannot be checked. Retry after `Retry-After`. */
@@ -3981,7 +4144,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };

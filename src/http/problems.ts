@@ -190,5 +190,5 @@ export function problemTypeUrl(publicUrl: string, slug: ProblemSlug): string {
 
 export function problemBody(publicUrl: string, slug: ProblemSlug, detail: string, instance: string, extras: Record<string, unknown> = {}) {
   const { status, title } = PROBLEM_TYPES[slug];
-  return { type: problemTypeUrl(publicUrl, slug), title, status, detail, instance, ...extras };
+  return { type: problemTypeUrl(publicUrl, slug), code: slug, title, status, detail, instance, ...extras };
 }

@@ -1,6 +1,7 @@
 import Type from 'typebox';
+import { PROBLEM_SCHEMAS, ROUTE_PROBLEM_SLUGS } from './problem-schemas.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from './problems.js';
-import { BannedProblem, Problem, RateLimitedProblem, ref, ValidationProblem } from './schemas.js';
+import { ref } from './schemas.js';
 
 /** Where a created record is (RFC 9110). */
 export const LOCATION_HEADER = 'Location';
@@ -16,23 +17,28 @@ export const NO_STORE_HEADER = {
  * Problem responses for route schemas. They document the operation; Fastify never serialises a problem
  * through them (see `sendProblem`).
  */
-const BY_STATUS: Record<number, { description: string; schema: object }> = {
-  400: { description: 'Invalid input: every invalid input is listed in `errors`.', schema: ref(ValidationProblem) },
-  401: { description: PROBLEM_TYPES.unauthorized.title, schema: ref(Problem) },
-  403: { description: PROBLEM_TYPES['test-key-required'].title, schema: ref(Problem) },
-  404: { description: 'Not found.', schema: ref(Problem) },
-  409: { description: 'The request conflicts with the state of the record.', schema: ref(Problem) },
-  410: { description: PROBLEM_TYPES.sunset.title, schema: ref(Problem) },
-  413: { description: PROBLEM_TYPES['payload-too-large'].title, schema: ref(Problem) },
-  415: { description: PROBLEM_TYPES['unsupported-media-type'].title, schema: ref(Problem) },
-  422: { description: PROBLEM_TYPES['idempotency-key-reused'].title, schema: ref(Problem) },
-  429: {
-    description: 'Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds.',
-    schema: Type.Union([ref(RateLimitedProblem), ref(BannedProblem)]),
-  },
-  500: { description: PROBLEM_TYPES['internal-error'].title, schema: ref(Problem) },
-  503: { description: PROBLEM_TYPES['service-unavailable'].title, schema: ref(Problem) },
-};
+const BY_STATUS: Record<number, { description: string; schema: object }> = Object.fromEntries(
+  Object.entries({
+    400: 'Invalid input: every invalid input is listed in `errors`.',
+    401: PROBLEM_TYPES.unauthorized.title,
+    403: PROBLEM_TYPES['test-key-required'].title,
+    404: 'Not found.',
+    409: 'The request conflicts with the state of the record.',
+    410: PROBLEM_TYPES.sunset.title,
+    413: PROBLEM_TYPES['payload-too-large'].title,
+    415: PROBLEM_TYPES['unsupported-media-type'].title,
+    422: PROBLEM_TYPES['idempotency-key-reused'].title,
+    429: 'Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds.',
+    500: PROBLEM_TYPES['internal-error'].title,
+    503: PROBLEM_TYPES['service-unavailable'].title,
+  }).map(([status, description]) => [status, { description, schema: schemaOf(Number(status)) }]),
+);
+
+/** The schema of a status's problems: its one type's, or any of its types'. */
+function schemaOf(status: number): object {
+  const refs = ROUTE_PROBLEM_SLUGS.filter((slug) => PROBLEM_TYPES[slug].status === status).map((slug) => ref(PROBLEM_SCHEMAS[slug]!));
+  return refs.length === 1 ? refs[0]! : Type.Union(refs);
+}
 
 /** What every API operation may answer, whatever it does. */
 export const COMMON_PROBLEM_STATUSES = [401, 429, 500, 503] as const;

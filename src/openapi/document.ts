@@ -126,7 +126,7 @@ function description(rules: BanRules): string {
     '',
     plansTable(),
     '',
-    '**Errors** are `application/problem+json` (RFC 9457); each `type` URL explains itself.',
+    '**Errors** are `application/problem+json` (RFC 9457); each `type` URL explains itself, and `code` holds its slug (`not-found`), the same on every deployment: each problem type is a schema of its own.',
     '',
     TEST_KEYS_IN_WORDS,
   ].join('\n');
