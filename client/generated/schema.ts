@@ -1054,9 +1054,7 @@ export interface operations {
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": unknown;
-                };
+                content?: never;
             };
             /** @description Invalid input: every invalid input is listed in `errors`. */
             400: {
@@ -1211,9 +1209,7 @@ export interface operations {
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": unknown;
-                };
+                content?: never;
             };
             /** @description Invalid input: every invalid input is listed in `errors`. */
             400: {
@@ -1422,9 +1418,7 @@ export interface operations {
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": unknown;
-                };
+                content?: never;
             };
             /** @description Invalid input: every invalid input is listed in `errors`. */
             400: {
@@ -1790,9 +1784,7 @@ export interface operations {
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": unknown;
-                };
+                content?: never;
             };
             /** @description Invalid input: every invalid input is listed in `errors`. */
             400: {

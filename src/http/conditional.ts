@@ -101,6 +101,8 @@ const CONDITIONAL = {
   etag: { type: 'string', maxLength: 100, description: 'A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current.' },
   notModified: {
     304: {
+      // No body: @fastify/swagger declares a response of type `null` without content (a `304` has none).
+      type: 'null',
       description: 'Not modified: the representation you hold (its `ETag` in `If-None-Match`) is current. No body; counts nothing toward your limits.',
       headers: { etag: { type: 'string', maxLength: 100, description: 'The current `ETag`, the one you sent.' } },
     },

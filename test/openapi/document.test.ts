@@ -197,6 +197,14 @@ describe('responses', () => {
     }
   });
 
+  it('declares every 304 without content, as it is sent', () => {
+    const notModified = operationsOf(doc).filter(({ op }) => op.responses['304']);
+    expect(notModified.map(({ method, path }) => `${method} ${path}`)).toEqual(
+      expect.arrayContaining(['GET /pets', 'GET /pets/{petId}', 'GET /store/orders', 'GET /store/orders/{orderId}']),
+    );
+    for (const { method, path, op } of notModified) expect(op.responses['304'].content, `${method} ${path}`).toBeUndefined();
+  });
+
   it('declares Cache-Control: no-store on every 429', () => {
     for (const { method, path, op } of operationsOf(doc)) {
       const response = resolve(doc, op.responses['429']);
