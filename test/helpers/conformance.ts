@@ -1,0 +1,142 @@
+import type { InjectOptions } from 'fastify';
+import { OpenAPIBackend, SetMatchType } from 'openapi-backend';
+import type { TestApp } from './app.js';
+import { type PrismProxy, prismProxy, violationsOf } from './prism.js';
+
+/**
+ * Two independent validators of real traffic against the served document (test/openapi/conformance.test.ts).
+ * Every request goes over a socket through Stoplight Prism's validating proxy, which must report no
+ * violation of the answer; and openapi-backend (its own Ajv) checks each answer too: its status must be
+ * documented for its operation, its media type must be the documented one, its body must match that
+ * schema, its headers must match the declared ones, and every header the document declares required
+ * for that response must be present.
+ */
+interface Doc {
+  paths: Record<string, Record<string, { operationId: string; responses: Record<string, Resp> }>>;
+  components: { headers: Record<string, { schema: object; required?: boolean }> };
+}
+type Header = { $ref: string } | { schema: object; required?: boolean };
+interface Resp {
+  content?: Record<string, { schema: object }>;
+  headers?: Record<string, Header>;
+}
+
+/** An answer as both validators read it. */
+export interface Answer {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export class Validators {
+  /** `<operationId> <status>` of every answer. */
+  readonly seen: string[] = [];
+  /** Every way an answer departed from the document. */
+  readonly mismatches: string[] = [];
+
+  private constructor(
+    private readonly doc: Doc,
+    private readonly prism: PrismProxy,
+    private readonly api: OpenAPIBackend,
+  ) {}
+
+  /** Both validators in front of `t`'s public app, which starts listening. */
+  static async start(t: TestApp): Promise<Validators> {
+    const served = (await t.app.inject({ url: '/openapi.json' })).body;
+    const doc = JSON.parse(served) as Doc;
+    const prism = await prismProxy(served, await t.app.listen({ host: '127.0.0.1', port: 0 }));
+    // openapi-backend validates `application/json` bodies only; problems are `application/problem+json`.
+    // Its copy of the document lists each body under `application/json` (same schema), and `check`
+    // checks the real media type itself.
+    const asJson = JSON.parse(JSON.stringify(doc).replaceAll('"application/problem+json"', '"application/json"')) as Doc;
+    // It also takes every declared header as required, whatever `required` says: its copy leaves the
+    // optional ones out, and `check` checks those itself.
+    for (const methods of Object.values(asJson.paths)) {
+      for (const op of Object.values(methods)) {
+        for (const response of Object.values(op.responses)) {
+          for (const [name, header] of Object.entries(response.headers ?? {})) if (!requiredHeader(doc, header)) delete response.headers![name];
+        }
+      }
+    }
+    // `quick` skips its check of the document itself, which knows only OpenAPI 3.0 (it refuses 3.1's
+    // license `identifier`); the schemas it validates responses with are plain JSON Schema either way.
+    const api = new OpenAPIBackend({ definition: asJson as never, quick: true, validate: true, ajvOpts: { strict: false } });
+    await api.init();
+    return new Validators(doc, prism, api);
+  }
+
+  stop(): Promise<void> {
+    return this.prism.stop();
+  }
+
+  /** Sends a request as `inject` would take it, over a socket through Prism's proxy, and checks the answer. */
+  async send(operationId: string, { method = 'GET', url, headers = {}, payload }: InjectOptions): Promise<Answer> {
+    const sent: Record<string, string> = { ...(headers as Record<string, string>) };
+    let body: string | undefined;
+    if (payload !== undefined) {
+      body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+      sent['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${this.prism.url}${url as string}`, { method: method as string, headers: sent, body });
+    return this.check(operationId, { statusCode: response.status, headers: Object.fromEntries(response.headers), body: await response.text() });
+  }
+
+  /** Every documented status of every operation that no answer had. */
+  missing(): string[] {
+    return Object.values(this.doc.paths).flatMap((methods) =>
+      Object.values(methods).flatMap((op) =>
+        Object.keys(op.responses)
+          .filter((status) => !this.seen.includes(`${op.operationId} ${status}`))
+          .map((status) => `${op.operationId} ${status}`),
+      ),
+    );
+  }
+
+  /** Records every way the response departs from the document. */
+  private check(operationId: string, response: Answer): Answer {
+    const { doc, mismatches } = this;
+    const status = response.statusCode;
+    this.seen.push(`${operationId} ${status}`);
+    const where = `${operationId} → ${status}`;
+    // Prism's word on the answer (its word on a request sent invalid on purpose is expected).
+    for (const violation of violationsOf(response.headers['sl-violations'])) {
+      if (violation.location[0] === 'response') mismatches.push(`${where}: Prism: ${violation.message} at ${violation.location.join('.')}`);
+    }
+    const documented = operationOf(doc, operationId).responses[String(status)];
+    if (!documented) {
+      mismatches.push(`${where}: status not documented`);
+      return response;
+    }
+    const [mediaType] = Object.keys(documented.content ?? {});
+    const sentType = String(response.headers['content-type'] ?? '').split(';')[0];
+    if (mediaType && sentType !== mediaType) mismatches.push(`${where}: content-type ${sentType}, documented ${mediaType}`);
+    if (mediaType) {
+      const body = this.api.validator.validateResponse(JSON.parse(response.body), operationId, status);
+      if (!body.valid) mismatches.push(`${where}: body ${JSON.stringify(body.errors)}`);
+    }
+    const headers = this.api.validator.validateResponseHeaders(response.headers, operationId, { statusCode: status, setMatchType: SetMatchType.Superset });
+    if (!headers.valid) mismatches.push(`${where}: headers ${JSON.stringify(headers.errors)}`);
+    for (const [name, declared] of Object.entries(documented.headers ?? {})) {
+      const sent = response.headers[name.toLowerCase()];
+      if (requiredHeader(doc, declared) && sent === undefined) mismatches.push(`${where}: declared header ${name} missing`);
+      // An optional header, when sent, holds the one value its schema allows.
+      const allowed = !('$ref' in declared) && !requiredHeader(doc, declared) ? (declared.schema as { const?: string }).const : undefined;
+      if (sent !== undefined && allowed !== undefined && sent !== allowed)
+        mismatches.push(`${where}: header ${name} is ${String(sent)}, documented ${allowed}`);
+    }
+    return response;
+  }
+}
+
+/** Whether the document says the header is always there (`required`, on it or on the component it names). */
+function requiredHeader(doc: Doc, header: Header): boolean {
+  const resolved = '$ref' in header ? doc.components.headers[header.$ref.split('/').pop()!] : header;
+  return resolved?.required === true;
+}
+
+function operationOf(doc: Doc, operationId: string): { responses: Record<string, Resp> } {
+  for (const methods of Object.values(doc.paths)) {
+    for (const op of Object.values(methods)) if (op.operationId === operationId) return op;
+  }
+  throw new Error(`no operation ${operationId}`);
+}
