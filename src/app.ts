@@ -25,6 +25,7 @@ import { clientAddressOf } from './http/client-address.js';
 import { type Answered, fastLane } from './http/fast-lane.js';
 import { type Entrance, publicServer } from './http/server.js';
 import { inOrder, type Step, stepHook } from './http/steps.js';
+import { ETAG_HEADER, IF_NONE_MATCH_HEADER } from './http/conditional.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from './idempotency/header.js';
@@ -96,8 +97,9 @@ const CORS = corsPolicy({
     LINK_HEADER,
     IDEMPOTENT_REPLAYED_HEADER,
     PREFERENCE_APPLIED_HEADER,
+    ETAG_HEADER,
   ],
-  allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER, PREFER_HEADER],
+  allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER, PREFER_HEADER, IF_NONE_MATCH_HEADER],
   methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
 });
 
