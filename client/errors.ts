@@ -1,6 +1,6 @@
 /**
- * One error class per problem type the service sends (`type` ends in `/problems/<slug>`), so callers
- * can `catch` by `instanceof` and read the members each problem carries.
+ * One error class per problem type the service sends (its `code`, the slug `type` ends in:
+ * `/problems/<slug>`), so callers can `catch` by `instanceof` and read the members each problem carries.
  */
 import type { components } from './generated/schema.js';
 import type { RateLimitState } from './rate-limit.js';
@@ -167,7 +167,8 @@ const BY_STATUS: Record<number, ErrorClass> = {
 /** The typed error of an error response; reads the body. */
 export async function errorFrom(response: Response, rateLimit: RateLimitState): Promise<PetstoreError> {
   const problem = await problemOf(response);
-  const slug = problem?.type.match(/\/problems\/([^/?#]+)$/)?.[1];
+  // `code` is the slug; `type`'s last segment says the same (an answer from before `code`, or a proxy's).
+  const slug = problem?.code ?? problem?.type.match(/\/problems\/([^/?#]+)$/)?.[1];
   const ErrorOf: ErrorClass = (slug && (PROBLEM_ERRORS as Record<string, ErrorClass>)[slug]) || BY_STATUS[response.status] || PetstoreError;
   const message = problem ? `${problem.title}: ${problem.detail}` : `HTTP ${response.status}`;
   const requestId = response.headers.get('x-request-id') ?? undefined;
