@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { namedStatementsPool } from './named-statements.js';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
@@ -102,7 +103,7 @@ function openPostgres(url: string): Db {
   // between); an unheard 'error' would crash the process. The failed query itself still rejects.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementsPool(pool) }) });
 }
 
 /** PostgreSQL's schema in use: the first of `search_path` that exists. */
