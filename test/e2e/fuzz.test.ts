@@ -92,7 +92,11 @@ function sendRaw(bytes: Buffer): Promise<Answer[]> {
       clearTimeout(timer);
       resolve(parseResponses(Buffer.concat(chunks).toString('latin1')));
     });
-    socket.end(bytes);
+    // A request that asks for `Connection: close` is left to the service to close; any other is sent
+    // with the client's half of the connection closed. (A client that half-closes before an answer that
+    // waits on the store gets none: Node's HTTP server aborts such a request. docs/design.md, "Connections".)
+    if (/\r\nConnection: close\r\n/i.test(bytes.toString('latin1'))) socket.write(bytes);
+    else socket.end(bytes);
   });
 }
 
