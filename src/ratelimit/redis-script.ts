@@ -1,5 +1,8 @@
 import { DAY_MS, MINUTE_MS } from './state.js';
 
+/** How long a caller's minute log may outlive its newest entry in Redis: its lifetime is set once in this long, not at every admission. */
+export const LOG_SLACK_MS = 5_000;
+
 /**
  * The Redis store's only script, so that every call is atomic and a request costs at most one round
  * trip. One run decides one or several calls, each in turn as if alone (./redis-store.ts sends the
@@ -35,7 +38,10 @@ export const LIMITER_SCRIPT = `
 local MINUTE, DAY = ${MINUTE_MS}, ${DAY_MS}
 local threshold, within, firstBan, maxBan, escalation =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local FIELDS = { 'day', 'count', 'until', 'level', 'lastEnd', 'seq', 'rejEnd', 'exp', 'mtot', 'mbase', 'mfirst', 'mlast' }
+local FIELDS = { 'day', 'count', 'until', 'level', 'lastEnd', 'seq', 'rejEnd', 'exp', 'mtot', 'mbase', 'mfirst', 'mlast', 'lexp' }
+-- How long the minute log may outlive its newest entry, so that its lifetime is set once in a while
+-- rather than at every admission (the contract promises nothing about a key's life past what it holds).
+local LOG_SLACK = ${LOG_SLACK_MS}
 
 -- Redis's clock, read once per run: every call of a run is decided at the same instant.
 local timeNow
@@ -50,7 +56,7 @@ end
 -- The call being decided, set by the loop at the end for each call in turn: its keys and arguments
 -- (injected: the caller gave the instant), and its state as the hash holds it.
 local LOG, REJ, STATE, mode, injected, now, perMinute, perDay, signal
-local s, day, count, banned, level, lastEnd, seq, rejEnd, mtot, mbase, mfirst, mlast
+local s, day, count, banned, level, lastEnd, seq, rejEnd, mtot, mbase, mfirst, mlast, lexp
 
 local function newest(key)
   return tonumber(redis.call('LINDEX', key, -1))
@@ -152,14 +158,17 @@ end
 local function save(pushed, rejTouched)
   local logEnd = mlast > 0 and mlast + MINUTE or 0
   -- The hash outlives both lists: its seq must stay while anything an unban signal clears remains.
-  local stateEnd = math.max(logEnd, rejEnd, count > 0 and (day + 1) * DAY or 0, banned,
+  -- The log's lifetime moves only once it would end before its newest entry leaves.
+  local logExpires = pushed and lexp < logEnd
+  if logExpires then lexp = logEnd + LOG_SLACK end
+  local stateEnd = math.max(logEnd, lexp, rejEnd, count > 0 and (day + 1) * DAY or 0, banned,
     level > 0 and lastEnd + escalation or 0)
   -- exp: the hash's expiry as an instant of Redis's clock, kept so that it is set only when it moves
   -- (once a day for a caller with a count today). An injected clock's instants are moved onto Redis's.
   local offset = injected and stateEnd > now and redisNow() - now or 0
   local exp = stateEnd + offset
   -- The fields that changed, and those the hash lacks: an admission changes the count, rarely more.
-  local values, changed = { day, count, banned, level, lastEnd, seq, rejEnd, exp, mtot, mbase, mfirst, mlast }, {}
+  local values, changed = { day, count, banned, level, lastEnd, seq, rejEnd, exp, mtot, mbase, mfirst, mlast, lexp }, {}
   for i = 1, #FIELDS do
     if s[i] ~= values[i] then
       changed[#changed + 1] = FIELDS[i]
@@ -168,7 +177,7 @@ local function save(pushed, rejTouched)
   end
   if #changed > 0 then redis.call('HSET', STATE, unpack(changed)) end
   -- An empty list is no key at all (Redis deletes it): nothing to expire or delete.
-  if pushed then expire(LOG, logEnd) end
+  if logExpires then expire(LOG, lexp) end
   if rejTouched and rejEnd > 0 then expire(REJ, rejEnd) end
   if stateEnd <= now then redis.call('DEL', STATE) elseif exp ~= s[8] then redis.call('PEXPIREAT', STATE, exp) end
 end
@@ -186,7 +195,7 @@ local function decide()
     local first, oldest, base = firstLive(now - MINUTE)
     if not first then
       if mfirst ~= 0 then redis.call('DEL', LOG) end
-      mtot, mbase, mfirst, mlast = 0, 0, 0, 0
+      mtot, mbase, mfirst, mlast, lexp = 0, 0, 0, 0, 0
     elseif first > 0 then
       redis.call('LTRIM', LOG, 2 * first, -1)
       mfirst, mbase = oldest, base
@@ -272,7 +281,7 @@ for i = 1, #KEYS / 3 do
   for j = 1, #FIELDS do s[j] = tonumber(s[j]) end
   day, count, banned = s[1] or 0, s[2] or 0, s[3] or 0
   level, lastEnd, seq = s[4] or 0, s[5] or 0, s[6] or 0
-  mtot, mbase, mfirst, mlast = s[9] or 0, s[10] or 0, s[11] or 0, s[12] or 0
+  mtot, mbase, mfirst, mlast, lexp = s[9] or 0, s[10] or 0, s[11] or 0, s[12] or 0, s[13] or 0
   -- When the newest rejection leaves its window: the rejections list's end, kept in the hash so that an
   -- admission need not read the list (read once where the hash lacks it: a new caller, or a hash
   -- written before the field).
