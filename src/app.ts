@@ -61,7 +61,7 @@ import { getPetFastRoute } from './pets/get.js';
 import { PetCache } from './pets/pet-cache.js';
 import { PetsRepository } from './pets/repository.js';
 import { Pet } from './pets/schemas.js';
-import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, RETRY_AFTER_HEADER } from './ratelimit/headers.js';
+import { RATE_LIMIT_HEADER_NAMES } from './ratelimit/headers.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import { Usage } from './usage/schemas.js';
 
@@ -84,12 +84,7 @@ const NAMED_SCHEMAS = [
 /** What browsers may read and send (http/cors.ts): the components' own header names. */
 const CORS = corsPolicy({
   exposed: [
-    LIMIT_HEADER,
-    REMAINING_HEADER,
-    RESET_HEADER,
-    POLICY_HEADER,
-    RATE_LIMIT_HEADER,
-    RETRY_AFTER_HEADER,
+    ...RATE_LIMIT_HEADER_NAMES,
     REQUEST_ID_HEADER,
     LOCATION_HEADER,
     DEPRECATION_HEADER,

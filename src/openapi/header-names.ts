@@ -6,7 +6,7 @@ import { CACHE_CONTROL_HEADER, LOCATION_HEADER } from '../http/responses.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/header.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
-import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
+import { RATE_LIMIT_HEADER_NAMES } from '../ratelimit/headers.js';
 import { DELIVERY_HEADER_NAMES } from '../webhooks/document.js';
 
 /**
@@ -28,12 +28,7 @@ const SPELLINGS = [
   PREFERENCE_APPLIED_HEADER,
   REQUEST_ID_HEADER,
   ALLOW_ORIGIN_HEADER,
-  LIMIT_HEADER,
-  REMAINING_HEADER,
-  RESET_HEADER,
-  POLICY_HEADER,
-  RATE_LIMIT_HEADER,
-  RETRY_AFTER_HEADER,
+  ...RATE_LIMIT_HEADER_NAMES,
   DEPRECATION_HEADER,
   SUNSET_HEADER,
   LINK_HEADER,

@@ -8,6 +8,8 @@ export const RESET_HEADER = 'X-RateLimit-Reset';
 export const POLICY_HEADER = 'RateLimit-Policy';
 export const RATE_LIMIT_HEADER = 'RateLimit';
 export const RETRY_AFTER_HEADER = 'Retry-After';
+/** Every header the limit step may send. */
+export const RATE_LIMIT_HEADER_NAMES = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, RETRY_AFTER_HEADER] as const;
 
 /** The most seconds a `Retry-After` says, as the documents declare it: a day, the longest wait of the day window. */
 export const MAX_RETRY_AFTER_SECONDS = DAY_MS / 1000;
