@@ -20,7 +20,9 @@ export function namedStatementsPool(pool: pg.Pool): PostgresPool {
   function nameOf(text: string): string | null {
     let name = names.get(text);
     if (name !== undefined) return name;
-    name = PREPARABLE.test(text) && !text.includes(';') && names.size < MAX_NAMED ? `k${createHash('sha1').update(text).digest('base64url')}` : null;
+    // Once full, what is not known goes unnamed and is not remembered either: the map stays bounded.
+    if (names.size >= MAX_NAMED) return null;
+    name = PREPARABLE.test(text) && !text.includes(';') ? `k${createHash('sha1').update(text).digest('base64url')}` : null;
     names.set(text, name);
     return name;
   }

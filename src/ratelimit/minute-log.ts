@@ -43,7 +43,8 @@ export function minuteRequestAt(log: MinuteLog, k: number): number | undefined {
   if (k < 0 || k >= minuteCount(log)) return undefined;
   const wanted = log.before[log.start]! + k;
   // The last entry whose first request is at or before the wanted one.
-  let [low, high] = [log.start, log.end - 1];
+  let low = log.start;
+  let high = log.end - 1;
   while (low < high) {
     const middle = (low + high + 1) >>> 1;
     if (log.before[middle]! <= wanted) low = middle;
@@ -72,7 +73,8 @@ export function minuteAppend(log: MinuteLog, now: number): MinuteLog {
 export function minuteAfter(log: MinuteLog, cutoff: number): MinuteLog {
   if (log.end === log.start || log.at[log.start]! > cutoff) return log;
   // The first entry after the cutoff: the oldest is at or before it.
-  let [low, high] = [log.start + 1, log.end];
+  let low = log.start + 1;
+  let high = log.end;
   while (low < high) {
     const middle = (low + high) >>> 1;
     if (log.at[middle]! <= cutoff) low = middle + 1;
