@@ -17,6 +17,7 @@ const API_SUITES = [
   'test/ops/**/*.test.ts',
   'test/security/**/*.test.ts',
   'test/usage/**/*.test.ts',
+  'test/versions/**/*.test.ts',
   'test/faults/**/*.api.test.ts',
 ];
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';

@@ -40,6 +40,7 @@ import { LIMITED_KEYS, measureBanned, measureOverLimit } from './refusals.js';
 import { type Proc, startBaseline, startPeer, startService } from './service.js';
 import { measureUnknownKeys, type UnknownKeyFigures } from './unknown-keys.js';
 import { createKeys } from './setup.js';
+import { measureVersions, type VersionFigures } from './versions.js';
 
 /** Enough keys that no one key's limiter state grows large within a run. */
 const KEYS_PER_PATH = 500;
@@ -79,6 +80,8 @@ export interface ModeResult {
   retention?: RetentionFigures;
   stuckReceiver?: StuckReceiverFigures;
   eventGrowth?: EventGrowthFigures;
+  /** The oldest version against the newest, by turns on one service (versions.ts). */
+  versionsByTurns?: VersionFigures;
 }
 
 /** One mode's rows, in the phases asked for; null when none of them applies to the mode. */
@@ -130,6 +133,7 @@ async function measurePhases(run: ModeRun, baseline: Proc): Promise<Omit<ModeRes
     if (peerRedis) petsByTurns.peerRedis = peerRedis;
   }
   const refusalsByTurns = has('paths') ? await measureOtherPaths(run) : {};
+  const versionsByTurns = has('paths') ? await measureVersions(run) : undefined;
   const postgres = env.DATABASE_URL!.startsWith('postgres');
   const unknownKeys = has('paths') && postgres ? await measureUnknownKeys(run) : undefined;
   const ordersByTurns = has('peers') && postgres && env.REDIS_URL ? await ordersAgainstPeer(run) : undefined;
@@ -140,7 +144,7 @@ async function measurePhases(run: ModeRun, baseline: Proc): Promise<Omit<ModeRes
     baseline: baselineFigures,
     rows: run.rows,
     ...(defaultConfigByTurns ? { defaultConfigByTurns } : {}),
-    ...(has('paths') ? { refusalsByTurns, petsByTurns } : {}),
+    ...(has('paths') ? { refusalsByTurns, petsByTurns, versionsByTurns } : {}),
     ...(growth ? { growth } : {}),
     ...(unknownKeys ? { unknownKeys } : {}),
     ...(ordersByTurns ? { ordersByTurns } : {}),

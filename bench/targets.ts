@@ -55,8 +55,19 @@ export function targets(modes: ModeResult[]): Verdict[] {
     if (!mode.env.REDIS_URL && !mode.env.REDIS_CLUSTER_NODES) embeddedTargets(judge);
     else scaledOutTargets(judge);
     defaultConfigTarget(judge);
+    versionTargets(judge);
   }
   return verdicts;
+}
+
+/** An older version at most 10 % dearer than the newest, by turns on one service (issue 34). */
+function versionTargets({ mode, add }: Judge): void {
+  for (const [path, turns] of [
+    ['GET /pets/{petId}', mode.versionsByTurns?.pets],
+    ['GET /store/orders', mode.versionsByTurns?.orders],
+  ] as const) {
+    if (turns) add(`${path}: the oldest version ≥ 0.9× the newest, by turns`, byTurnsFigure(turns), turns.median >= 0.9);
+  }
 }
 
 /** One mode's judge: its figures, and how its verdicts are added and its rows found and compared. */

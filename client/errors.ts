@@ -64,6 +64,14 @@ export class TestKeyRequiredError extends ForbiddenError {}
 export class WebhookEndpointLimitError extends ConflictError {}
 /** The operation reached its sunset date and answers no more. */
 export class SunsetError extends PetstoreError {}
+/** The API version asked for (or the key's pinned one) reached its sunset: move to a newer version. */
+export class VersionSunsetError extends SunsetError {}
+/** `Petstore-Version` named no version of the API; `versions` lists those there are. */
+export class UnknownVersionError extends ValidationError {
+  get versions(): string[] {
+    return ((this.problem as { versions?: string[] } | undefined)?.versions ?? []).slice();
+  }
+}
 export class RequestTimeoutError extends PetstoreError {}
 /** The request carried an `Expect` header other than `100-continue`. */
 export class ExpectationFailedError extends PetstoreError {}
@@ -136,6 +144,8 @@ export const PROBLEM_ERRORS = {
   'test-key-required': TestKeyRequiredError,
   'webhook-endpoint-limit': WebhookEndpointLimitError,
   sunset: SunsetError,
+  'unknown-version': UnknownVersionError,
+  'version-sunset': VersionSunsetError,
   'request-timeout': RequestTimeoutError,
   'expectation-failed': ExpectationFailedError,
   'payload-too-large': PayloadTooLargeError,

@@ -7,6 +7,7 @@ export type { DeprecationHook, DeprecationNotice } from './deprecation.js';
 export { warnOnStderr } from './deprecation.js';
 export * from './errors.js';
 export type { components, operations, paths } from './generated/schema.js';
+export { API_VERSION } from './generated/schema.js';
 export * from './petstore-client.js';
 export type { RateLimitState, RateLimitWindow } from './rate-limit.js';
 export { TOLERANCE_SECONDS, type VerifyOptions, verifyWebhook, WebhookVerificationError } from './webhooks.js';

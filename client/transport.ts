@@ -7,6 +7,7 @@ import { BannedError, errorFrom, IdempotencyKeyInProgressError, NetworkError, To
 import { ConditionalCache } from './conditional-cache.js';
 import { Gate } from './gate.js';
 import { parseRateLimit, type RateLimitState } from './rate-limit.js';
+import { API_VERSION } from './generated/schema.js';
 
 export type Fetch = (request: Request) => Promise<Response>;
 
@@ -42,6 +43,11 @@ export interface TransportOptions {
    * Default: none.
    */
   prefer?: string;
+  /**
+   * The `Petstore-Version` of every request. Default: `API_VERSION`, the version the client's types
+   * describe. Another version changes what the service answers (see `GET /versions`), not the types.
+   */
+  version?: string;
 }
 
 export interface ResponseEvent {
@@ -92,6 +98,7 @@ export class Transport {
       retryJitterMs: 1_000,
       maxWaitMs: 120_000,
       cacheSize: 100,
+      version: API_VERSION,
       // An option given as undefined keeps its default.
       ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)),
     };
@@ -191,6 +198,7 @@ export class Transport {
     const etag = method === 'GET' ? this.#cache.etagOf(url) : undefined;
     if (etag) all.set('if-none-match', etag);
     if (this.#options.prefer) all.set('prefer', this.#options.prefer);
+    all.set('petstore-version', this.#options.version);
     if (body !== undefined) all.set('content-type', 'application/json');
     return new Request(url, { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
   }

@@ -45,8 +45,10 @@ export async function servedDocument(): Promise<OpenAPI3> {
 
 export async function generateClientTypes(): Promise<string> {
   // Members with a default (NewOrder.quantity) stay optional: the caller may leave them out.
-  const ast = await openapiTS(await servedDocument(), { silent: true, defaultNonNullable: false });
-  return `${HEADER}${astToString(ast).trimEnd()}\n`;
+  const document = await servedDocument();
+  const ast = await openapiTS(document, { silent: true, defaultNonNullable: false });
+  const version = `/** The version of the API these types describe (the document's \`info.version\`): the client asks for it unless told otherwise. */\nexport const API_VERSION = ${JSON.stringify(document.info.version)};`;
+  return `${HEADER}${astToString(ast).trimEnd()}\n\n${version}\n`;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -32,20 +32,18 @@ import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from './idemp
 import { IdempotentWrites } from './idempotency/writes.js';
 import { EventsRepository } from './events/repository.js';
 import { EventLog } from './events/record.js';
-import { Event, WebhookTestData } from './events/schemas.js';
 import { DeliveriesRepository } from './webhooks/deliveries.js';
 import { EndpointsRepository } from './webhooks/endpoints.js';
-import { Delivery as WebhookDelivery, Endpoint as WebhookEndpoint, EndpointPatch, EndpointWithSecret, NewEndpoint } from './webhooks/schemas.js';
 import { rateLimitHook } from './http/ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
 import { COMMON_PROBLEM_STATUSES, LOCATION_HEADER, problemResponses } from './http/responses.js';
-import { PROBLEM_SCHEMA_LIST } from './http/problem-schemas.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { API_KEY_HEADER, identifyHook, requireKey } from './keys/identify.js';
 import { KeyCache } from './keys/key-cache.js';
 import { KeysRepository } from './keys/repository.js';
 import { SECURITY_SCHEME, swaggerOptions } from './openapi/document.js';
+import { NAMED_SCHEMAS } from './openapi/named-schemas.js';
 import { openapiRoutes } from './openapi/routes.js';
 import { OPERATIONS } from './operations.js';
 import { accessLog } from './ops/access-log.js';
@@ -55,31 +53,15 @@ import { listOrdersFastRoute } from './orders/list.js';
 import { OrderPages } from './orders/order-pages.js';
 import { OrderMoves } from './orders/moves.js';
 import { OrderPlacement } from './orders/placement.js';
-import { NewOrder, Order } from './orders/schemas.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from './pets/deprecation.js';
 import { getPetFastRoute } from './pets/get.js';
 import { PetCache } from './pets/pet-cache.js';
 import { PetsRepository } from './pets/repository.js';
-import { Pet } from './pets/schemas.js';
 import { RATE_LIMIT_HEADER_NAMES } from './ratelimit/headers.js';
 import type { LimiterStore } from './ratelimit/store.js';
-import { Usage } from './usage/schemas.js';
-
-/** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
-const NAMED_SCHEMAS = [
-  ...PROBLEM_SCHEMA_LIST,
-  Pet,
-  Order,
-  NewOrder,
-  Event,
-  WebhookTestData,
-  WebhookEndpoint,
-  EndpointWithSecret,
-  NewEndpoint,
-  EndpointPatch,
-  WebhookDelivery,
-  Usage,
-];
+import { type Versioning, versioning } from './versions/versioning.js';
+import { VERSION_HEADER } from './versions/versions.js';
+import { versionsRoutes } from './versions/routes.js';
 
 /** What browsers may read and send (http/cors.ts): the components' own header names. */
 const CORS = corsPolicy({
@@ -93,12 +75,14 @@ const CORS = corsPolicy({
     IDEMPOTENT_REPLAYED_HEADER,
     PREFERENCE_APPLIED_HEADER,
     ETAG_HEADER,
+    VERSION_HEADER,
   ],
-  allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER, PREFER_HEADER, IF_NONE_MATCH_HEADER],
+  allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER, PREFER_HEADER, IF_NONE_MATCH_HEADER, VERSION_HEADER],
   methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
 });
 
-type PublicSettings = 'publicUrl' | 'bodyLimit' | 'fastLane' | 'trustProxy' | 'petsGet' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks';
+type PublicSettings =
+  'publicUrl' | 'bodyLimit' | 'fastLane' | 'trustProxy' | 'petsGet' | 'oldestVersionSunsetAt' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks';
 export type PublicConfig = Pick<Config, PublicSettings>;
 
 declare module 'fastify' {
@@ -135,11 +119,13 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   const catalogue = new PetCache(pets, { feed: changes, clock, max: config.cache.pets });
   const orderPages = new OrderPages({ feed: changes, max: config.cache.orderPages });
   const faults = faultSteps(publicUrl, new FaultDraws());
+  const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
   // The first steps of every request, in order.
   const steps = [
     setRequestId,
     CORS.cors,
     identifyHook((key) => keys.find(key)),
+    versions.chooseVersion,
     faults.planFault,
     rateLimitHook(limiter, metrics, publicUrl, (request) => request.identity),
   ];
@@ -163,20 +149,26 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     clientErrorHandler: clientErrorHandler(publicUrl, limiter),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  everyRequest(app, { steps: onRequestSteps, faults, answered, logger, publicUrl });
-  app.decorate('apiSteps', [...onRequestSteps, requireKey]);
+  everyRequest(app, { steps: onRequestSteps, faults, versions, answered, logger, publicUrl });
+  app.decorate('apiSteps', [...onRequestSteps, requireKey, versions.refuseVersion]);
 
   await app.register(swagger, swaggerOptions(publicUrl, config.ban));
   routeEveryMethod(app);
   const routes = collectRoutes(app);
-  await app.register(async (api: App) => apiOperations(api, { config, db, changes, limiter, metrics, clock, orderPages, pets, catalogue }));
+  await app.register(async (api: App) => apiOperations(api, { config, db, changes, limiter, metrics, clock, orderPages, pets, catalogue, versions }));
+  documentation(app, config, versions);
+  registerMethodNotAllowed(app, routes);
+  await app.ready();
+  if (config.fastLane) fast = fastEntrance(app, { config, changes, clock, catalogue, orderPages, answered, versions });
+  return app;
+}
+
+/** What needs no key and counts nothing: the document, the docs, the problem pages, the versions. */
+function documentation(app: App, config: PublicConfig, versions: Versioning): void {
   openapiRoutes(app);
   problemPages(app, config.ban);
   docsRoutes(app, config.petsGet);
-  registerMethodNotAllowed(app, routes);
-  await app.ready();
-  if (config.fastLane) fast = fastEntrance(app, { config, changes, clock, catalogue, orderPages, answered });
-  return app;
+  versionsRoutes(app, { oldest: versions.notices.oldest });
 }
 
 /** Every answer's metrics and access line (one line per request, instead of Fastify's two), whichever entrance answered. */
@@ -195,10 +187,11 @@ function everyRequest(
   {
     steps,
     faults,
+    versions,
     answered,
     logger,
     publicUrl,
-  }: { steps: Step[]; faults: ReturnType<typeof faultSteps>; answered: Answered; logger: FastifyBaseLogger | false; publicUrl: string },
+  }: { steps: Step[]; faults: ReturnType<typeof faultSteps>; versions: Versioning; answered: Answered; logger: FastifyBaseLogger | false; publicUrl: string },
 ): void {
   app.setValidatorCompiler(validatorCompiler(NAMED_SCHEMAS));
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
@@ -209,6 +202,7 @@ function everyRequest(
 
   app.addHook('onRequest', inOrder(steps));
   app.addHook('preParsing', refuseContentEncoding);
+  app.addHook('onSend', versions.inVersion);
   app.decorate('draining', false);
   app.addHook('onSend', function closeWhenDrainingAndFault(request, reply, payload, done) {
     if (app.draining) reply.header('connection', 'close');
@@ -239,11 +233,13 @@ function apiOperations(
     orderPages,
     pets,
     catalogue,
-  }: Omit<PublicAppDeps, 'logger'> & { orderPages: OrderPages; pets: PetsRepository; catalogue: PetCache },
+    versions,
+  }: Omit<PublicAppDeps, 'logger'> & { orderPages: OrderPages; pets: PetsRepository; catalogue: PetCache; versions: Versioning },
 ): void {
   const { publicUrl } = config;
   api.addHook('onRoute', declareCommonContract);
   api.addHook('onRequest', stepHook(requireKey));
+  api.addHook('onRequest', stepHook(versions.refuseVersion));
   const writes = new IdempotentWrites(db, clock);
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
   const placement = new OrderPlacement(writes, moves, clock, catalogue);
@@ -264,19 +260,23 @@ function apiOperations(
 /** The fast entrance, over the routes whose answers memory holds: it runs the API's steps, as Fastify does. */
 function fastEntrance(
   app: App,
-  deps: Pick<PublicAppDeps, 'config' | 'changes' | 'clock'> & { catalogue: PetCache; orderPages: OrderPages; answered: Answered },
+  deps: Pick<PublicAppDeps, 'config' | 'changes' | 'clock'> & { catalogue: PetCache; orderPages: OrderPages; answered: Answered; versions: Versioning },
 ): Entrance {
-  const { config, changes, clock, catalogue, orderPages, answered } = deps;
-  const { publicUrl } = config;
+  const { config, changes, clock, catalogue, orderPages, answered, versions } = deps;
+  const { notices, shapes } = versions;
   return fastLane({
     // Orders only where their pages are kept: elsewhere the lane would look the key up for Fastify to look it up again.
-    routes: [getPetFastRoute({ catalogue, clock, publicUrl, deprecation: config.petsGet }), ...(orderPages.keeps ? [listOrdersFastRoute(orderPages)] : [])],
+    routes: [
+      getPetFastRoute({ catalogue, clock, deprecation: config.petsGet, notices, shapes }),
+      ...(orderPages.keeps ? [listOrdersFastRoute(orderPages, notices)] : []),
+    ],
     steps: app.apiSteps,
     changes,
     log: app.log,
     answered,
     open: () => !app.draining && app.server.listening,
     clientAddress: clientAddressOf(config.trustProxy),
+    versionFor: versions.versionFor,
   });
 }
 

@@ -36,6 +36,8 @@ export interface Config {
    */
   fastLane: boolean;
   petsGet: { deprecatedAt: Date; sunsetAt: Date };
+  /** When the oldest version stops answering (versions/): OLDEST_VERSION_SUNSET_AT. */
+  oldestVersionSunsetAt: Date;
   ban: BanRules;
   shutdownTimeoutMs: number;
   timeouts: Timeouts;
@@ -93,6 +95,7 @@ export const DEFAULTS = {
   sqliteFile: './data/petstore.db',
   petsGetDeprecatedAt: '2026-01-01T00:00:00Z',
   petsGetSunsetAt: '2027-07-01T00:00:00Z',
+  oldestVersionSunsetAt: '2027-07-01T00:00:00Z',
   bodyLimit: 16 * 1024,
   shutdownTimeoutMs: 10_000,
   headersTimeoutMs: 10_000,
@@ -143,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: positiveIntOf(env, 'BODY_LIMIT', DEFAULTS.bodyLimit),
     fastLane: booleanOf(env, 'FAST_LANE', true),
     petsGet: { deprecatedAt, sunsetAt },
+    oldestVersionSunsetAt: instantOf(env, 'OLDEST_VERSION_SUNSET_AT', DEFAULTS.oldestVersionSunsetAt),
     ban: banRulesOf(env),
     shutdownTimeoutMs: 1000 * positiveIntOf(env, 'SHUTDOWN_TIMEOUT_SECONDS', DEFAULTS.shutdownTimeoutMs / 1000),
     timeouts: timeoutsOf(env),

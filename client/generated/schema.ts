@@ -346,6 +346,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The versions of the API
+         * @description **Beta**: complete, but may still change in a compatible way or, with notice, an incompatible one.
+         *
+         *     Every version, oldest first, with what each changed and why. Needs no key and counts nothing (the per-address throttle of the documentation applies). A request names its version in `Petstore-Version`; without it, it gets its key's pinned version (keys made before versions: 2025-06-01; new keys: the newest).
+         */
+        get: operations["listVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "order.placed": {
@@ -566,6 +588,28 @@ export interface components {
              */
             status: 410;
         };
+        /** @description A `400` of type `unknown-version`: Unknown API version. */
+        UnknownVersionProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "unknown-version";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 400;
+            /** @description Every version, oldest first. */
+            versions: string[];
+        };
+        /** @description A `410` of type `version-sunset`: API version sunset. */
+        VersionSunsetProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "version-sunset";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 410;
+        };
         /** @description A `413` of type `payload-too-large`: Payload too large. */
         PayloadTooLargeProblem: components["schemas"]["Problem"] & {
             /** @enum {string} */
@@ -685,7 +729,10 @@ export interface components {
                 id: number;
                 name: string;
             };
-            photoUrls: string[];
+            photos: {
+                /** Format: uri */
+                url: string;
+            }[];
             tags: {
                 /** Format: int64 */
                 id: number;
@@ -718,8 +765,6 @@ export interface components {
              * @enum {string}
              */
             status: "placed" | "approved" | "delivered" | "cancelled";
-            /** @description True exactly when the order is `delivered`. */
-            complete: boolean;
         };
         /** @description An order to place. */
         NewOrder: {
@@ -755,6 +800,8 @@ export interface components {
             timestamp: string;
             /** @description False for a test key's event. */
             livemode: boolean;
+            /** @description The version of the API that shaped this event: the request’s for `GET /events`, the key’s pinned version for a webhook delivery. */
+            apiVersion: string;
             /** @description The order as of the event; for `webhook.test`, the endpoint tested. */
             data: components["schemas"]["Order"] | components["schemas"]["WebhookTestData"];
         };
@@ -950,9 +997,31 @@ export interface components {
              */
             today: number;
         };
+        /** @description A version of the API. */
+        Version: {
+            /** @description The version, a date: send it in `Petstore-Version`. */
+            version: string;
+            /**
+             * @description `deprecated`: it stops answering at `sunsetAt`.
+             * @enum {string}
+             */
+            status: "current" | "deprecated";
+            /**
+             * Format: date-time
+             * @description When a deprecated version stops answering (`410`).
+             */
+            sunsetAt?: string;
+            /** @description What this version changed from the one before (none for the first). */
+            changes: {
+                summary: string;
+                reason: string;
+            }[];
+        };
     };
     responses: never;
     parameters: {
+        /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+        "Petstore-Version": "2025-06-01" | "2026-11-26";
         /**
          * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
          * @example fault=503
@@ -987,6 +1056,8 @@ export interface components {
         "Preference-Applied": string;
         /** @description `no-store`: no cache may keep this answer. */
         "Cache-Control": "no-store";
+        /** @description The version of the API that shaped this answer: the one the request named, else its key’s pinned version, else the newest. See `GET /versions`. */
+        "Petstore-Version": "2025-06-01" | "2026-11-26";
     };
     pathItems: never;
 }
@@ -1005,6 +1076,8 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
                 "If-None-Match"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1028,6 +1101,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1051,12 +1125,13 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1066,11 +1141,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1083,6 +1159,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1100,6 +1177,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -1119,6 +1197,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1136,6 +1215,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -1152,6 +1232,8 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
                 "If-None-Match"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1181,6 +1263,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -1203,6 +1286,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -1211,7 +1295,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1221,6 +1305,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -1228,7 +1313,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1241,6 +1326,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -1261,6 +1347,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -1281,6 +1368,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -1288,7 +1376,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["SunsetProblem"];
+                    "application/problem+json": components["schemas"]["SunsetProblem"] | components["schemas"]["VersionSunsetProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -1301,6 +1389,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     Deprecation: components["headers"]["Deprecation"];
@@ -1323,6 +1412,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -1343,6 +1433,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
@@ -1369,6 +1460,8 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
                 "If-None-Match"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1392,6 +1485,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1415,12 +1509,13 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1430,11 +1525,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1447,6 +1543,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1464,6 +1561,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -1483,6 +1581,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1500,6 +1599,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -1516,6 +1616,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
                 "Idempotency-Key"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1545,6 +1647,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1552,7 +1655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1562,11 +1665,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1579,6 +1683,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1596,6 +1701,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1613,6 +1719,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1630,6 +1737,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1647,6 +1755,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1664,6 +1773,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1681,6 +1791,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -1700,6 +1811,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1717,6 +1829,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -1733,6 +1846,8 @@ export interface operations {
             header?: {
                 /** @description The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing. */
                 "If-None-Match"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1762,6 +1877,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1781,12 +1897,13 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1796,11 +1913,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1813,6 +1931,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1830,6 +1949,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1847,6 +1967,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -1866,6 +1987,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1883,6 +2005,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -1897,6 +2020,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -1924,6 +2049,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1931,7 +2057,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1941,11 +2067,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1958,6 +2085,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1975,6 +2103,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -1992,6 +2121,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2009,6 +2139,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -2028,6 +2159,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2045,6 +2177,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -2061,6 +2194,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
                 "Idempotency-Key"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -2090,6 +2225,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2097,7 +2233,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2107,11 +2243,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2124,6 +2261,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2141,6 +2279,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2158,6 +2297,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2175,6 +2315,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2192,6 +2333,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2209,6 +2351,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -2228,6 +2371,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2245,6 +2389,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -2268,6 +2413,8 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -2289,6 +2436,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2300,7 +2448,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2310,11 +2458,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2327,6 +2476,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2344,6 +2494,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -2363,6 +2514,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2380,6 +2532,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -2394,6 +2547,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -2421,6 +2576,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2428,7 +2584,7 @@ export interface operations {
                     "application/json": components["schemas"]["Event"];
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2438,11 +2594,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2455,6 +2612,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2472,6 +2630,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2489,6 +2648,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -2508,6 +2668,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2525,6 +2686,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -2544,6 +2706,8 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -2565,6 +2729,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2576,7 +2741,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2586,11 +2751,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2603,6 +2769,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2620,6 +2787,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -2639,6 +2807,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2656,6 +2825,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -2672,6 +2842,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
                 "Idempotency-Key"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -2701,6 +2873,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2708,7 +2881,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2718,11 +2891,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2735,6 +2909,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2752,6 +2927,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2769,6 +2945,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2786,6 +2963,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2803,6 +2981,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2820,6 +2999,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -2839,6 +3019,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2856,6 +3037,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -2870,6 +3052,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -2897,6 +3081,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2904,7 +3089,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2914,11 +3099,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2931,6 +3117,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2948,6 +3135,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -2965,6 +3153,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -2984,6 +3173,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3001,6 +3191,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -3015,6 +3206,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -3042,12 +3235,13 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3057,11 +3251,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3074,6 +3269,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3091,6 +3287,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3108,6 +3305,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -3127,6 +3325,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3144,6 +3343,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -3158,6 +3358,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -3189,6 +3391,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3196,7 +3399,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3206,11 +3409,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3223,6 +3427,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3240,6 +3445,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3257,6 +3463,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3274,6 +3481,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3291,6 +3499,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -3310,6 +3519,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3327,6 +3537,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -3343,6 +3554,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
                 "Idempotency-Key"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -3374,6 +3587,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3381,7 +3595,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3391,11 +3605,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3408,6 +3623,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3425,6 +3641,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3442,6 +3659,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3459,6 +3677,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3476,6 +3695,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -3495,6 +3715,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3512,6 +3733,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -3528,6 +3750,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
                 "Idempotency-Key"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -3557,6 +3781,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3564,7 +3789,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3574,11 +3799,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3591,6 +3817,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3608,6 +3835,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3625,6 +3853,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3642,6 +3871,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3659,6 +3889,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -3678,6 +3909,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3695,6 +3927,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -3714,6 +3947,8 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -3741,6 +3976,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3752,7 +3988,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3762,11 +3998,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3779,6 +4016,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3796,6 +4034,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3813,6 +4052,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -3832,6 +4072,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3849,6 +4090,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -3865,6 +4107,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: the same key and request within 24 hours get the original response; the same key with another request gets `422`; a retry while the original is still being processed gets `409`. A bare token (`8e03…`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (`"8e03…"`): the same key either way. */
                 "Idempotency-Key"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
                  * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
@@ -3899,6 +4143,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3906,7 +4151,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description Invalid input: every invalid input is listed in `errors`. */
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3916,11 +4161,12 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3933,6 +4179,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3950,6 +4197,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3967,6 +4215,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -3984,6 +4233,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -4001,6 +4251,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
@@ -4020,6 +4271,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
@@ -4037,6 +4289,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
@@ -4050,7 +4303,10 @@ export interface operations {
     getUsage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4066,10 +4322,28 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -4082,6 +4356,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4098,6 +4373,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
@@ -4116,6 +4392,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4132,11 +4409,65 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    listVersions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Every version, oldest first. */
+                        data: components["schemas"]["Version"][];
+                    };
+                };
+            };
+            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
                 };
             };
         };
@@ -4442,3 +4773,6 @@ export interface operations {
         };
     };
 }
+
+/** The version of the API these types describe (the document's `info.version`): the client asks for it unless told otherwise. */
+export const API_VERSION = "2026-11-26";

@@ -4,6 +4,7 @@
 //   x-stability       → a badge on the operation (beta, experimental)
 //   deprecated + x-deprecated-sunset → a "deprecated · sunset YYYY-MM-DD" badge
 //   x-hideTryItPanel  → no "Try it out" for that operation
+//   versions          → the document of the version chosen above the page, and its Petstore-Version on every "Try it out"
 (() => {
   function operationOf(system, path, method) {
     return system.specSelectors.specJson().getIn(['paths', path, method]);
@@ -172,8 +173,21 @@
     };
   }
 
+  // The version shown (`/docs?version=…`, else the newest): its document, and its header on every "Try it out".
+  const versionSelect = document.getElementById('petstore-version');
+  const asked = new URLSearchParams(location.search).get('version');
+  if (asked && [...versionSelect.options].some((option) => option.value === asked)) versionSelect.value = asked;
+  const version = versionSelect.value;
+  versionSelect.addEventListener('change', () => {
+    location.search = `?version=${encodeURIComponent(versionSelect.value)}`;
+  });
+
   window.ui = SwaggerUIBundle({
-    url: '/openapi.json',
+    url: `/openapi.json?version=${encodeURIComponent(version)}`,
+    requestInterceptor: (request) => {
+      if (!new URL(request.url, location.href).pathname.startsWith('/openapi.')) request.headers['Petstore-Version'] = version;
+      return request;
+    },
     dom_id: '#swagger-ui',
     deepLinking: true,
     layout: 'BaseLayout',

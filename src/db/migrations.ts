@@ -39,6 +39,7 @@ export function migrations(kind: Kind): Record<string, Migration> {
     '005_order_lifecycle_and_events': orderLifecycleAndEvents(d),
     '006_webhooks': webhooks(d),
     '007_new_key_notifications': newKeyNotifications(d),
+    '008_key_versions': keyVersions(d),
   };
 }
 
@@ -85,7 +86,7 @@ const petCatalogue = (_d: Dialect): Migration => ({
       name: pet.name,
       category_id: pet.category.id,
       category_name: pet.category.name,
-      photo_urls: JSON.stringify(pet.photoUrls),
+      photo_urls: JSON.stringify(pet.photos.map((photo) => photo.url)),
       tags: JSON.stringify(pet.tags),
       status: pet.status,
     }));
@@ -219,6 +220,17 @@ const newKeyNotifications = (d: Dialect): Migration => ({
   async up(db: Kysely<unknown>) {
     if (d.kind !== 'postgres') return;
     await sql`create trigger api_keys_created after insert on api_keys for each row execute function notify_change()`.execute(db);
+  },
+});
+
+const keyVersions = (_d: Dialect): Migration => ({
+  // The version a key is pinned to (versions/, contract §10). Keys made before versions existed get
+  // the first, which their clients were written for; a new key is given the newest when it is made.
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('api_keys')
+      .addColumn('api_version', 'text', (c) => c.notNull().defaultTo('2025-06-01'))
+      .execute();
   },
 });
 

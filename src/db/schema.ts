@@ -33,6 +33,8 @@ export interface ApiKeysTable {
   test: ColumnType<number, number | undefined, number>;
   /** A test key's standing fault profile, as JSON (faults/profile.ts); null for none. */
   fault_profile: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The version the key is pinned to, `YYYY-MM-DD` (versions/). */
+  api_version: ColumnType<string, string | undefined, string>;
 }
 
 export interface PetsTable {

@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import Type from 'typebox';
 import { ProblemError } from '../http/problems.js';
 import type { App } from '../http/types.js';
+import { VERSIONS_PAGE_PATH } from '../versions/notices.js';
+import { NEWEST_VERSION, OLDEST_VERSION, VERSIONS } from '../versions/versions.js';
 
 /**
  * `/docs`: Swagger UI (swagger-ui-dist, version pinned in package-lock.json) served from node_modules,
@@ -42,10 +44,15 @@ const PAGE = `<!doctype html>
   .petstore-meter__window { margin: 6px 0; }
   .petstore-meter__bar { height: 8px; background: #eaeef2; border-radius: 4px; overflow: hidden; }
   .petstore-meter__fill { height: 100%; background: #2da44e; transition: width .2s; }
+  #petstore-versions { padding: 12px 20px 0; font: 14px/1.4 sans-serif; color: #3b4151; }
   .petstore-meter__countdown { margin-top: 8px; font-weight: 700; color: #cf222e; }
 </style>
 </head>
 <body>
+<div id="petstore-versions"><label>API version <select id="petstore-version">${[...VERSIONS]
+  .reverse()
+  .map((v) => `<option value="${v}">${v}${v === NEWEST_VERSION ? ' (newest)' : v === OLDEST_VERSION ? ' (deprecated)' : ''}</option>`)
+  .join('')}</select></label> <a href="${VERSIONS_PAGE_PATH}">what changed</a></div>
 <div id="swagger-ui"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/petstore-docs.js"></script>

@@ -5,7 +5,7 @@ import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import type { EventsRepository } from './repository.js';
-import { Event, EventParams } from './schemas.js';
+import { Event, EventParams, eventIn } from './schemas.js';
 
 /** `GET /events/{eventId}` (getEvent): one event of the caller's. */
 export function getEvent(app: App, { events }: { events: EventsRepository }): void {
@@ -25,7 +25,7 @@ export function getEvent(app: App, { events }: { events: EventsRepository }): vo
     async (request) => {
       const event = await events.find(keyOf(request).id, request.params.eventId);
       if (!event) throw new ProblemError('not-found', `You have no event ${request.params.eventId}.`);
-      return event;
+      return eventIn(event, request.apiVersion);
     },
   );
 }

@@ -5,7 +5,7 @@ import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import { type EventsRepository, WALK_LIMIT } from './repository.js';
-import { Event, EventListQuery } from './schemas.js';
+import { Event, EventListQuery, eventIn } from './schemas.js';
 
 /** `GET /events` (listEvents): a page of the caller's events, newest first. */
 export function listEvents(app: App, { events }: { events: EventsRepository }): void {
@@ -27,7 +27,7 @@ export function listEvents(app: App, { events }: { events: EventsRepository }): 
     async (request) => {
       const { type, orderId } = request.query;
       const page = await events.list(keyOf(request).id, { types: type, orderId }, pageRequest(request.query));
-      return { data: page.events, nextCursor: page.next === null ? null : encodeCursor(page.next) };
+      return { data: page.events.map((event) => eventIn(event, request.apiVersion)), nextCursor: page.next === null ? null : encodeCursor(page.next) };
     },
   );
 }

@@ -2,9 +2,9 @@ import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { canExist } from '../db/ids.js';
 import type { PageRequest } from '../db/keyset.js';
-import { isComplete, type OrderEventType, statusEnteredBy } from '../orders/lifecycle.js';
+import { type OrderEventType, statusEnteredBy } from '../orders/lifecycle.js';
 import { eventIdOf, parseEventId } from './ids.js';
-import type { Event, EventType } from './schemas.js';
+import type { Event, EventType, StoredEvent } from './schemas.js';
 
 export interface EventFilter {
   types?: readonly EventType[];
@@ -13,7 +13,7 @@ export interface EventFilter {
 
 /** A page of events, and the place to go on from (its last event's, or where its walk stopped), or null at the end. */
 export interface EventPage {
-  events: Event[];
+  events: StoredEvent[];
   next: number | null;
 }
 
@@ -31,7 +31,7 @@ export const WALK_LIMIT = 1_000;
 export class EventsRepository {
   constructor(private readonly db: Db) {}
 
-  async find(owner: string, id: string): Promise<Event | undefined> {
+  async find(owner: string, id: string): Promise<StoredEvent | undefined> {
     const named = parseEventId(id);
     if (!named) return undefined;
     const { rows } = await sql<EventRow>`select ${COLUMNS} from events e left join orders o on o.id = e.order_id
@@ -40,7 +40,7 @@ export class EventsRepository {
   }
 
   /** An event by its place in the order of writing, as a webhook delivery names it. */
-  async bySeq(seq: number): Promise<Event | undefined> {
+  async bySeq(seq: number): Promise<StoredEvent | undefined> {
     const { rows } = await sql<EventRow>`select ${COLUMNS} from events e left join orders o on o.id = e.order_id where e.seq = ${seq}`.execute(this.db);
     return rows[0] && toEvent(rows[0]);
   }
@@ -109,12 +109,12 @@ interface EventRow {
 const COLUMNS = sql`e.seq, e.nonce, e.type, e.data, e.created_at, e.livemode, e.order_id, o.pet_id, o.quantity, o.ship_date`;
 
 /** The event as clients read it: its order as of the event is the order's row in the state the event entered. */
-function toEvent(row: EventRow): Event {
+function toEvent(row: EventRow): StoredEvent {
   return { id: eventIdOf(row.seq, row.nonce), type: row.type, timestamp: row.created_at, livemode: row.livemode === 1, data: dataOf(row) };
 }
 
 function dataOf(row: EventRow): Event['data'] {
   if (row.data !== null) return JSON.parse(row.data) as Event['data'];
   const status = statusEnteredBy(row.type as OrderEventType);
-  return { id: Number(row.order_id), petId: Number(row.pet_id), quantity: row.quantity, shipDate: row.ship_date, status, complete: isComplete(status) };
+  return { id: Number(row.order_id), petId: Number(row.pet_id), quantity: row.quantity, shipDate: row.ship_date, status };
 }

@@ -20,6 +20,11 @@ export const Event = Type.Object(
     type: StringEnum(EVENT_TYPES, { description: 'What happened: the order entered the state the type names.' }),
     timestamp: Type.String({ format: 'date-time', maxLength: 30, description: 'When it happened (RFC 3339, UTC).' }),
     livemode: Type.Boolean({ description: "False for a test key's event." }),
+    apiVersion: Type.String({
+      pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+      maxLength: 10,
+      description: 'The version of the API that shaped this event: the request’s for `GET /events`, the key’s pinned version for a webhook delivery.',
+    }),
     data: Type.Union([ref(Order), ref(WebhookTestData)], { description: 'The order as of the event; for `webhook.test`, the endpoint tested.' }),
   },
   {
@@ -30,6 +35,13 @@ export const Event = Type.Object(
   },
 );
 export type Event = Static<typeof Event>;
+/** An event as the store keeps it: the version that shapes it is its reader's (versions/). */
+export type StoredEvent = Omit<Event, 'apiVersion'>;
+
+/** An event in a version's words, its members in the schema's order: the newest shape (older ones: versions/shape.ts). */
+export function eventIn({ id, type, timestamp, livemode, data }: StoredEvent, apiVersion: string): Event {
+  return { id, type, timestamp, livemode, apiVersion, data };
+}
 
 export const EventParams = Type.Object({
   eventId: Type.String({

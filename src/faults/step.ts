@@ -48,7 +48,7 @@ export function faultSteps(publicUrl: string, draws: FaultDraws) {
     if (fault === undefined && latencyMs === 0) return undefined;
     const by = asked.fault ? `Prefer: fault=${asked.fault}` : 'its fault profile';
     request.log.info({ fault, latencyMs, by }, 'test key fault');
-    if (fault === '429') request.forcedRefusal = true;
+    if (fault === '429') request.forcedRefusal = by;
     else if (fault) request.fault = { fault, by };
     return latencyMs > 0 ? delay(latencyMs).then(() => undefined) : undefined;
   }

@@ -11,12 +11,12 @@ import { runSteps, type Step, type StepLog, type StepReply, type StepRequest } f
 export interface FastRoute {
   /** The route as Fastify names it (`/pets/:petId`): the metrics' `route` label. */
   url: string;
-  /** Headers every response of the route carries, refusals included. */
-  headers: Readonly<Record<string, string>>;
+  /** Headers every response of the route carries in a version, refusals included. */
+  headersFor(version: string): Readonly<Record<string, string>>;
   /** The URL's parameter when the URL is this route's and the route answers now; reads nothing. */
   match(url: string): string | undefined;
-  /** The `200` for a matched parameter and key, from memory (its body and `ETag`: ./conditional.ts); undefined when memory does not hold it. */
-  answerFor(parameter: string, keyId: string): { body: string; etag: string } | undefined;
+  /** The `200` for a matched parameter and key in a version, from memory (its body and `ETag`: ./conditional.ts); undefined when memory does not hold it. */
+  answerFor(parameter: string, keyId: string, version: string): { body: string; etag: string } | undefined;
 }
 
 /** What the fast lane reports of each answer: the access log line and the request metrics. */
@@ -34,6 +34,8 @@ export interface FastLaneDeps {
   open: () => boolean;
   /** The client's address, as Fastify's `request.ip` gives it (./client-address.ts): worked out only when a step or an access line asks. */
   clientAddress: (req: IncomingMessage) => string | undefined;
+  /** The version a request with a known caller is answered in, or undefined when its version is refused (versions/step.ts): Fastify answers that. */
+  versionFor: (request: Pick<StepRequest, 'headers' | 'identity'>) => string | undefined;
 }
 
 type Next = (req: IncomingMessage, res: ServerResponse) => void;
@@ -58,7 +60,7 @@ type Next = (req: IncomingMessage, res: ServerResponse) => void;
  */
 export function fastLane(deps: FastLaneDeps) {
   const { routes, steps, changes, open } = deps;
-  const lane: Lane = { ...deps, routeLists: new Map(routes.map((route) => [route, headerList(route.headers)])) };
+  const lane: Lane = { ...deps, routeLists: new Map(routes.map((route) => [route, new Map()])) };
 
   // Before a row in memory is trusted, the store is asked for news (db/change-feed.ts). Where asking
   // reads (SQLite's `PRAGMA data_version`), the requests read in one turn share one look, taken once
@@ -119,8 +121,8 @@ function fastifyDecides(headers: IncomingHttpHeaders): boolean {
 
 /** What every exchange of one lane shares. */
 interface Lane extends FastLaneDeps {
-  /** Each route's own headers, as a list `writeHead` takes without walking an object. */
-  routeLists: Map<FastRoute, HeaderList>;
+  /** Each route's own headers by version, as a list `writeHead` takes without walking an object. */
+  routeLists: Map<FastRoute, Map<string, HeaderList>>;
 }
 
 /** Where an exchange stands: its steps running, handed to Fastify, or answered. */
@@ -143,9 +145,10 @@ class LaneExchange implements StepRequest, StepReply {
   readonly id: string;
   readonly headers: IncomingHttpHeaders;
   rateLimit!: Verdict;
-  forcedRefusal: boolean | undefined = undefined;
+  forcedRefusal: string | undefined = undefined;
   fault: StepRequest['fault'] = undefined;
   countLater: StepRequest['countLater'] = undefined;
+  apiVersion = '';
   private state = RUNNING;
   private status = 200;
   private readonly list: HeaderList;
@@ -179,7 +182,10 @@ class LaneExchange implements StepRequest, StepReply {
    */
   set identity(identity: Identity) {
     this.caller = identity;
-    if (identity.kind === 'key' && !identity.key.test) this.ok = this.route.answerFor(this.parameter, identity.key.id);
+    if (identity.kind === 'key' && !identity.key.test) {
+      const version = this.lane.versionFor(this);
+      if (version !== undefined) this.ok = this.route.answerFor(this.parameter, identity.key.id, version);
+    }
     if (this.ok === undefined) this.state = HANDED_OVER;
   }
 
@@ -245,7 +251,7 @@ class LaneExchange implements StepRequest, StepReply {
   private write(body: string): void {
     this.state = ANSWERED;
     const { list, lane, route } = this;
-    const own = lane.routeLists.get(route)!;
+    const own = ownHeaders(lane, route, this.apiVersion);
     for (let i = 0; i < own.length; i++) list.push(own[i]!);
     list.push('content-length', Buffer.byteLength(body));
     // Draining began while the steps ran: the client is told to leave, as Fastify tells it.
@@ -263,6 +269,14 @@ class Waiting {
     readonly next: Next,
     readonly started: number,
   ) {}
+}
+
+/** A route's own headers in a version, listed once. */
+function ownHeaders(lane: Lane, route: FastRoute, version: string): HeaderList {
+  const byVersion = lane.routeLists.get(route)!;
+  let list = byVersion.get(version);
+  if (list === undefined) byVersion.set(version, (list = headerList(route.headersFor(version))));
+  return list;
 }
 
 function headerList(headers: Readonly<Record<string, string>>): HeaderList {

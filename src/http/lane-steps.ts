@@ -12,6 +12,8 @@ const EVERY_LANE_ROUTE: Readonly<Record<string, string>> = {
   refuseContentEncoding: 'Fastify’s: a request with a body or an encoding is handed over (fastifyDecides)',
   // onSend
   closeWhenDrainingAndFault: 'the same: Connection: close while draining (`open`); faults cannot apply (test keys are handed over)',
+  inVersion:
+    'the same: the deprecation headers of the version and the route (FastRoute.headersFor: versions/notices.ts), and the answer in that version (FastRoute.answerFor: versions/shape.ts)',
   conditionalSend: 'the same ETag; a request with If-None-Match is handed over (fastifyDecides)',
   // onResponse, onRequestAbort
   recordAnswer: 'the same: `answered` (the metrics and the access line)',
@@ -23,7 +25,6 @@ export const LANE_STEPS: Readonly<Record<string, Readonly<Record<string, string>
   '/pets/:petId': {
     ...EVERY_LANE_ROUTE,
     refuseAfterSunset: 'the same: the pet route answers the sunset’s 410 (pets/get.ts)',
-    deprecationHeaders: 'the same: the route’s headers (FastRoute.headers)',
   },
   '/store/orders': {
     ...EVERY_LANE_ROUTE,

@@ -50,6 +50,12 @@ const OWN_MEMBERS: Partial<Record<ProblemSlug, Record<string, TSchema>>> = {
     }),
     retryAfter: RetryAfterSeconds('Seconds, the same as the `Retry-After` header.'),
   },
+  'unknown-version': {
+    versions: Type.Array(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', maxLength: 10 }), {
+      maxItems: 100,
+      description: 'Every version, oldest first.',
+    }),
+  },
   'key-banned': {
     retryAfter: RetryAfterSeconds('Seconds until the ban ends, the same as `Retry-After`.'),
     bannedUntil: Type.String({ format: 'date-time', maxLength: 30 }),

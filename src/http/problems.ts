@@ -62,6 +62,18 @@ export const PROBLEM_TYPES = {
     description:
       'This operation was deprecated and has reached its sunset date: it no longer answers. Its `Deprecation`, `Sunset` and `Link` headers told clients in advance. See /docs/deprecations.',
   },
+  'unknown-version': {
+    status: 400,
+    title: 'Unknown API version',
+    description:
+      'The `Petstore-Version` header names no version of the API. The `versions` member lists those there are (also at `GET /versions`); send one of them, or no header to get the version your key is pinned to.',
+  },
+  'version-sunset': {
+    status: 410,
+    title: 'API version sunset',
+    description:
+      'The version this request was answered in (its `Petstore-Version` header, or the version your key is pinned to) has reached its sunset and no longer answers. Its `Deprecation`, `Sunset` and `Link` headers told clients in advance. Move to a newer version: see /docs/versions for what changed, then send `Petstore-Version` or pin your key to it.',
+  },
   'request-timeout': {
     status: 408,
     title: 'Request timeout',

@@ -9,8 +9,8 @@ import { CACHE_CONTROL_HEADER, NO_STORE } from './responses.js';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
 import { setHeaders, type StepReply, type StepRequest } from './steps.js';
 
-/** The index, the docs, the document, the problem pages and `/usage` count nothing, but still carry the headers. */
-const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|usage($|\?))/;
+/** The index, the docs, the document, the problem pages, `/usage` and `/versions` count nothing, but still carry the headers. */
+const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|usage($|\?)|versions($|\?))/;
 
 export function countsTowardLimit(url: string): boolean {
   return !UNCOUNTED.test(url);
@@ -21,7 +21,7 @@ declare module 'fastify' {
     /** What the limit step decided (or, on a path that counts nothing, saw) for this request. */
     rateLimit: Verdict;
     /** Set by a step before the limit step (a test key's fault, faults/): refuse as if the windows had no room. */
-    forcedRefusal?: boolean;
+    forcedRefusal?: string;
   }
 }
 
@@ -110,7 +110,7 @@ function verdictAnswer(metrics: RefusalMetrics, publicUrl: string) {
     if (!isRefusal(verdict)) return undefined;
     noteRefusal(verdict, counted, request.log, metrics);
     setHeaders(reply, REFUSAL_HEADERS);
-    return refusal(verdict, request.url);
+    return refusal(verdict, request.url, request.forcedRefusal);
   };
 }
 
@@ -149,19 +149,22 @@ export function refusalBody(publicUrl: string) {
   // The last body made. Every member of a refusal changes by the second at most, so a client that
   // hammers gets the same body many times a second: it is made when something in it changes, not for
   // every refusal (a body made of a dozen parts, a date among them, costs about a tenth of a refusal).
-  let last = { verdict: undefined as Refusal | undefined, url: '', body: '' };
-  return (verdict: Refusal, url: string): string => {
-    if (last.url !== url || !sameBody(verdict, last.verdict)) last = { verdict, url, body: make(verdict, url) };
+  let last = { verdict: undefined as Refusal | undefined, url: '', forcedBy: undefined as string | undefined, body: '' };
+  return (verdict: Refusal, url: string, forcedBy?: string): string => {
+    if (last.url !== url || last.forcedBy !== forcedBy || !sameBody(verdict, last.verdict))
+      last = { verdict, url, forcedBy, body: make(verdict, url, forcedBy) };
     return last.body;
   };
 
-  function make(verdict: Refusal, url: string): string {
+  /** A refusal's body; one a test key asked for says so, as its other forced answers do (faults/step.ts). */
+  function make(verdict: Refusal, url: string, forcedBy: string | undefined): string {
     const query = url.indexOf('?');
     const instance = JSON.stringify(query === -1 ? url : url.slice(0, query));
     let members: string;
     if (verdict.kind === 'rate-limited') {
       const { window, limit, plan, retryAfterSeconds } = verdict;
-      const detail = `The ${plan} plan allows ${limit} requests per ${window}. Retry after ${retryAfterSeconds} seconds.`;
+      const forced = forcedBy ? `Injected for this test key (${forcedBy}): ` : '';
+      const detail = `${forced}The ${plan} plan allows ${limit} requests per ${window}. Retry after ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`;
       members = `"detail":"${detail}","instance":${instance},"window":"${window}","limit":${limit},"plan":"${plan}","retryAfter":${retryAfterSeconds}`;
     } else {
       const until = new Date(verdict.bannedUntil).toISOString();

@@ -19,7 +19,7 @@ export const NO_STORE_HEADER = {
  */
 const BY_STATUS: Record<number, { description: string; schema: object }> = Object.fromEntries(
   Object.entries({
-    400: 'Invalid input: every invalid input is listed in `errors`.',
+    400: 'Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`).',
     401: PROBLEM_TYPES.unauthorized.title,
     403: PROBLEM_TYPES['test-key-required'].title,
     404: 'Not found.',
@@ -41,7 +41,7 @@ function schemaOf(status: number): object {
 }
 
 /** What every API operation may answer, whatever it does. */
-export const COMMON_PROBLEM_STATUSES = [401, 429, 500, 503] as const;
+export const COMMON_PROBLEM_STATUSES = [400, 401, 429, 500, 503] as const;
 
 export function problemResponses(...statuses: number[]) {
   return Object.fromEntries(

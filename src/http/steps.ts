@@ -4,6 +4,10 @@ import type { Identity } from '../keys/identify.js';
 import type { Verdict } from '../ratelimit/verdict.js';
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** The version the answer is shaped in (versions/). */
+    apiVersion: string;
+  }
   interface FastifyInstance {
     /**
      * Every step a request for an API operation passes before its route's own (validation, handler),
@@ -37,8 +41,11 @@ export interface StepRequest {
   readonly log: StepLog;
   readonly routeOptions: { readonly config?: { readonly conditional?: boolean } };
   identity: Identity;
+  /** The version the answer is shaped in (versions/), set by `chooseVersion`. */
+  apiVersion: string;
   rateLimit: Verdict;
-  forcedRefusal?: boolean;
+  /** What forced a refusal (a test key's `Prefer: fault=429` or its profile): faults/step.ts. */
+  forcedRefusal?: string;
   fault?: FastifyRequest['fault'];
   countLater?: FastifyRequest['countLater'];
 }

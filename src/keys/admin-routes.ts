@@ -8,6 +8,7 @@ import { keyCaller } from '../ratelimit/callers.js';
 import { FAULTS, MAX_SEED } from '../faults/profile.js';
 import { MAX_LIMIT, PLAN_NAMES } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
+import { VERSIONS } from '../versions/versions.js';
 import { KeyInputError, type KeyRecord, type KeysRepository, NAME_MAX_LENGTH, NAME_PATTERN } from './repository.js';
 import { KeyView, keyView } from './views.js';
 
@@ -17,6 +18,7 @@ const PlanBody = {
   perDay: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT })),
 };
 const Name = Type.String({ maxLength: NAME_MAX_LENGTH, pattern: NAME_PATTERN });
+const Version = StringEnum(VERSIONS);
 /** A test key's standing fault profile as asked for (faults/profile.ts judges the rest). */
 const FaultsBody = Type.Object(
   {
@@ -48,6 +50,12 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
     '/admin/keys/:id',
     { schema: { params: IdParams, body: Type.Object(PlanBody, { additionalProperties: false }), response: { 200: KeyView } } },
     async (request) => view(await asInput(() => keys.setPlan(request.params.id, request.body)), request.params.id),
+  );
+  // The version the key's requests get when they name none, from their next one on, on every instance.
+  app.put(
+    '/admin/keys/:id/version',
+    { schema: { params: IdParams, body: Type.Object({ apiVersion: Version }, { additionalProperties: false }), response: { 200: KeyView } } },
+    async (request) => view(await asInput(() => keys.setVersion(request.params.id, request.body.apiVersion)), request.params.id),
   );
   // A test key's standing fault profile: set (its seeded sequence starts over) or removed.
   app.put('/admin/keys/:id/faults', { schema: { params: IdParams, body: FaultsBody, response: { 200: KeyView } } }, async (request) =>
@@ -87,7 +95,13 @@ function collectionRoutes(app: App, keys: KeysRepository, limiter: LimiterStore)
     {
       schema: {
         body: Type.Object(
-          { name: Type.Optional(Name), ...PlanBody, test: Type.Optional(Type.Boolean()), faults: Type.Optional(FaultsBody) },
+          {
+            name: Type.Optional(Name),
+            ...PlanBody,
+            test: Type.Optional(Type.Boolean()),
+            faults: Type.Optional(FaultsBody),
+            apiVersion: Type.Optional(Version),
+          },
           { additionalProperties: false },
         ),
       },

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { describeProfile, type FaultProfileInput, parseLatency } from '../faults/profile.js';
 import { isPlanName, PLAN_NAMES, type PlanName } from '../ratelimit/plans.js';
+import { NEWEST_VERSION, VERSIONS } from '../versions/versions.js';
 import { KeyInputError, type KeyRecord, type KeysRepository } from './repository.js';
 import { keyView } from './views.js';
 
@@ -14,7 +15,7 @@ export interface CliIo {
  * limiter, so `unban` is a signal written to the key's row, applied by each server when it sees it.
  */
 export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Command {
-  const command = new Command('keys').description("create, list, re-plan, revoke and unban API keys, and set test keys' faults");
+  const command = new Command('keys').description("create, list, re-plan, re-version, revoke and unban API keys, and set test keys' faults");
   const cli: KeysCli = {
     keys,
     print: (json, value, human) => io.out(json ? JSON.stringify(value) : human),
@@ -28,6 +29,7 @@ export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Com
   setFaultsCommand(command, cli);
   listCommand(command, cli);
   setPlanCommand(command, cli);
+  setVersionCommand(command, cli);
   revokeAndUnbanCommands(command, cli);
   return command;
 }
@@ -49,9 +51,10 @@ function createCommand(command: Command, { keys, print }: KeysCli): void {
     .option('--per-minute <n>', 'enterprise only: requests per minute', positiveInt)
     .option('--per-day <n>', 'enterprise only: requests per day', positiveInt)
     .option('--test', 'a test key (pet_test_…): same plans and limits, its own orders, faults on demand with Prefer')
+    .option('--api-version <version>', `the version its requests get when they name none: ${VERSIONS.join(', ')} (default ${NEWEST_VERSION})`)
     .option('--json', 'print one JSON object');
   withFaultOptions(create).action(
-    async (o: { plan: PlanName; name?: string; perMinute?: number; perDay?: number; test?: boolean; json?: boolean } & FaultOptions) => {
+    async (o: { plan: PlanName; name?: string; perMinute?: number; perDay?: number; test?: boolean; apiVersion?: string; json?: boolean } & FaultOptions) => {
       const { record, key } = await (await keys()).create({ ...o, faults: faultsOf(o) });
       print(!!o.json, { ...keyView(record, null), key }, `${key}\n${describe(record)}\nKeep the key now: it is not stored and cannot be shown again.`);
     },
@@ -99,6 +102,16 @@ function setPlanCommand(command: Command, { keys, printRecord, found }: KeysCli)
     });
 }
 
+function setVersionCommand(command: Command, { keys, printRecord, found }: KeysCli): void {
+  command
+    .command('set-version <id> <version>')
+    .description(`pin a key to another version (${VERSIONS.join(', ')}): its requests that name none get it from their next one on`)
+    .option('--json', 'print one JSON object')
+    .action(async (id: string, version: string, o: { json?: boolean }) => {
+      printRecord(!!o.json, found(await (await keys()).setVersion(id, version), id));
+    });
+}
+
 function revokeAndUnbanCommands(command: Command, { keys, printRecord, found }: KeysCli): void {
   for (const [name, description, act] of [
     ['revoke', 'revoke a key: it is refused from its next request on', (r: KeysRepository, id: string) => r.revoke(id)],
@@ -115,7 +128,7 @@ function revokeAndUnbanCommands(command: Command, { keys, printRecord, found }: 
 function describe(r: KeyRecord): string {
   const limits = r.plan === 'enterprise' ? ` (${r.perMinute}/min, ${r.perDay}/day)` : '';
   const test = r.test ? `  TEST${r.faults ? ` (faults: ${describeProfile(r.faults)})` : ''}` : '';
-  return `${r.id}  ${r.prefix}  ${r.plan}${limits}  "${r.name}"  created ${r.createdAt}${test}${r.revokedAt ? `  REVOKED ${r.revokedAt}` : ''}`;
+  return `${r.id}  ${r.prefix}  ${r.plan}${limits}  "${r.name}"  version ${r.apiVersion}  created ${r.createdAt}${test}${r.revokedAt ? `  REVOKED ${r.revokedAt}` : ''}`;
 }
 
 interface FaultOptions {

@@ -6,6 +6,7 @@ import type { Db } from '../db/database.js';
 import type { ApiKeysTable, Database } from '../db/schema.js';
 import { type FaultProfile, type FaultProfileInput, MAX_SEED, profileMistake, profileOf } from '../faults/profile.js';
 import { MAX_LIMIT, type PlanName, type Policy, policyFor } from '../ratelimit/plans.js';
+import { isVersion, NEWEST_VERSION, VERSIONS } from '../versions/versions.js';
 import { displayPrefix, generateKey, generateKeyId, hashKey } from './key-format.js';
 
 export interface KeyRecord {
@@ -22,6 +23,8 @@ export interface KeyRecord {
   test: boolean;
   /** A test key's standing fault profile, or null. */
   faults: FaultProfile | null;
+  /** The version its requests get when they name none (versions/). */
+  apiVersion: string;
 }
 
 /** A plan with, for enterprise only, the key's own numbers. */
@@ -35,7 +38,7 @@ export interface PlanChoice {
 export class KeyInputError extends Error {
   constructor(
     message: string,
-    readonly field: 'plan' | 'perMinute' | 'perDay' | 'name' | 'id' | 'faults' | `faults/${string}` = 'plan',
+    readonly field: 'plan' | 'perMinute' | 'perDay' | 'name' | 'id' | 'apiVersion' | 'faults' | `faults/${string}` = 'plan',
   ) {
     super(message);
   }
@@ -62,9 +65,12 @@ export class KeysRepository {
     private readonly changes?: Pick<ChangeFeed, 'changed'>,
   ) {}
 
-  /** Returns the record and, this once, the full key. A fault profile is for a test key only. */
-  async create(input: { name?: string; test?: boolean; faults?: FaultProfileInput } & PlanChoice): Promise<{ record: KeyRecord; key: string }> {
+  /** Returns the record and, this once, the full key. A fault profile is for a test key only; the version is the newest unless given. */
+  async create(
+    input: { name?: string; test?: boolean; faults?: FaultProfileInput; apiVersion?: string } & PlanChoice,
+  ): Promise<{ record: KeyRecord; key: string }> {
     const limits = checkedLimits(input);
+    const apiVersion = checkedVersion(input.apiVersion ?? NEWEST_VERSION);
     const test = input.test === true;
     if (input.faults && !test) throw new KeyInputError('a fault profile is for test keys only (create the key as a test key)', 'faults');
     const faults = input.faults ? this.#profile(input.faults) : null;
@@ -81,6 +87,7 @@ export class KeysRepository {
       revoked_at: null,
       test: test ? 1 : 0,
       fault_profile: faults && JSON.stringify(faults),
+      api_version: apiVersion,
     };
     await this.db.insertInto('api_keys').values(row).execute();
     // Heard before this returns, so that the key works at once here (keys/known-keys.ts).
@@ -128,6 +135,12 @@ export class KeysRepository {
   async setPlan(id: string, choice: PlanChoice): Promise<KeyRecord | undefined> {
     const limits = checkedLimits(choice);
     return this.#update(id, (row) => row.set({ plan: choice.plan, per_minute: limits.perMinute, per_day: limits.perDay }));
+  }
+
+  /** Pins the key to another version: its requests that name none get it from their next one, on every instance. */
+  async setVersion(id: string, version: string): Promise<KeyRecord | undefined> {
+    const apiVersion = checkedVersion(version);
+    return this.#update(id, (row) => row.set({ api_version: apiVersion }));
   }
 
   /**
@@ -192,6 +205,11 @@ function checkedLimits(choice: PlanChoice): { perMinute: number | null; perDay: 
   return { perMinute, perDay };
 }
 
+function checkedVersion(version: string): string {
+  if (!isVersion(version)) throw new KeyInputError(`unknown version "${version}": the versions are ${VERSIONS.join(', ')}`, 'apiVersion');
+  return version;
+}
+
 /** The name as stored (trimmed), or a KeyInputError. */
 function checkedName(name: string | undefined): string | undefined {
   const trimmed = name?.trim();
@@ -214,5 +232,6 @@ function toRecord(row: Selectable<ApiKeysTable>): KeyRecord {
     unbanSeq: row.unban_seq,
     test: row.test === 1,
     faults: row.fault_profile === null ? null : (JSON.parse(row.fault_profile) as FaultProfile),
+    apiVersion: row.api_version,
   };
 }

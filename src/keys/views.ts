@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { StringEnum } from '../http/schemas.js';
 import { PLAN_NAMES } from '../ratelimit/plans.js';
 import { FAULTS } from '../faults/profile.js';
+import { VERSIONS } from '../versions/versions.js';
 import type { KeyRecord } from './repository.js';
 
 /** A test key's standing fault profile, as shown (faults/profile.ts). */
@@ -24,6 +25,7 @@ export const KeyView = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   test: Type.Boolean(),
+  apiVersion: StringEnum(VERSIONS, { description: 'The version its requests get when they name none.' }),
   faults: Type.Union([FaultProfileView, Type.Null()]),
   ban: Type.Union([Type.Object({ until: Type.String({ format: 'date-time' }), level: Type.Integer() }), Type.Null()]),
 });

@@ -23,6 +23,7 @@ import { MAX_LIMIT, PLAN_LIMITS } from '../ratelimit/plans.js';
 import { DAY_MS, MINUTE_MS } from '../ratelimit/state.js';
 import { webhooksSection } from '../webhooks/document.js';
 import { headerSpelling } from './header-names.js';
+import { NEWEST_VERSION, OLDEST_VERSION, VERSION_HEADER, VERSIONS } from '../versions/versions.js';
 import { openapiTags, tagGroups } from './tags.js';
 
 export const SECURITY_SCHEME = 'ApiKey';
@@ -76,10 +77,22 @@ const HEADERS: Record<string, { description: string; schema: object; required?: 
   },
   [PREFERENCE_APPLIED_HEADER]: { description: PREFERENCE_APPLIED_DESCRIPTION, schema: { type: 'string', maxLength: 100, example: 'fault=503' } },
   [CACHE_CONTROL_HEADER]: { description: NO_STORE_HEADER[CACHE_CONTROL_HEADER].description, schema: { type: 'string', const: NO_STORE } },
+  [VERSION_HEADER]: {
+    description:
+      'The version of the API that shaped this answer: the one the request named, else its key’s pinned version, else the newest. See `GET /versions`.',
+    schema: { type: 'string', enum: [...VERSIONS] },
+  },
 };
 
 /** Parameters declared once under `components.parameters`: `Prefer`, on every operation that counts (test keys' faults). */
 const PARAMETERS = {
+  [VERSION_HEADER]: {
+    in: 'header',
+    name: VERSION_HEADER,
+    required: false,
+    description: `The version of the API to answer in (\`GET /versions\`); without it, the version your key is pinned to (keys made before versions: ${OLDEST_VERSION}; new keys: the newest). An unknown one is a \`400\` (\`unknown-version\`).`,
+    schema: { type: 'string', enum: [...VERSIONS] },
+  },
   [PREFER_HEADER]: {
     in: 'header',
     name: PREFER_HEADER,
@@ -90,7 +103,16 @@ const PARAMETERS = {
   },
 };
 
-const ON_EVERY_RESPONSE = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REQUEST_ID_HEADER, ALLOW_ORIGIN_HEADER];
+const ON_EVERY_RESPONSE = [
+  LIMIT_HEADER,
+  REMAINING_HEADER,
+  RESET_HEADER,
+  POLICY_HEADER,
+  RATE_LIMIT_HEADER,
+  REQUEST_ID_HEADER,
+  ALLOW_ORIGIN_HEADER,
+  VERSION_HEADER,
+];
 const ON_RETRYABLE = [RETRY_AFTER_HEADER];
 /** A `429` is never to be cached (contract §3). */
 const ON_REFUSED = [CACHE_CONTROL_HEADER];
@@ -138,7 +160,8 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
       openapi: '3.1.0',
       info: {
         title: 'Petstore',
-        version: '1.0.0',
+        // The version of the API this document describes (versions/): each version has its own.
+        version: NEWEST_VERSION,
         description: description(rules),
         contact: { name: 'Petstore maintainers', url: `${publicUrl}/docs` },
         license: { name: 'MIT', identifier: 'MIT' },
@@ -157,7 +180,7 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
       // Every operation the document shows needs a key: said once, at the top, for tools that read only that.
       document.security = [{ [SECURITY_SCHEME]: [] }];
       document.webhooks = webhooksSection();
-      return withStability(withPathExamples(withPrefer(withResponseHeaders(withHeaderSpellings(document)))));
+      return withStability(withPathExamples(withParameters(withResponseHeaders(withHeaderSpellings(document)))));
     },
   } as unknown as SwaggerOptions;
 }
@@ -166,7 +189,7 @@ interface Operation {
   deprecated?: boolean;
   description?: string;
   'x-stability'?: keyof typeof STABILITY;
-  'x-badges'?: Array<{ name: string; position: 'before' | 'after' }>;
+  'x-badges'?: Array<{ name: string; label: string; position: 'before' | 'after' }>;
   parameters?: Array<{ in: string; name: string; example?: unknown; schema?: { type?: string; example?: unknown } }>;
   responses?: Record<string, { headers?: Record<string, unknown> }>;
 }
@@ -189,7 +212,8 @@ function withStability(document: OpenApiDocument): OpenApiDocument {
     if (!mark) continue;
     const { badge, meaning } = STABILITY[mark];
     operation.description = `**${badge}**: ${meaning}${operation.description ? `\n\n${operation.description}` : ''}`;
-    operation['x-badges'] = [{ name: badge, position: 'before' }];
+    // `name` for Scalar and Redocly, `label` for RapiDoc (which renders nothing without it).
+    operation['x-badges'] = [{ name: badge, label: badge, position: 'before' }];
   }
   return document;
 }
@@ -208,11 +232,12 @@ function withPathExamples(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
-/** Every operation that counts takes `Prefer` (test keys' faults, faults/). */
-function withPrefer(document: OpenApiDocument): OpenApiDocument {
+/** Every operation takes `Petstore-Version`; every operation that counts takes `Prefer` (test keys' faults, faults/). */
+function withParameters(document: OpenApiDocument): OpenApiDocument {
   document.components = { ...document.components, parameters: PARAMETERS };
+  const refTo = (name: string) => ({ $ref: `#/components/parameters/${name}` }) as never;
   for (const [path, operation] of operationsByPath(document)) {
-    if (countsTowardLimit(path)) operation.parameters = [...(operation.parameters ?? []), { $ref: `#/components/parameters/${PREFER_HEADER}` } as never];
+    operation.parameters = [...(operation.parameters ?? []), refTo(VERSION_HEADER), ...(countsTowardLimit(path) ? [refTo(PREFER_HEADER)] : [])];
   }
   return document;
 }

@@ -7,6 +7,7 @@ import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from '../idem
 import { API_KEY_HEADER } from '../keys/identify.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
 import { RATE_LIMIT_HEADER_NAMES } from '../ratelimit/headers.js';
+import { VERSION_HEADER } from '../versions/versions.js';
 import { DELIVERY_HEADER_NAMES } from '../webhooks/document.js';
 
 /**
@@ -33,6 +34,7 @@ const SPELLINGS = [
   SUNSET_HEADER,
   LINK_HEADER,
   ...DELIVERY_HEADER_NAMES,
+  VERSION_HEADER,
 ];
 
 const BY_LOWER_CASE = new Map(SPELLINGS.map((name) => [name.toLowerCase(), name]));

@@ -8,6 +8,7 @@ export const TAG = {
   events: 'Events',
   webhooks: 'Webhooks',
   usage: 'Usage',
+  versions: 'Versions',
 } as const;
 
 export const TAG_GROUPS = [
@@ -28,7 +29,10 @@ export const TAG_GROUPS = [
   {
     name: 'Account',
     description: 'Your key and its plan.',
-    tags: [{ name: TAG.usage, description: 'What your plan allows, and what is left of it: counts nothing.' }],
+    tags: [
+      { name: TAG.usage, description: 'What your plan allows, and what is left of it: counts nothing.' },
+      { name: TAG.versions, description: 'The versions of the API and what each changed: needs no key, counts nothing.' },
+    ],
   },
 ] as const;
 

@@ -2,8 +2,9 @@ import type { FulfilmentDelays } from '../config.js';
 
 /**
  * How an order moves (contract §8): `placed` → `approved` → `delivered`, and `placed` or `approved` →
- * `cancelled`. Nothing else moves it. `complete` is true exactly when it is `delivered`. Pure: the
- * fulfilment, `advance` and `DELETE` ask it what a move is; the store only records the answer.
+ * `cancelled`. Nothing else moves it. The store's `complete` (and version 2025-06-01's) is true
+ * exactly when it is `delivered`. Pure: the fulfilment, `advance` and `DELETE` ask it what a move is;
+ * the store only records the answer.
  */
 export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];

@@ -8,6 +8,8 @@ import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
+import type { VersionNotices } from '../versions/notices.js';
+import { NEWEST_VERSION } from '../versions/versions.js';
 import type { OrderPages } from './order-pages.js';
 import { OrdersRepository } from './repository.js';
 import { Order, OrderListQuery } from './schemas.js';
@@ -38,13 +40,13 @@ export function listOrders(app: App, { db, orderPages }: { db: Db; orderPages: O
       ...read,
       onSend: [
         read.onSend,
-        // A page answered in full is kept for the fast lane (test keys never take the lane).
+        // A page answered in full, in the newest version, is kept for the fast lane (test keys never take the lane).
         function keepPageForLane(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
           const since = readSince.get(request);
           const etag = reply.getHeader(ETAG_HEADER);
           if (reply.statusCode === 200 && since !== undefined && typeof payload === 'string' && typeof etag === 'string') {
             const key = keyOf(request);
-            if (!key.test) orderPages.keep(key.id, request.url, { body: payload, etag }, since);
+            if (!key.test && request.apiVersion === NEWEST_VERSION) orderPages.keep(key.id, request.url, { body: payload, etag }, since);
           }
           done(null, payload);
         },
@@ -59,14 +61,15 @@ export function listOrders(app: App, { db, orderPages }: { db: Db; orderPages: O
 
 /**
  * `GET /store/orders` for the fast lane (http/fast-lane.ts): a page this key was answered before, with
- * this very URL, while nothing changed its orders (./order-pages.ts).
+ * this very URL, while nothing changed its orders (./order-pages.ts); in the newest version only (an
+ * older version's page is Fastify's).
  */
-export function listOrdersFastRoute(orderPages: OrderPages): FastRoute {
+export function listOrdersFastRoute(orderPages: OrderPages, notices: VersionNotices): FastRoute {
   const query = `${PATH}?`;
   return {
     url: PATH,
-    headers: {},
+    headersFor: (version) => notices.headers(version),
     match: (url) => (url === PATH || url.startsWith(query) ? url : undefined),
-    answerFor: (url, keyId) => orderPages.find(keyId, url),
+    answerFor: (url, keyId, version) => (version === NEWEST_VERSION ? orderPages.find(keyId, url) : undefined),
   };
 }

@@ -60,7 +60,7 @@ export class OrderMoves {
       due_at: due === null ? null : new Date(due).toISOString(),
     });
     this.changes?.changed('orders', owner);
-    return { id: Number(rows[0]!.id), ...fields, status: 'placed', complete: false };
+    return { id: Number(rows[0]!.id), ...fields, status: 'placed' };
   }
 
   /** One order of the owner's, locked to the end of the transaction: a move decided on it stands. */
@@ -153,7 +153,7 @@ export class OrderMoves {
       )
       .execute();
     for (const owner of new Set(owned.map((o) => o.owner))) this.changes?.changed('orders', owner);
-    return owned.map(({ order }) => ({ ...order, status: to, complete }));
+    return owned.map(({ order }) => ({ ...order, status: to }));
   }
 }
 

@@ -50,7 +50,7 @@ export interface AdminOrder extends Order {
 }
 
 /** What an order shows: turning a column into a JavaScript value is most of a listing's cost. */
-export const ORDER_COLUMNS = ['id', 'pet_id', 'quantity', 'ship_date', 'status', 'complete'] as const;
+export const ORDER_COLUMNS = ['id', 'pet_id', 'quantity', 'ship_date', 'status'] as const;
 
 export function toOrder(row: Pick<Selectable<OrdersTable>, (typeof ORDER_COLUMNS)[number]>): Order {
   return {
@@ -59,6 +59,5 @@ export function toOrder(row: Pick<Selectable<OrdersTable>, (typeof ORDER_COLUMNS
     quantity: row.quantity,
     shipDate: row.ship_date,
     status: row.status as OrderStatus,
-    complete: row.complete === 1,
   };
 }

@@ -12,7 +12,6 @@ export const Order = Type.Object(
       description:
         'Where the order is: `placed`, then `approved`, then `delivered`; `placed` or `approved` orders can be `cancelled`. The store moves orders by itself (see the API description); a test key can move its own at once with `advance`.',
     }),
-    complete: Type.Boolean({ description: 'True exactly when the order is `delivered`.' }),
   },
   { $id: 'Order', additionalProperties: false, description: 'An order placed by the API key that reads it.' },
 );

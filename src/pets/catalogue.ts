@@ -25,7 +25,7 @@ function pet(name: string, categoryId: number, categoryName: string, status: Pet
   return {
     name,
     category: { id: categoryId, name: categoryName },
-    photoUrls: [`https://example.com/photos/${name.toLowerCase()}.jpg`],
+    photos: [{ url: `https://example.com/photos/${name.toLowerCase()}.jpg` }],
     tags: tags.map((tag) => ({ id: (TAG_IDS[tag] ??= Object.keys(TAG_IDS).length + 1), name: tag })),
     status,
   };

@@ -14,13 +14,27 @@ export const DEPRECATION_HEADER = 'Deprecation';
 export const SUNSET_HEADER = 'Sunset';
 export const LINK_HEADER = 'Link';
 
-export function deprecationHeaders(d: Deprecation, publicUrl: string): Record<string, string> {
-  const page = `${publicUrl}${DEPRECATIONS_PAGE_PATH}`;
+/** A deprecation with the page that explains it (a path of the public listener). */
+export interface Notice extends Deprecation {
+  page: string;
+}
+
+/**
+ * The headers of a response that several deprecations apply to (an operation's, its version's): the
+ * earliest `Deprecation` and `Sunset` win, and `Link` names each page once.
+ */
+export function noticeHeaders(notices: readonly Notice[], publicUrl: string): Record<string, string> {
+  const earliest = (dates: Date[]) => new Date(Math.min(...dates.map((date) => date.getTime())));
+  const pages = [...new Set(notices.map((notice) => `${publicUrl}${notice.page}`))];
   return {
-    [DEPRECATION_HEADER]: `@${Math.floor(d.deprecatedAt.getTime() / 1000)}`,
-    [SUNSET_HEADER]: d.sunsetAt.toUTCString(),
-    [LINK_HEADER]: `<${page}>; rel="deprecation"; type="text/html", <${page}>; rel="sunset"; type="text/html"`,
+    [DEPRECATION_HEADER]: `@${Math.floor(earliest(notices.map((n) => n.deprecatedAt)).getTime() / 1000)}`,
+    [SUNSET_HEADER]: earliest(notices.map((n) => n.sunsetAt)).toUTCString(),
+    [LINK_HEADER]: pages.map((page) => `<${page}>; rel="deprecation"; type="text/html", <${page}>; rel="sunset"; type="text/html"`).join(', '),
   };
+}
+
+export function deprecationHeaders(d: Deprecation, publicUrl: string): Record<string, string> {
+  return noticeHeaders([{ ...d, page: DEPRECATIONS_PAGE_PATH }], publicUrl);
 }
 
 export function isSunset(d: Deprecation, now: number): boolean {

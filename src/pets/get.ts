@@ -6,7 +6,9 @@ import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { TAG } from '../openapi/tags.js';
-import { type Deprecation, dayOrInstant, deprecationHeaders, isSunset, sunsetDay } from './deprecation.js';
+import type { Shapes } from '../versions/shape.js';
+import type { VersionNotices } from '../versions/notices.js';
+import { type Deprecation, DEPRECATIONS_PAGE_PATH, dayOrInstant, isSunset, type Notice, sunsetDay } from './deprecation.js';
 import type { PetCache } from './pet-cache.js';
 import { Pet, PetParams } from './schemas.js';
 import { conditionalRead, etagOf } from '../http/conditional.js';
@@ -14,16 +16,19 @@ import { conditionalRead, etagOf } from '../http/conditional.js';
 export interface GetPetDeps {
   catalogue: PetCache;
   clock: Clock;
-  publicUrl: string;
   deprecation: Deprecation;
+}
+
+/** The operation's own deprecation, with the page that explains it. */
+function noticeOf(deprecation: Deprecation): Notice {
+  return { ...deprecation, page: DEPRECATIONS_PAGE_PATH };
 }
 
 /**
  * `GET /pets/{petId}` (getPet): one pet, from memory. Deprecated: every response carries the
  * deprecation headers, and from the sunset on it answers `410`.
  */
-export function getPet(app: App, { catalogue, clock, publicUrl, deprecation }: GetPetDeps): void {
-  const headers = deprecationHeaders(deprecation, publicUrl);
+export function getPet(app: App, { catalogue, clock, deprecation }: GetPetDeps): void {
   const read = conditionalRead(
     {
       operationId: 'getPet',
@@ -41,14 +46,8 @@ export function getPet(app: App, { catalogue, clock, publicUrl, deprecation }: G
     '/pets/:petId',
     {
       ...read,
-      onSend: [
-        read.onSend,
-        // Every response of the operation carries the headers, errors included.
-        function deprecationHeaders(_request, reply, payload, done) {
-          reply.headers(headers);
-          done(null, payload);
-        },
-      ],
+      // Every response of the operation carries its deprecation's headers, errors included (app.ts).
+      config: { ...read.config, deprecation: noticeOf(deprecation) },
       preValidation: function refuseAfterSunset(_request, _reply, done) {
         if (!isSunset(deprecation, clock())) return done();
         done(new ProblemError('sunset', `GET /pets/{petId} reached its sunset on ${dayOrInstant(deprecation.sunsetAt)} and no longer answers.`));
@@ -69,24 +68,29 @@ export function getPet(app: App, { catalogue, clock, publicUrl, deprecation }: G
 
 /**
  * `GET /pets/{petId}` for the fast lane (http/fast-lane.ts): a pet memory holds, before its sunset,
- * serialised once by the serialiser Fastify compiles from the same schema, with its `ETag`.
+ * serialised once per version by the serialiser Fastify compiles from the same schema (an older
+ * version's shaped from it, as Fastify's are: versions/shape.ts), with its `ETag`.
  */
-export function getPetFastRoute({ catalogue, clock, publicUrl, deprecation }: GetPetDeps): FastRoute {
+export function getPetFastRoute({ catalogue, clock, deprecation, notices, shapes }: GetPetDeps & { notices: VersionNotices; shapes: Shapes }): FastRoute {
   const serialize = fastJson(Pet);
-  const answers = new WeakMap<Pet, { body: string; etag: string }>();
+  const notice = noticeOf(deprecation);
+  const answers = new WeakMap<Pet, Map<string, { body: string; etag: string }>>();
   // The ids Fastify would take as they are: no leading zero, no sign, well within 2^53.
   const path = /^\/pets\/([1-9][0-9]{0,14})$/;
   return {
     url: '/pets/:petId',
-    headers: deprecationHeaders(deprecation, publicUrl),
+    headersFor: (version) => notices.headers(version, notice),
     match: (url) => (isSunset(deprecation, clock()) ? undefined : path.exec(url)?.[1]),
-    answerFor(id) {
+    answerFor(id, _key, version) {
       const pet = catalogue.cached(Number(id));
       if (!pet) return undefined;
-      let answer = answers.get(pet);
+      let byVersion = answers.get(pet);
+      if (byVersion === undefined) answers.set(pet, (byVersion = new Map()));
+      let answer = byVersion.get(version);
       if (answer === undefined) {
-        const body = serialize(pet);
-        answers.set(pet, (answer = { body, etag: etagOf(body) }));
+        const shape = shapes.record('Pet', version);
+        const body = shape ? JSON.stringify(shape(JSON.parse(serialize(pet)))) : serialize(pet);
+        byVersion.set(version, (answer = { body, etag: etagOf(body) }));
       }
       return answer;
     },

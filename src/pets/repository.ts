@@ -28,7 +28,7 @@ function toPet(row: Selectable<PetsTable>): Pet {
     id: row.id,
     name: row.name,
     category: { id: row.category_id, name: row.category_name },
-    photoUrls: JSON.parse(row.photo_urls) as string[],
+    photos: (JSON.parse(row.photo_urls) as string[]).map((url) => ({ url })),
     tags: JSON.parse(row.tags) as Pet['tags'],
     status: row.status as Pet['status'],
   };

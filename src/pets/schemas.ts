@@ -11,7 +11,12 @@ export const Pet = Type.Object(
     id: Int64Id('The pet id.'),
     name: Type.String({ maxLength: 100, examples: ['Rex'] }),
     category: Named('The kind of pet.'),
-    photoUrls: Type.Array(Type.String({ format: 'uri', maxLength: 2048 }), { maxItems: 20 }),
+    photos: Type.Array(
+      Type.Object({ url: Type.String({ format: 'uri', maxLength: 2048 }) }, { additionalProperties: false, description: 'A photo of the pet.' }),
+      {
+        maxItems: 20,
+      },
+    ),
     tags: Type.Array(Named('A tag.'), { maxItems: 20 }),
     status: StringEnum(PET_STATUSES, { description: 'Whether the pet can be ordered: only `available` pets can.' }),
   },

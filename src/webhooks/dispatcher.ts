@@ -3,6 +3,9 @@ import type { Clock } from '../clock.js';
 import type { WebhookConfig } from '../config.js';
 import type { Db } from '../db/database.js';
 import { EventsRepository } from '../events/repository.js';
+import { Event, eventIn, WebhookTestData } from '../events/schemas.js';
+import { Order } from '../orders/schemas.js';
+import { Shapes } from '../versions/shape.js';
 import { every, type Periodic } from '../jobs/periodic.js';
 import type { JobLog } from '../jobs/sliced-job.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -32,6 +35,9 @@ export interface DispatcherDeps {
   metrics: Pick<Metrics, 'webhookAttempts' | 'webhookLatency' | 'registry'>;
   log: JobLog;
 }
+
+/** Where the records of a delivery's event are, to shape it in an older version (versions/shape.ts). */
+const PAYLOADS = new Shapes([Event, Order, WebhookTestData]);
 
 /**
  * Delivers webhooks off the request path (contract §9): every half second it claims the deliveries
@@ -147,7 +153,10 @@ export class Dispatcher {
       await deliveries.record(claimed, { attempt, state: 'failed', nextAttemptAt: null, endpoint: 'unchanged' }, config.disableAfter);
       return;
     }
-    const sent = await this.#send(destination.url, destination.secrets, JSON.stringify(event), event.id, at);
+    // In the version the owner's key is pinned to now, as its `GET /events` answers without a header.
+    const payload = eventIn(event, destination.apiVersion);
+    const shape = PAYLOADS.record('Event', destination.apiVersion);
+    const sent = await this.#send(destination.url, destination.secrets, JSON.stringify(shape ? shape(payload) : payload), event.id, at);
     if (this.#stopped.signal.aborted) return;
     const recorded = decide(sent, at, claimed.attempts.length, schedule, random);
     const disabled = await deliveries.record(claimed, recorded, config.disableAfter);

@@ -15,12 +15,13 @@ export interface EndpointWithSecret extends Endpoint {
   secret: string;
 }
 
-/** What a delivery needs of its endpoint: where, and the secrets that sign it now. */
+/** What a delivery needs of its endpoint: where, the secrets that sign it now, and the version its owner's key is pinned to. */
 export interface Destination {
   id: string;
   url: string;
   secrets: string[];
   livemode: boolean;
+  apiVersion: string;
 }
 
 /**
@@ -121,12 +122,13 @@ export class EndpointsRepository {
   async destination(id: string, now: number): Promise<Destination | undefined> {
     const row = await this.db
       .selectFrom('webhook_endpoints')
-      .select(['id', 'url', 'secret', 'previous_secret', 'previous_until', 'livemode'])
-      .where('id', '=', id)
+      .innerJoin('api_keys', 'api_keys.id', 'webhook_endpoints.api_key_id')
+      .select(['webhook_endpoints.id', 'url', 'secret', 'previous_secret', 'previous_until', 'livemode', 'api_version'])
+      .where('webhook_endpoints.id', '=', id)
       .executeTakeFirst();
     if (!row) return undefined;
     const previous = row.previous_secret && row.previous_until && Date.parse(row.previous_until) > now ? [row.previous_secret] : [];
-    return { id: row.id, url: row.url, secrets: [row.secret, ...previous], livemode: row.livemode === 1 };
+    return { id: row.id, url: row.url, secrets: [row.secret, ...previous], livemode: row.livemode === 1, apiVersion: row.api_version };
   }
 }
 

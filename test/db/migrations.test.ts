@@ -3,6 +3,7 @@ import { type Db, openDatabase } from '../../src/db/database.js';
 import { Migrator } from 'kysely';
 import { migrate, migrations } from '../../src/db/migrations.js';
 import { PET_CATALOGUE } from '../../src/pets/catalogue.js';
+import { OLDEST_VERSION } from '../../src/versions/versions.js';
 import { postgresAvailable, testDatabase } from '../helpers/database.js';
 
 const available = await postgresAvailable();
@@ -52,6 +53,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       '005_order_lifecycle_and_events',
       '006_webhooks',
       '007_new_key_notifications',
+      '008_key_versions',
     ]);
   });
 });
@@ -87,6 +89,25 @@ describe('the order lifecycle migration (005)', () => {
         { id: 2, status: 'cancelled', due_at: null },
       ]);
       expect(await db.selectFrom('idempotency_records').selectAll().execute()).toEqual([{ ...record, status: 201 }]);
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
+describe('the key versions migration (008)', () => {
+  it('pins the keys made before versions to the first version, which their clients were written for', async () => {
+    const db = openDatabase({ kind: 'sqlite', file: ':memory:' });
+    try {
+      const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations('sqlite') } });
+      expect((await migrator.migrateTo('007_new_key_notifications')).error).toBeUndefined();
+      const at = '2026-11-01T10:00:00.000Z';
+      await db
+        .insertInto('api_keys')
+        .values({ id: 'key_1', name: 'k', plan: 'pro', per_minute: null, per_day: null, key_hash: 'h', key_prefix: 'pet_x…', created_at: at, revoked_at: null })
+        .execute();
+      await migrate(db, 'sqlite');
+      expect(await db.selectFrom('api_keys').select(['id', 'api_version']).execute()).toEqual([{ id: 'key_1', api_version: OLDEST_VERSION }]);
     } finally {
       await db.destroy();
     }

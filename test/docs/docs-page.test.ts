@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NEWEST_VERSION, OLDEST_VERSION } from '../../src/versions/versions.js';
 import { chromiumInstalled, launchChromium } from '../helpers/browser.js';
 import { type Server, startServer, tempDir } from '../helpers/process.js';
 
@@ -25,7 +26,7 @@ const GROUPS = {
   Pets: ['listPets', 'getPet'],
   Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder', 'advanceOrder'],
   Notifications: ['listEvents', 'getEvent', ...WEBHOOK_OPERATIONS],
-  Account: ['getUsage'],
+  Account: ['getUsage', 'listVersions'],
 };
 const STABILITY: Record<string, string> = {
   listPets: 'beta',
@@ -37,6 +38,7 @@ const STABILITY: Record<string, string> = {
   getEvent: 'beta',
   ...Object.fromEntries(WEBHOOK_OPERATIONS.map((id) => [id, 'experimental'])),
   getUsage: 'beta',
+  listVersions: 'beta',
 };
 
 describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
@@ -89,6 +91,30 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
   it('shows what a webhook endpoint receives: one entry per event type', async () => {
     const ids = await page.locator('.opblock[id^="operations-webhooks-"]').evaluateAll((els) => els.map((e) => e.id.replace('operations-webhooks-', '')));
     expect(ids).toEqual(['orderPlacedWebhook', 'orderApprovedWebhook', 'orderDeliveredWebhook', 'orderCancelledWebhook', 'webhookTestWebhook']);
+  });
+
+  it('switches between the versions’ documents: the oldest deprecated throughout, its "Try it out" sent in its version', async () => {
+    const other = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
+    try {
+      await other.goto(`${server.url.replace('127.0.0.1', 'localhost')}/docs?version=${OLDEST_VERSION}`);
+      await other.locator('.opblock').first().waitFor();
+      expect(await other.locator('#petstore-version').inputValue()).toBe(OLDEST_VERSION);
+      const operations = other.locator('.opblock[id^="operations-"]:not([id^="operations-webhooks-"])');
+      expect(await other.locator('.opblock.opblock-deprecated:not([id^="operations-webhooks-"])').count()).toBe(await operations.count());
+      const listVersions = other.locator('.opblock[id$="-listVersions"]');
+      await listVersions.locator('.opblock-summary').first().click();
+      await listVersions.locator('.try-out__btn').click();
+      await listVersions.locator('.execute').click();
+      const live = listVersions.locator('.live-responses-table');
+      await live.locator('tr.response .response-col_status').waitFor();
+      expect(await live.textContent()).toMatch(new RegExp(`petstore-version:\\s*${OLDEST_VERSION}`));
+      await other.selectOption('#petstore-version', NEWEST_VERSION);
+      await other.waitForURL(new RegExp(`version=${NEWEST_VERSION}`));
+      await other.locator('.opblock').first().waitFor();
+      expect(await other.locator('.opblock.opblock-deprecated:not([id^="operations-webhooks-"])').count()).toBe(1);
+    } finally {
+      await other.close();
+    }
   });
 
   it('shows GET /pets/{petId} as deprecated with its sunset date', async () => {

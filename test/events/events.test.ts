@@ -1,3 +1,4 @@
+import { NEWEST_VERSION } from '../../src/versions/versions.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WALK_LIMIT } from '../../src/events/repository.js';
 import { EventRetention } from '../../src/events/retention.js';
@@ -26,15 +27,16 @@ afterAll(async () => {
 });
 
 describe('an event', () => {
-  it('is {id, type, timestamp, livemode, data}: the order as of the event, livemode true for a live key', async () => {
+  it('is {id, type, timestamp, livemode, apiVersion, data}: the order as of the event, livemode true for a live key', async () => {
     const order = await place(live);
     const [event] = (await eventPage(t, live, 'limit=1')).data;
-    expect(Object.keys(event!).sort()).toEqual(['data', 'id', 'livemode', 'timestamp', 'type']);
+    expect(Object.keys(event!)).toEqual(['id', 'type', 'timestamp', 'livemode', 'apiVersion', 'data']);
     expect(event).toEqual({
       id: expect.stringMatching(/^evt_[0-9a-z]{1,11}[0-9a-f]{12}$/),
       type: 'order.placed',
       timestamp: new Date(t.clock()).toISOString(),
       livemode: true,
+      apiVersion: NEWEST_VERSION,
       data: order,
     });
   });

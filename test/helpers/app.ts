@@ -45,7 +45,7 @@ export interface TestApp {
   /** Sends a request: injected into Fastify, or over a real socket when the app came in by an `entrance`. */
   request(sent: Sent): Promise<Received>;
   /** A new key of the plan; returns the full key. */
-  newKey(choice?: (PlanChoice & { test?: boolean }) | PlanChoice['plan']): Promise<string>;
+  newKey(choice?: (PlanChoice & { test?: boolean; apiVersion?: string }) | PlanChoice['plan']): Promise<string>;
   /** Stops everything; the store is dropped unless `keepStore` (another app opens it next). */
   close(options?: { keepStore?: boolean }): Promise<void>;
 }

@@ -40,9 +40,9 @@ export class Validators {
     private readonly api: OpenAPIBackend,
   ) {}
 
-  /** Both validators in front of `t`'s public app, which starts listening. */
-  static async start(t: TestApp): Promise<Validators> {
-    const served = (await t.app.inject({ url: '/openapi.json' })).body;
+  /** Both validators in front of `t`'s public app, which starts listening, each with the document of `version` (default the newest). */
+  static async start(t: TestApp, version?: string): Promise<Validators> {
+    const served = (await t.app.inject({ url: version ? `/openapi.json?version=${version}` : '/openapi.json' })).body;
     const doc = JSON.parse(served) as Doc;
     const prism = await prismProxy(served, await t.app.listen({ host: '127.0.0.1', port: 0 }));
     // openapi-backend validates `application/json` bodies only; problems are `application/problem+json`.

@@ -28,6 +28,7 @@ export const EXPECTED_OPERATIONS = [
   'GET /webhook-endpoints/{endpointId}/deliveries',
   'POST /webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry',
   'GET /usage',
+  'GET /versions',
 ];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 export const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];

@@ -8,7 +8,6 @@ export interface Order {
   quantity: number;
   shipDate: string;
   status: string;
-  complete: boolean;
 }
 export interface Page<T> {
   data: T[];

@@ -30,7 +30,9 @@ describe('CORS', () => {
     });
     expect(response.statusCode).toBe(204);
     expect(response.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, PATCH, DELETE');
-    expect(response.headers['access-control-allow-headers']).toBe('X-API-Key, Content-Type, Idempotency-Key, X-Request-Id, Prefer, If-None-Match');
+    expect(response.headers['access-control-allow-headers']).toBe(
+      'X-API-Key, Content-Type, Idempotency-Key, X-Request-Id, Prefer, If-None-Match, Petstore-Version',
+    );
     expect(response.headers['x-ratelimit-limit']).toBe('60');
   });
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../helpers/app.js';
+import { NEWEST_VERSION, OLDEST_VERSION } from '../../src/versions/versions.js';
 import { TEST_STORE } from '../helpers/database.js';
 import { cli, tempDir } from '../helpers/process.js';
 
@@ -65,6 +66,18 @@ describe('petstore keys', () => {
     expect(response.headers['ratelimit-policy']).toBe('"minute";q=5000;w=60, "day";q=900000;w=86400');
   });
 
+  it('create --api-version pins a key; list shows the pin; set-version applies from the next request', async () => {
+    const created = (await petstore('keys', 'create', '--plan', 'free', '--api-version', OLDEST_VERSION, '--json')).json();
+    expect(created.apiVersion).toBe(OLDEST_VERSION);
+    expect((await get(created.key)).headers['petstore-version']).toBe(OLDEST_VERSION);
+    expect((await petstore('keys', 'list')).stdout).toMatch(new RegExp(`${created.id} .* version ${OLDEST_VERSION}`));
+    const run = await petstore('keys', 'set-version', created.id, NEWEST_VERSION, '--json');
+    expect(run.code).toBe(0);
+    expect(run.json()).toMatchObject({ apiVersion: NEWEST_VERSION });
+    expect((await get(created.key)).headers['petstore-version']).toBe(NEWEST_VERSION);
+    expect((await petstore('keys', 'create', '--plan', 'free', '--json')).json().apiVersion).toBe(NEWEST_VERSION);
+  });
+
   it('unban succeeds on an existing key and reports it', async () => {
     const created = (await petstore('keys', 'create', '--plan', 'free', '--json')).json();
     const run = await petstore('keys', 'unban', created.id, '--json');
@@ -113,6 +126,8 @@ describe('petstore keys', () => {
     [['keys', 'create', '--plan', 'free', '--per-minute', '5', '--per-day', '9'], 1, /fixed limits/],
     [['keys', 'revoke', 'key_nope'], 1, /no key key_nope/],
     [['keys', 'set-plan', 'key_nope', 'pro'], 1, /no key key_nope/],
+    [['keys', 'set-version', 'key_nope', NEWEST_VERSION], 1, /no key key_nope/],
+    [['keys', 'create', '--plan', 'free', '--api-version', 'latest'], 1, /unknown version "latest": the versions are /],
   ])('%j fails with a clear message (exit %i)', async (args, code, message) => {
     const run = await petstore(...args);
     expect(run.code).toBe(code);

@@ -199,6 +199,8 @@ describe('every response of real traffic conforms to the served document', () =>
     };
     for (const [operationId, sample] of Object.entries(samples)) {
       await send(operationId, sample);
+      // A version the API does not have: the 400 every operation may answer.
+      await send(operationId, { ...sample, headers: as(tester, { 'petstore-version': '2020-01-01' }) });
       if (operationId === 'getUsage') continue; // counts nothing: faults do not apply (its document says so)
       for (const fault of ['500', '503', '429']) await send(operationId, { ...sample, headers: as(tester, { prefer: `fault=${fault}` }) });
       // Forced 429s count toward a ban like any other: a minute later they no longer do.
@@ -207,6 +209,11 @@ describe('every response of real traffic conforms to the served document', () =>
     await send('getUsage', { url: '/usage', headers: as(other) });
     // The per-address throttle of what counts nothing: /usage's only 429.
     for (let i = 0; i < 400 && !validators.seen.includes('getUsage 429'); i++) await send('getUsage', { url: '/usage', headers: as(other) });
+    // The versions share that throttle; before it, their list.
+    await send('listVersions', { url: '/versions' });
+    t.clock.advance(61_000);
+    await send('listVersions', { url: '/versions' });
+    for (let i = 0; i < 400 && !validators.seen.includes('listVersions 429'); i++) await send('listVersions', { url: '/versions' });
     t.clock.advance(61_000);
     // An Idempotency-Key reused with another request (422), and retries while the original is in progress (409).
     for (const [operationId, path, success] of [

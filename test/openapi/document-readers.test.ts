@@ -78,7 +78,7 @@ describe('for tools that read only the standard', () => {
       }
       const word = mark === 'beta' ? 'Beta' : 'Experimental';
       expect(op.description, `${method} ${path}`).toMatch(new RegExp(`^\\*\\*${word}\\*\\*: `));
-      expect(op['x-badges']).toEqual([{ name: word, position: 'before' }]);
+      expect(op['x-badges']).toEqual([{ name: word, label: word, position: 'before' }]);
     }
   });
 

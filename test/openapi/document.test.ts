@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 import { headerSpelling } from '../../src/openapi/header-names.js';
 import { EXPECTED_OPERATIONS, type Json, operationsOf, RATE_LIMIT_HEADERS } from '../helpers/openapi.js';
+import { NEWEST_VERSION, OLDEST_VERSION } from '../../src/versions/versions.js';
 
 let t: TestApp;
 let doc: Json;
@@ -55,7 +56,7 @@ describe('the served document', () => {
     expect(parseYaml(response.body)).toEqual(doc);
   });
 
-  it('documents exactly the nineteen operations', () => {
+  it('documents exactly the twenty operations', () => {
     expect(
       operationsOf(doc)
         .map((o) => `${o.method} ${o.path}`)
@@ -103,7 +104,13 @@ describe('tags', () => {
   it('puts only child tags on operations, Pets operations under Pets, Store ones under Store, events under Notifications, /usage under Account', () => {
     const parentOf = new Map((doc.tags as Json[]).filter((tag) => tag['x-parent']).map((tag) => [tag.name, tag['x-parent']]));
     const groupOf = (path: string) =>
-      path.startsWith('/pets') ? 'Pets' : path === '/usage' ? 'Account' : /^\/(events|webhook-endpoints)/.test(path) ? 'Notifications' : 'Store';
+      path.startsWith('/pets')
+        ? 'Pets'
+        : path === '/usage' || path === '/versions'
+          ? 'Account'
+          : /^\/(events|webhook-endpoints)/.test(path)
+            ? 'Notifications'
+            : 'Store';
     for (const { path, op } of operationsOf(doc)) {
       expect(op.tags.length).toBeGreaterThan(0);
       for (const tag of op.tags as string[]) expect(parentOf.get(tag)).toBe(groupOf(path));
@@ -125,6 +132,7 @@ describe('extensions', () => {
       'GET /pets/{petId}': undefined,
       'GET /store/orders': undefined,
       'GET /usage': 'beta',
+      'GET /versions': 'beta',
     };
     for (const { method, path, op } of operationsOf(doc)) expect(op['x-stability'], `${method} ${path}`).toBe(expected[`${method} ${path}`]);
   });
@@ -158,7 +166,7 @@ describe('extensions', () => {
 });
 
 describe('security', () => {
-  it('declares an apiKey scheme in the X-API-Key header and requires it on every operation', () => {
+  it('declares an apiKey scheme in the X-API-Key header and requires it on every operation but GET /versions', () => {
     const schemes = Object.entries(doc.components.securitySchemes as Record<string, Json>).filter(
       ([, s]) => s.type === 'apiKey' && s.in === 'header' && s.name === 'X-API-Key',
     );
@@ -166,7 +174,7 @@ describe('security', () => {
     const [name] = schemes[0]!;
     for (const { method, path, op } of operationsOf(doc)) {
       const security = (op.security ?? doc.security) as Json[];
-      expect(security, `${method} ${path}`).toEqual([{ [name]: [] }]);
+      expect(security, `${method} ${path}`).toEqual(path === '/versions' ? [] : [{ [name]: [] }]);
     }
   });
 });
@@ -236,9 +244,9 @@ describe('responses', () => {
       expect(spellings).toContain(name);
   });
 
-  it('documents 401, 429, 500 and 503 as application/problem+json on every operation', () => {
+  it('documents 400, 401, 429, 500 and 503 as application/problem+json on every operation that takes a key, 429 on GET /versions', () => {
     for (const { method, path, op } of operationsOf(doc)) {
-      for (const status of ['401', '429', '500', '503']) {
+      for (const status of path === '/versions' ? ['429'] : ['400', '401', '429', '500', '503']) {
         const response = resolve(doc, op.responses[status]);
         expect(response?.content?.['application/problem+json']?.schema, `${method} ${path} ${status}`).toBeDefined();
       }
@@ -247,28 +255,34 @@ describe('responses', () => {
 });
 
 describe('records', () => {
-  const propertiesOf = (name: string) => resolve(doc, doc.components.schemas[name]);
+  const schemaOf = (document: Json, name: string) => resolve(document, document.components.schemas[name]);
 
-  it('has Pet with the canonical fields', () => {
-    const pet = propertiesOf('Pet');
-    expect(Object.keys(pet.properties).sort()).toEqual(['category', 'id', 'name', 'photoUrls', 'status', 'tags']);
+  it('has Pet and Order with the canonical fields in the first version, and as the newest changed them', async () => {
+    const oldest = json(await t.app.inject({ url: `/openapi.json?version=${OLDEST_VERSION}` }));
+    expect(oldest.info.version).toBe(OLDEST_VERSION);
+    const pet = schemaOf(oldest, 'Pet');
+    expect(Object.keys(pet.properties)).toEqual(['id', 'name', 'category', 'photoUrls', 'tags', 'status']);
+    expect(pet.required).toEqual(['id', 'name', 'category', 'photoUrls', 'tags', 'status']);
     expect(pet.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
     expect(pet.properties.name.type).toBe('string');
-    expect(Object.keys(resolve(doc, pet.properties.category).properties).sort()).toEqual(['id', 'name']);
-    expect(pet.properties.photoUrls).toMatchObject({ type: 'array', items: { type: 'string' } });
+    expect(Object.keys(resolve(oldest, pet.properties.category).properties).sort()).toEqual(['id', 'name']);
+    expect(pet.properties.photoUrls).toMatchObject({ type: 'array', items: { type: 'string', format: 'uri' } });
     expect(pet.properties.tags.type).toBe('array');
-    expect(Object.keys(resolve(doc, pet.properties.tags.items).properties).sort()).toEqual(['id', 'name']);
-    expect([...resolve(doc, pet.properties.status).enum].sort()).toEqual(['available', 'pending', 'sold']);
-  });
-
-  it('has Order with the canonical fields', () => {
-    const order = propertiesOf('Order');
-    expect(Object.keys(order.properties).sort()).toEqual(['complete', 'id', 'petId', 'quantity', 'shipDate', 'status']);
+    expect(Object.keys(resolve(oldest, pet.properties.tags.items).properties).sort()).toEqual(['id', 'name']);
+    expect([...resolve(oldest, pet.properties.status).enum].sort()).toEqual(['available', 'pending', 'sold']);
+    const order = schemaOf(oldest, 'Order');
+    expect(Object.keys(order.properties)).toEqual(['id', 'petId', 'quantity', 'shipDate', 'status', 'complete']);
+    expect(order.required).toContain('complete');
     expect(order.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
     expect(order.properties.petId).toMatchObject({ type: 'integer', format: 'int64' });
     expect(order.properties.quantity).toMatchObject({ type: 'integer', format: 'int32', minimum: 1 });
     expect(order.properties.shipDate).toMatchObject({ type: 'string', format: 'date-time' });
-    expect([...resolve(doc, order.properties.status).enum].sort()).toEqual(['approved', 'cancelled', 'delivered', 'placed']);
+    expect([...resolve(oldest, order.properties.status).enum].sort()).toEqual(['approved', 'cancelled', 'delivered', 'placed']);
     expect(order.properties.complete.type).toBe('boolean');
+
+    expect(doc.info.version).toBe(NEWEST_VERSION);
+    expect(Object.keys(schemaOf(doc, 'Pet').properties)).toEqual(['id', 'name', 'category', 'photos', 'tags', 'status']);
+    expect(schemaOf(doc, 'Pet').properties.photos.items).toMatchObject({ type: 'object', properties: { url: { type: 'string', format: 'uri' } } });
+    expect(Object.keys(schemaOf(doc, 'Order').properties)).toEqual(['id', 'petId', 'quantity', 'shipDate', 'status']);
   });
 });

@@ -33,10 +33,10 @@ describe('POST /store/orders/{orderId}/advance', () => {
     const order = await place(test);
     const approved = await advance(test, order.id);
     expect(approved.statusCode).toBe(200);
-    expect(json(approved)).toEqual({ ...order, status: 'approved', complete: false });
+    expect(json(approved)).toEqual({ ...order, status: 'approved' });
     expect(approved.headers['idempotent-replayed']).toBeUndefined();
-    expect(json(await advance(test, order.id))).toEqual({ ...order, status: 'delivered', complete: true });
-    expect(json(await ordersAs(t, test).get(`/store/orders/${order.id}`))).toEqual({ ...order, status: 'delivered', complete: true });
+    expect(json(await advance(test, order.id))).toEqual({ ...order, status: 'delivered' });
+    expect(json(await ordersAs(t, test).get(`/store/orders/${order.id}`))).toEqual({ ...order, status: 'delivered' });
     const events = await eventsOf(t, test, `orderId=${order.id}`);
     expect(events.map((e) => [e.type, e.livemode])).toEqual([
       ['order.delivered', false],

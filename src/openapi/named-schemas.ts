@@ -1,0 +1,24 @@
+import { Event, WebhookTestData } from '../events/schemas.js';
+import { PROBLEM_SCHEMA_LIST } from '../http/problem-schemas.js';
+import { NewOrder, Order } from '../orders/schemas.js';
+import { Pet } from '../pets/schemas.js';
+import { Usage } from '../usage/schemas.js';
+import { Version } from '../versions/routes.js';
+import { Delivery as WebhookDelivery, Endpoint as WebhookEndpoint, EndpointPatch, EndpointWithSecret, NewEndpoint } from '../webhooks/schemas.js';
+
+/** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
+export const NAMED_SCHEMAS = [
+  ...PROBLEM_SCHEMA_LIST,
+  Pet,
+  Order,
+  NewOrder,
+  Event,
+  WebhookTestData,
+  WebhookEndpoint,
+  EndpointWithSecret,
+  NewEndpoint,
+  EndpointPatch,
+  WebhookDelivery,
+  Usage,
+  Version,
+];

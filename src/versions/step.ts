@@ -1,0 +1,49 @@
+import type { Clock } from '../clock.js';
+import { ProblemError } from '../http/problems.js';
+import type { Step, StepRequest } from '../http/steps.js';
+import { dayOrInstant, isSunset, type Notice } from '../pets/deprecation.js';
+import { noticeOf } from './notices.js';
+import { isVersion, NEWEST_VERSION, VERSION_FIELD, VERSION_HEADER, VERSIONS } from './versions.js';
+
+/** The version a request is answered in: the one it names, else its key's, else the newest. An unknown one: the newest shapes its `400`. */
+export function versionOf(request: Pick<StepRequest, 'headers' | 'identity'>): string {
+  const sent = request.headers[VERSION_FIELD];
+  if (sent !== undefined) return isVersion(sent) ? sent : NEWEST_VERSION;
+  return request.identity.kind === 'key' ? request.identity.key.apiVersion : NEWEST_VERSION;
+}
+
+/** The `400` for a version that is none of the API's, named where it was sent. */
+export function unknownVersion(where: string): ProblemError {
+  return new ProblemError('unknown-version', `${where} names no version of the API: send one of ${VERSIONS.join(', ')}.`, { versions: [...VERSIONS] });
+}
+
+/** Why an API request cannot be answered in the version it asked for: an unknown version, or one past its sunset. */
+export function versionRefusal(request: Pick<StepRequest, 'headers' | 'apiVersion'>, oldest: Notice, now: number): ProblemError | undefined {
+  const sent = request.headers[VERSION_FIELD];
+  if (sent !== undefined && !isVersion(sent)) return unknownVersion(VERSION_HEADER);
+  if (noticeOf(request.apiVersion, oldest) && isSunset(oldest, now)) {
+    return new ProblemError(
+      'version-sunset',
+      `Version ${request.apiVersion} reached its sunset on ${dayOrInstant(oldest.sunsetAt)} and no longer answers: move to ${NEWEST_VERSION}.`,
+    );
+  }
+  return undefined;
+}
+
+/**
+ * The two steps of versions. `chooseVersion`, once the caller is known and before anything is counted,
+ * so that every response says its version (a `429` too); `refuseVersion`, for API operations once the
+ * key is required, so that a refusal is counted as any bad request is.
+ */
+export function versionSteps(clock: Clock, oldest: Notice): { chooseVersion: Step; refuseVersion: Step } {
+  return {
+    chooseVersion: function chooseVersion(request, reply) {
+      request.apiVersion = versionOf(request);
+      reply.header(VERSION_HEADER, request.apiVersion);
+    },
+    refuseVersion: function refuseVersion(request) {
+      const refusal = versionRefusal(request, oldest, clock());
+      if (refusal) throw refusal;
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import { VERSION_2026_11_26 } from './2026-11-26.js';
+import type { VersionChange } from './change.js';
+
+/** The request and response header that names a version (contract §10). */
+export const VERSION_HEADER = 'Petstore-Version';
+export const VERSION_FIELD = 'petstore-version';
+
+/** The first version: the classic Petstore records, as the service answered them before versions. */
+export const OLDEST_VERSION = '2025-06-01';
+
+/** Every version's change after the first, oldest first. A new version is one module more here. */
+export const CHANGES: readonly VersionChange[] = [VERSION_2026_11_26];
+
+/** Every version, oldest first. */
+export const VERSIONS: readonly string[] = [OLDEST_VERSION, ...CHANGES.map((change) => change.version)];
+
+/** The newest version: the code's own shape. */
+export const NEWEST_VERSION = VERSIONS.at(-1)!;
+
+const KNOWN = new Set(VERSIONS);
+
+export function isVersion(text: unknown): text is string {
+  return typeof text === 'string' && KNOWN.has(text);
+}
+
+/** The changes that lie between `version` and the newest, newest first: what an answer for `version` undoes. */
+export function changesAfter(version: string): VersionChange[] {
+  return CHANGES.filter((change) => change.version > version).reverse();
+}
