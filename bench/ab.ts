@@ -57,11 +57,12 @@ try {
       ? { DATABASE_URL: database, REDIS_URL: REDIS_URL!, REDIS_KEY_PREFIX: `bench-ab-${name}-${randomBytes(4).toString('hex')}:` }
       : { DATABASE_URL: name === 'ref' ? database : own, REDIS_URL: '' }),
   });
-  // The first migrates the store, and its keys are made before the second starts (a copy, embedded).
+  // Each build migrates the store it opens (REF's may know fewer migrations than this one's); the keys
+  // are made by this build, once both have, and copied to REF's store (embedded).
   const before = await startService(env('ref'), join(worktree, 'dist/main.js'));
-  const keys = await createKeys(database, { perPath: 500, limited: 0 });
-  if (own !== database) copyStore(database, own);
   const after = await startService(env('this'));
+  const keys = await createKeys(own, { perPath: 500, limited: 0 });
+  if (own !== database) copyRows(own, database, ['api_keys', 'orders']);
   try {
     const requests: Requests =
       method === 'POST'
@@ -85,11 +86,18 @@ try {
   rmSync(worktree, { recursive: true, force: true });
 }
 
-/** A consistent copy of an SQLite store that a running service has open. */
-function copyStore(from: string, to: string): void {
-  const connection = new SQLite(from);
+/** The rows of `tables` from one SQLite store into another, in the columns both have (REF's may lack newer ones). */
+function copyRows(from: string, to: string, tables: string[]): void {
+  const connection = new SQLite(to);
   try {
-    connection.prepare('vacuum into ?').run(to);
+    connection.prepare('attach database ? as source').run(from);
+    const columnsOf = (schema: string, table: string) =>
+      new Set((connection.prepare(`pragma ${schema}.table_info(${table})`).all() as Array<{ name: string }>).map((column) => column.name));
+    for (const table of tables) {
+      const theirs = columnsOf('main', table);
+      const common = [...columnsOf('source', table)].filter((name) => theirs.has(name)).join(', ');
+      connection.exec(`insert into main.${table} (${common}) select ${common} from source.${table}`);
+    }
   } finally {
     connection.close();
   }

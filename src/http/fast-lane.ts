@@ -55,7 +55,8 @@ type Next = (req: IncomingMessage, res: ServerResponse) => void;
  * steps again and answers as it answers every request. The steps that fail after the count cannot for
  * what the lane goes on with: `failNow` fails test keys only, `requireHost` a request without Host,
  * `refuseUnknownExpectation` an `Expect` that Node hands to Fastify itself, `rejectUnknownPath` a path
- * no route takes, `requireKey` a caller without a live key. On SQLite every request of a turn,
+ * no route takes, `requireKey` a caller without a live key, `refuseVersion` a version the lane was told
+ * is refused (`versionFor`, asked before anything is counted). On SQLite every request of a turn,
  * Fastify's too, first waits for the turn's one look at the store's news (below).
  */
 export function fastLane(deps: FastLaneDeps) {

@@ -40,13 +40,13 @@ export function listOrders(app: App, { db, orderPages }: { db: Db; orderPages: O
       ...read,
       onSend: [
         read.onSend,
-        // A page answered in full, in the newest version, is kept for the fast lane (test keys never take the lane).
+        // A page answered in full is kept for the fast lane, in its version (test keys never take the lane).
         function keepPageForLane(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
           const since = readSince.get(request);
           const etag = reply.getHeader(ETAG_HEADER);
           if (reply.statusCode === 200 && since !== undefined && typeof payload === 'string' && typeof etag === 'string') {
             const key = keyOf(request);
-            if (!key.test && request.apiVersion === NEWEST_VERSION) orderPages.keep(key.id, request.url, { body: payload, etag }, since);
+            if (!key.test) orderPages.keep(key.id, pageKey(request.apiVersion, request.url), { body: payload, etag }, since);
           }
           done(null, payload);
         },
@@ -59,10 +59,14 @@ export function listOrders(app: App, { db, orderPages }: { db: Db; orderPages: O
   );
 }
 
+/** Where a page is kept: by its URL, and for an older version by its version too. */
+function pageKey(version: string, url: string): string {
+  return version === NEWEST_VERSION ? url : `${version} ${url}`;
+}
+
 /**
  * `GET /store/orders` for the fast lane (http/fast-lane.ts): a page this key was answered before, with
- * this very URL, while nothing changed its orders (./order-pages.ts); in the newest version only (an
- * older version's page is Fastify's).
+ * this very URL and in this version, while nothing changed its orders (./order-pages.ts).
  */
 export function listOrdersFastRoute(orderPages: OrderPages, notices: VersionNotices): FastRoute {
   const query = `${PATH}?`;
@@ -70,6 +74,6 @@ export function listOrdersFastRoute(orderPages: OrderPages, notices: VersionNoti
     url: PATH,
     headersFor: (version) => notices.headers(version),
     match: (url) => (url === PATH || url.startsWith(query) ? url : undefined),
-    answerFor: (url, keyId, version) => (version === NEWEST_VERSION ? orderPages.find(keyId, url) : undefined),
+    answerFor: (url, keyId, version) => orderPages.find(keyId, pageKey(version, url)),
   };
 }

@@ -13,7 +13,7 @@ export interface OrderPagesOptions {
 }
 
 /**
- * The pages of `GET /store/orders` a key was answered, by key and request URL, so that the fast lane
+ * The pages of `GET /store/orders` a key was answered, by key, request URL and version, so that the fast lane
  * (http/fast-lane.ts) answers a key's repeated reads of its orders from memory.
  *
  * Only where every change to orders is heard before the next request (`feed.immediate`: the embedded
