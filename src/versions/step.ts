@@ -17,11 +17,18 @@ export function unknownVersion(where: string): ProblemError {
   return new ProblemError('unknown-version', `${where} names no version of the API: send one of ${VERSIONS.join(', ')}.`, { versions: [...VERSIONS] });
 }
 
-/** Why an API request cannot be answered in the version it asked for: an unknown version, or one past its sunset. */
-export function versionRefusal(request: Pick<StepRequest, 'headers' | 'apiVersion'>, oldest: Notice, now: number): ProblemError | undefined {
-  const sent = request.headers[VERSION_FIELD];
-  if (sent !== undefined && !isVersion(sent)) return unknownVersion(VERSION_HEADER);
-  if (noticeOf(request.apiVersion, oldest) && isSunset(oldest, now)) {
+/** Why an API request is refused in the version it is answered in: an unknown version sent, or one past its sunset (the clock read only then). */
+export function refusalOf(sent: unknown, version: string, oldest: Notice, clock: Clock): 'unknown' | 'sunset' | undefined {
+  if (sent !== undefined && !isVersion(sent)) return 'unknown';
+  if (noticeOf(version, oldest) && isSunset(oldest, clock())) return 'sunset';
+  return undefined;
+}
+
+/** The problem that refuses an API request in its version, if one does (`refusalOf`). */
+export function versionRefusal(request: Pick<StepRequest, 'headers' | 'apiVersion'>, oldest: Notice, clock: Clock): ProblemError | undefined {
+  const refusal = refusalOf(request.headers[VERSION_FIELD], request.apiVersion, oldest, clock);
+  if (refusal === 'unknown') return unknownVersion(VERSION_HEADER);
+  if (refusal === 'sunset') {
     return new ProblemError(
       'version-sunset',
       `Version ${request.apiVersion} reached its sunset on ${dayOrInstant(oldest.sunsetAt)} and no longer answers: move to ${NEWEST_VERSION}.`,
@@ -42,7 +49,7 @@ export function versionSteps(clock: Clock, oldest: Notice): { chooseVersion: Ste
       reply.header(VERSION_HEADER, request.apiVersion);
     },
     refuseVersion: function refuseVersion(request) {
-      const refusal = versionRefusal(request, oldest, clock());
+      const refusal = versionRefusal(request, oldest, clock);
       if (refusal) throw refusal;
     },
   };

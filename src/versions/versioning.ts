@@ -3,8 +3,8 @@ import type { Clock } from '../clock.js';
 import type { StepRequest } from '../http/steps.js';
 import { oldestVersionNotice, VersionNotices } from './notices.js';
 import { Shapes } from './shape.js';
-import { versionOf, versionRefusal, versionSteps } from './step.js';
-import { NEWEST_VERSION } from './versions.js';
+import { refusalOf, versionOf, versionSteps } from './step.js';
+import { NEWEST_VERSION, VERSION_FIELD } from './versions.js';
 
 export interface VersioningDeps {
   clock: Clock;
@@ -29,7 +29,7 @@ export function versioning({ clock, publicUrl, oldestSunsetAt, named }: Versioni
     /** The fast lane's: the version a request is answered in, or undefined when it is refused (then Fastify answers). */
     versionFor(request: Pick<StepRequest, 'headers' | 'identity'>): string | undefined {
       const apiVersion = versionOf(request);
-      return versionRefusal({ headers: request.headers, apiVersion }, notices.oldest, clock()) ? undefined : apiVersion;
+      return refusalOf(request.headers[VERSION_FIELD], apiVersion, notices.oldest, clock) ? undefined : apiVersion;
     },
     /**
      * Fastify's hook on every answer, before the route's own (its `ETag`): the deprecation headers of
