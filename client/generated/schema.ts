@@ -1709,7 +1709,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description The request conflicts with the state of the record. */
+            /** @description Conflict: `pet-not-available` (pet not available), or `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1724,7 +1724,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
+                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Payload too large */
@@ -2111,7 +2111,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description The request conflicts with the state of the record. */
+            /** @description Conflict: `order-not-cancellable` (order cannot be cancelled). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2126,7 +2126,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
+                    "application/problem+json": components["schemas"]["OrderNotCancellableProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
@@ -2305,7 +2305,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description The request conflicts with the state of the record. */
+            /** @description Conflict: `order-not-advanceable` (order cannot be advanced), or `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2320,7 +2320,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
+                    "application/problem+json": components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Idempotency key reused with another request */
@@ -2917,7 +2917,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description The request conflicts with the state of the record. */
+            /** @description Conflict: `webhook-endpoint-limit` (too many webhook endpoints), or `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2932,7 +2932,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
+                    "application/problem+json": components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Payload too large */
@@ -3649,7 +3649,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description The request conflicts with the state of the record. */
+            /** @description Conflict: `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3664,7 +3664,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Idempotency key reused with another request */
@@ -3843,7 +3843,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description The request conflicts with the state of the record. */
+            /** @description Conflict: `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3858,7 +3858,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Idempotency key reused with another request */
@@ -4205,7 +4205,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description The request conflicts with the state of the record. */
+            /** @description Conflict: `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4220,7 +4220,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["PetNotAvailableProblem"] | components["schemas"]["OrderNotCancellableProblem"] | components["schemas"]["OrderNotAdvanceableProblem"] | components["schemas"]["WebhookEndpointLimitProblem"] | components["schemas"]["IdempotencyKeyInProgressProblem"];
+                    "application/problem+json": components["schemas"]["IdempotencyKeyInProgressProblem"];
                 };
             };
             /** @description Idempotency key reused with another request */

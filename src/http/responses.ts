@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { PROBLEM_SCHEMAS, ROUTE_PROBLEM_SLUGS } from './problem-schemas.js';
-import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from './problems.js';
+import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, type ProblemSlug } from './problems.js';
 import { ref } from './schemas.js';
 
 /** Where a created record is (RFC 9110). */
@@ -42,6 +42,17 @@ function schemaOf(status: number): object {
 
 /** What every API operation may answer, whatever it does. */
 export const COMMON_PROBLEM_STATUSES = [400, 401, 429, 500, 503] as const;
+
+/** The `409` of an operation: only the conflicts it meets, each its own schema, named by their slugs. */
+export function conflictResponse(...slugs: ProblemSlug[]) {
+  const refs = slugs.map((slug) => {
+    const schema = PROBLEM_SCHEMAS[slug];
+    if (!schema || PROBLEM_TYPES[slug].status !== 409) throw new Error(`${slug} is not a conflict an operation answers`);
+    return ref(schema);
+  });
+  const description = `Conflict: ${slugs.map((slug) => `\`${slug}\` (${PROBLEM_TYPES[slug].title.toLowerCase()})`).join(', or ')}.`;
+  return { 409: { description, content: { [PROBLEM_CONTENT_TYPE]: { schema: refs.length === 1 ? refs[0]! : Type.Union(refs) } } } };
+}
 
 export function problemResponses(...statuses: number[]) {
   return Object.fromEntries(

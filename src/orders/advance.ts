@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { ProblemError } from '../http/problems.js';
-import { problemResponses } from '../http/responses.js';
+import { conflictResponse, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
@@ -42,7 +42,8 @@ export function advanceOrder(app: App, { writes, moves, clock }: AdvanceOrderDep
             description: 'The order, one step further (or, on a replay, as the original request left it).',
             headers: REPLAYED_RESPONSE_HEADER,
           },
-          ...problemResponses(400, 403, 404, 409, 422),
+          ...problemResponses(400, 403, 404, 422),
+          ...conflictResponse('order-not-advanceable', 'idempotency-key-in-progress'),
         },
       },
     },

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
 import { ProblemError } from '../http/problems.js';
-import { problemResponses } from '../http/responses.js';
+import { conflictResponse, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
@@ -31,7 +31,7 @@ export function cancelOrder(app: App, { db, moves, clock }: CancelOrderDeps): vo
         tags: [TAG.orders],
         'x-stability': 'experimental',
         params: OrderParams,
-        response: { 200: ref(Order), ...problemResponses(400, 404, 409) },
+        response: { 200: ref(Order), ...problemResponses(400, 404), ...conflictResponse('order-not-cancellable') },
       },
     },
     async (request) => {

@@ -1,4 +1,4 @@
-import { LOCATION_HEADER, problemResponses } from '../http/responses.js';
+import { conflictResponse, LOCATION_HEADER, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
@@ -30,7 +30,8 @@ export function placeOrder(app: App, { placement, publicUrl }: { placement: Orde
               ...REPLAYED_RESPONSE_HEADER,
             },
           },
-          ...problemResponses(400, 404, 409, 413, 415, 422),
+          ...problemResponses(400, 404, 413, 415, 422),
+          ...conflictResponse('pet-not-available', 'idempotency-key-in-progress'),
         },
       },
     },

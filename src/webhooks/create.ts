@@ -1,4 +1,4 @@
-import { CACHE_CONTROL_HEADER, NO_STORE, NO_STORE_HEADER, problemResponses } from '../http/responses.js';
+import { CACHE_CONTROL_HEADER, conflictResponse, NO_STORE, NO_STORE_HEADER, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
@@ -28,7 +28,8 @@ export function createWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
             description: 'The endpoint, and its signing secret: keep it now.',
             headers: { ...REPLAYED_RESPONSE_HEADER, ...NO_STORE_HEADER },
           },
-          ...problemResponses(400, 409, 413, 415, 422),
+          ...problemResponses(400, 413, 415, 422),
+          ...conflictResponse('webhook-endpoint-limit', 'idempotency-key-in-progress'),
         },
       },
     },

@@ -1,5 +1,5 @@
 import { ProblemError } from '../http/problems.js';
-import { problemResponses } from '../http/responses.js';
+import { conflictResponse, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
@@ -27,7 +27,8 @@ export function retryWebhookDelivery(app: App, { webhooks }: { webhooks: Webhook
         headers: IdempotencyHeaders,
         response: {
           202: { ...ref(Delivery), description: 'The delivery, pending again.', headers: REPLAYED_RESPONSE_HEADER },
-          ...problemResponses(400, 404, 409, 422),
+          ...problemResponses(400, 404, 422),
+          ...conflictResponse('idempotency-key-in-progress'),
         },
       },
     },

@@ -1,4 +1,4 @@
-import { CACHE_CONTROL_HEADER, NO_STORE, NO_STORE_HEADER, problemResponses } from '../http/responses.js';
+import { CACHE_CONTROL_HEADER, conflictResponse, NO_STORE, NO_STORE_HEADER, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
@@ -29,7 +29,8 @@ export function rotateWebhookSecret(app: App, { webhooks }: { webhooks: WebhookD
             description: 'The endpoint and its new signing secret: keep it now.',
             headers: { ...REPLAYED_RESPONSE_HEADER, ...NO_STORE_HEADER },
           },
-          ...problemResponses(400, 404, 409, 422),
+          ...problemResponses(400, 404, 422),
+          ...conflictResponse('idempotency-key-in-progress'),
         },
       },
     },

@@ -1,4 +1,4 @@
-import { problemResponses } from '../http/responses.js';
+import { conflictResponse, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
@@ -25,7 +25,8 @@ export function testWebhookEndpoint(app: App, { webhooks }: { webhooks: WebhookD
         headers: IdempotencyHeaders,
         response: {
           202: { ...ref(Delivery), description: 'The delivery, pending: its first attempt leaves within a second.', headers: REPLAYED_RESPONSE_HEADER },
-          ...problemResponses(400, 404, 409, 422),
+          ...problemResponses(400, 404, 422),
+          ...conflictResponse('idempotency-key-in-progress'),
         },
       },
     },

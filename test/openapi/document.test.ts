@@ -254,6 +254,18 @@ describe('responses', () => {
   });
 });
 
+describe('conflicts', () => {
+  it('declares on each 409 only the conflicts its operation meets', () => {
+    const schemaOf = (name: string): Json => operation(name).responses['409'].content['application/problem+json'].schema;
+    const conflictsOf = (name: string) => ((schemaOf(name).anyOf ?? [schemaOf(name)]) as Json[]).map((one) => one.$ref.split('/').at(-1)).sort();
+    expect(conflictsOf('POST /store/orders')).toEqual(['IdempotencyKeyInProgressProblem', 'PetNotAvailableProblem']);
+    expect(conflictsOf('DELETE /store/orders/{orderId}')).toEqual(['OrderNotCancellableProblem']);
+    expect(conflictsOf('POST /store/orders/{orderId}/advance')).toEqual(['IdempotencyKeyInProgressProblem', 'OrderNotAdvanceableProblem']);
+    expect(conflictsOf('POST /webhook-endpoints')).toEqual(['IdempotencyKeyInProgressProblem', 'WebhookEndpointLimitProblem']);
+    expect(conflictsOf('POST /webhook-endpoints/{endpointId}/test')).toEqual(['IdempotencyKeyInProgressProblem']);
+  });
+});
+
 describe('records', () => {
   const schemaOf = (document: Json, name: string) => resolve(document, document.components.schemas[name]);
 
