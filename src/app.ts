@@ -276,7 +276,7 @@ function fastEntrance(
     answered,
     open: () => !app.draining && app.server.listening,
     clientAddress: clientAddressOf(config.trustProxy),
-    versionFor: versions.versionFor,
+    refused: versions.refused,
   });
 }
 

@@ -2,6 +2,7 @@ import Type, { type Static } from 'typebox';
 import { Int64Id, PageQuery, ref, StringEnum } from '../http/schemas.js';
 import { ORDER_EVENT_TYPES } from '../orders/lifecycle.js';
 import { Order } from '../orders/schemas.js';
+import { VERSION_PATTERN } from '../versions/versions.js';
 import { EVENT_ID_PATTERN } from './ids.js';
 
 /** Every type of event: an order's moves, and the test a webhook endpoint asks for. */
@@ -21,7 +22,7 @@ export const Event = Type.Object(
     timestamp: Type.String({ format: 'date-time', maxLength: 30, description: 'When it happened (RFC 3339, UTC).' }),
     livemode: Type.Boolean({ description: "False for a test key's event." }),
     apiVersion: Type.String({
-      pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+      pattern: VERSION_PATTERN,
       maxLength: 10,
       description: 'The version of the API that shaped this event: the request’s for `GET /events`, the key’s pinned version for a webhook delivery.',
     }),

@@ -34,8 +34,8 @@ export interface FastLaneDeps {
   open: () => boolean;
   /** The client's address, as Fastify's `request.ip` gives it (./client-address.ts): worked out only when a step or an access line asks. */
   clientAddress: (req: IncomingMessage) => string | undefined;
-  /** The version a request with a known caller is answered in, or undefined when its version is refused (versions/step.ts): Fastify answers that. */
-  versionFor: (request: Pick<StepRequest, 'headers' | 'identity'>) => string | undefined;
+  /** Whether a request is refused in the version `chooseVersion` gave it (versions/step.ts): Fastify answers that. */
+  refused: (request: Pick<StepRequest, 'headers' | 'apiVersion'>) => boolean;
 }
 
 type Next = (req: IncomingMessage, res: ServerResponse) => void;
@@ -56,7 +56,7 @@ type Next = (req: IncomingMessage, res: ServerResponse) => void;
  * what the lane goes on with: `failNow` fails test keys only, `requireHost` a request without Host,
  * `refuseUnknownExpectation` an `Expect` that Node hands to Fastify itself, `rejectUnknownPath` a path
  * no route takes, `requireKey` a caller without a live key, `refuseVersion` a version the lane was told
- * is refused (`versionFor`, asked before anything is counted). On SQLite every request of a turn,
+ * is refused (`refused`, asked before anything is counted). On SQLite every request of a turn,
  * Fastify's too, first waits for the turn's one look at the store's news (below).
  */
 export function fastLane(deps: FastLaneDeps) {
@@ -149,11 +149,11 @@ class LaneExchange implements StepRequest, StepReply {
   forcedRefusal: string | undefined = undefined;
   fault: StepRequest['fault'] = undefined;
   countLater: StepRequest['countLater'] = undefined;
-  apiVersion = '';
   private state = RUNNING;
   private status = 200;
   private readonly list: HeaderList;
   private caller: Identity | undefined = undefined;
+  private version = '';
   private ok: { body: string; etag: string } | undefined = undefined;
   private address: string | undefined | null = null;
 
@@ -177,16 +177,28 @@ class LaneExchange implements StepRequest, StepReply {
   }
 
   /**
-   * Set by the first steps once they know who calls, before anything is counted: the lane goes on
-   * only for a live key whose answer memory holds (test keys' faults are Fastify's); anything else is
-   * handed over now, and no later step runs here.
+   * Set by the first steps once they know who calls, before anything is counted: the lane goes on only
+   * for a live key (test keys' faults are Fastify's); anything else is handed over now, and no later
+   * step runs here.
    */
   set identity(identity: Identity) {
     this.caller = identity;
-    if (identity.kind === 'key' && !identity.key.test) {
-      const version = this.lane.versionFor(this);
-      if (version !== undefined) this.ok = this.route.answerFor(this.parameter, identity.key.id, version);
-    }
+    if (identity.kind !== 'key' || identity.key.test) this.state = HANDED_OVER;
+  }
+
+  get apiVersion(): string {
+    return this.version;
+  }
+
+  /**
+   * Set by `chooseVersion`, right after the caller is known and still before anything is counted: the
+   * lane goes on only in a version not refused whose answer memory holds; else it hands over now.
+   */
+  set apiVersion(version: string) {
+    this.version = version;
+    const { caller } = this;
+    if (this.state !== RUNNING || caller?.kind !== 'key') return;
+    if (!this.lane.refused(this)) this.ok = this.route.answerFor(this.parameter, caller.key.id, version);
     if (this.ok === undefined) this.state = HANDED_OVER;
   }
 

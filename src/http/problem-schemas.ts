@@ -1,6 +1,7 @@
 import Type, { type TSchema } from 'typebox';
 import { MAX_LIMIT, PLAN_NAMES } from '../ratelimit/plans.js';
 import { MAX_HEAD_BYTES } from './limits.js';
+import { VERSION_PATTERN } from '../versions/versions.js';
 import { PROBLEM_SLUGS, PROBLEM_TYPES, type ProblemSlug } from './problems.js';
 import { ref, RetryAfterSeconds, StringEnum } from './schemas.js';
 
@@ -51,7 +52,7 @@ const OWN_MEMBERS: Partial<Record<ProblemSlug, Record<string, TSchema>>> = {
     retryAfter: RetryAfterSeconds('Seconds, the same as the `Retry-After` header.'),
   },
   'unknown-version': {
-    versions: Type.Array(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', maxLength: 10 }), {
+    versions: Type.Array(Type.String({ pattern: VERSION_PATTERN, maxLength: 10 }), {
       maxItems: 100,
       description: 'Every version, oldest first.',
     }),

@@ -6,13 +6,11 @@ import type { App } from '../http/types.js';
 import { TAG } from '../openapi/tags.js';
 import { dayOrInstant, type Notice } from '../pets/deprecation.js';
 import { noticeOf, VERSIONS_PAGE_PATH } from './notices.js';
-import { CHANGES, NEWEST_VERSION, OLDEST_VERSION, VERSION_HEADER, VERSIONS } from './versions.js';
-
-const DAY_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
+import { CHANGES, NEWEST_VERSION, OLDEST_VERSION, VERSION_HEADER, VERSION_PATTERN, VERSIONS } from './versions.js';
 
 export const Version = Type.Object(
   {
-    version: Type.String({ pattern: DAY_PATTERN, maxLength: 10, description: 'The version, a date: send it in `Petstore-Version`.' }),
+    version: Type.String({ pattern: VERSION_PATTERN, maxLength: 10, description: 'The version, a date: send it in `Petstore-Version`.' }),
     status: StringEnum(['current', 'deprecated'], { description: '`deprecated`: it stops answering at `sunsetAt`.' }),
     sunsetAt: Type.Optional(Type.String({ format: 'date-time', maxLength: 30, description: 'When a deprecated version stops answering (`410`).' })),
     changes: Type.Array(

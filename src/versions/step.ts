@@ -6,7 +6,7 @@ import { noticeOf } from './notices.js';
 import { isVersion, NEWEST_VERSION, VERSION_FIELD, VERSION_HEADER, VERSIONS } from './versions.js';
 
 /** The version a request is answered in: the one it names, else its key's, else the newest. An unknown one: the newest shapes its `400`. */
-export function versionOf(request: Pick<StepRequest, 'headers' | 'identity'>): string {
+function versionOf(request: Pick<StepRequest, 'headers' | 'identity'>): string {
   const sent = request.headers[VERSION_FIELD];
   if (sent !== undefined) return isVersion(sent) ? sent : NEWEST_VERSION;
   return request.identity.kind === 'key' ? request.identity.key.apiVersion : NEWEST_VERSION;

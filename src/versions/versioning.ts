@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { StepRequest } from '../http/steps.js';
 import { oldestVersionNotice, VersionNotices } from './notices.js';
 import { Shapes } from './shape.js';
-import { refusalOf, versionOf, versionSteps } from './step.js';
+import { refusalOf, versionSteps } from './step.js';
 import { NEWEST_VERSION, VERSION_FIELD } from './versions.js';
 
 export interface VersioningDeps {
@@ -26,10 +26,9 @@ export function versioning({ clock, publicUrl, oldestSunsetAt, named }: Versioni
     notices,
     shapes,
     ...versionSteps(clock, notices.oldest),
-    /** The fast lane's: the version a request is answered in, or undefined when it is refused (then Fastify answers). */
-    versionFor(request: Pick<StepRequest, 'headers' | 'identity'>): string | undefined {
-      const apiVersion = versionOf(request);
-      return refusalOf(request.headers[VERSION_FIELD], apiVersion, notices.oldest, clock) ? undefined : apiVersion;
+    /** The fast lane's: whether a request is refused in its version (then Fastify answers it, refusal and all). */
+    refused(request: Pick<StepRequest, 'headers' | 'apiVersion'>): boolean {
+      return refusalOf(request.headers[VERSION_FIELD], request.apiVersion, notices.oldest, clock) !== undefined;
     },
     /**
      * Fastify's hook on every answer, before the route's own (its `ETag`): the deprecation headers of

@@ -5,6 +5,9 @@ import type { VersionChange } from './change.js';
 export const VERSION_HEADER = 'Petstore-Version';
 export const VERSION_FIELD = 'petstore-version';
 
+/** What every version looks like, a date (`YYYY-MM-DD`): the schemas that name versions say so. */
+export const VERSION_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
+
 /** The first version: the classic Petstore records, as the service answered them before versions. */
 export const OLDEST_VERSION = '2025-06-01';
 
