@@ -65,7 +65,8 @@ export async function startPeer(body: string, store: { redisUrl: string; nameSpa
     ...(store ? { PEER_REDIS_URL: store.redisUrl, PEER_NAMESPACE: store.nameSpace } : {}),
     ...(store?.databaseUrl ? { PEER_DATABASE_URL: store.databaseUrl } : {}),
   };
-  const proc = spawnProc(['--import', 'tsx', join(ROOT, 'bench/peer.ts')], env, `http://127.0.0.1:${port}`);
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
+  const proc = spawnProc([...profile, '--import', 'tsx', join(ROOT, 'bench/peer.ts')], env, `http://127.0.0.1:${port}`);
   await proc.ready(`${proc.url}/pets/1`);
   return { url: proc.url, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }

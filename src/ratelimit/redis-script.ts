@@ -1,7 +1,36 @@
 import { DAY_MS, MINUTE_MS } from './state.js';
 
+/** The fields of a caller's state in Redis, in the order the script packs them (each a double, little-endian). */
+export const LIMITER_STATE_FIELDS = [
+  'day',
+  'count',
+  'until',
+  'level',
+  'lastEnd',
+  'seq',
+  'rejEnd',
+  'exp',
+  'mtot',
+  'mbase',
+  'mfirst',
+  'mlast',
+  'lexp',
+  'mhead',
+] as const;
+
+/** A caller's state as the script keeps it in Redis, read (for tests and the bench: the service only ever reads it in the script). */
+export function readLimiterState(packed: Buffer): Record<(typeof LIMITER_STATE_FIELDS)[number], number> {
+  return Object.fromEntries(LIMITER_STATE_FIELDS.map((field, i) => [field, packed.readDoubleLE(8 * i)])) as Record<
+    (typeof LIMITER_STATE_FIELDS)[number],
+    number
+  >;
+}
+
 /** How long a caller's minute log may outlive its newest entry in Redis: its lifetime is set once in this long, not at every admission. */
 export const LOG_SLACK_MS = 5_000;
+
+/** How many pairs that left the minute may stay at its list's head before they are cut off in one go (as ./minute-log.ts keeps a buffer's forgotten start). */
+export const LOG_DEAD_PAIRS = 64;
 
 /**
  * The Redis store's only script, so that every call is atomic and a request costs at most one round
@@ -18,14 +47,18 @@ export const LOG_SLACK_MS = 5_000;
  *
  * KEYS, three per call: the caller's minute log (a LIST of pairs, oldest first: an instant that admitted
  *       requests and the running count before its first, one pair per millisecond, as ./minute-log.ts),
- *       rejections (LIST of instants, oldest first) and the rest of its state (HASH day, count, until,
- *       level, lastEnd, seq; rejEnd, when the newest rejection leaves its window, 0 when none is kept;
- *       exp, the hash's own expiry on Redis's clock; the minute log's mtot, the running count after its
- *       newest pair, mbase, the running count before its oldest, mfirst and mlast, its oldest and newest
- *       instants, 0 when it is empty). The hash spares a call reading the lists: an admission with
- *       nothing to forget runs HMGET and HSET, and in a millisecond of its own RPUSH and PEXPIRE (and
- *       TIME, once per run); forgetting the oldest pairs finds where to cut by doubling steps from the
- *       oldest, so a call pays for what leaves, not for what the log holds.
+ *       rejections (LIST of instants, oldest first) and the rest of its state (a STRING, the fields of
+ *       LIMITER_STATE_FIELDS packed as doubles: day, count, until, level, lastEnd, seq; rejEnd, when the
+ *       newest rejection leaves its window, 0 when none is kept; exp, the state's own expiry on Redis's
+ *       clock; the minute log's mtot, the running count after its newest pair, mbase, the running count
+ *       before its oldest, mfirst and mlast, its oldest and newest instants, 0 when it is empty; mhead,
+ *       how many pairs that left the minute still lie before its oldest at the list's head, as
+ *       ./minute-log.ts's `start`). The state spares a call reading the lists: an admission with nothing
+ *       to forget runs GET and SET, and in a millisecond of its own RPUSH (and TIME, once per run);
+ *       forgetting the oldest pair, as a busy caller does at nearly every admission, reads it and the
+ *       next (one LRANGE) and moves mhead; the pairs that left are cut off LOG_DEAD_PAIRS at a time
+ *       (LTRIM). Forgetting more finds where to cut by doubling steps from the oldest, so a call pays
+ *       for what leaves, not for what the log holds. Redis 6.2 or newer (SET's PXAT).
  * ARGV: the ban rules (rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs), then five per
  *       call: mode (hit | refuse | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq.
  * The reply holds one reply per call, in order. refuse is hit without admission (decide's `forced`).
@@ -38,10 +71,15 @@ export const LIMITER_SCRIPT = `
 local MINUTE, DAY = ${MINUTE_MS}, ${DAY_MS}
 local threshold, within, firstBan, maxBan, escalation =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local FIELDS = { 'day', 'count', 'until', 'level', 'lastEnd', 'seq', 'rejEnd', 'exp', 'mtot', 'mbase', 'mfirst', 'mlast', 'lexp' }
+local FIELDS = { ${LIMITER_STATE_FIELDS.map((field) => `'${field}'`).join(', ')} }
+-- The state is one string, its fields packed as doubles in that order: a GET and a SET, where a hash
+-- of as many fields cost Redis twice as much to read and write (struct is a library Redis gives scripts).
+local FORMAT = '<' .. string.rep('d', #FIELDS)
 -- How long the minute log may outlive its newest entry, so that its lifetime is set once in a while
 -- rather than at every admission (the contract promises nothing about a key's life past what it holds).
 local LOG_SLACK = ${LOG_SLACK_MS}
+-- How many pairs that left may stay at the list's head: cut off together, not one LTRIM per admission.
+local DEAD_PAIRS = ${LOG_DEAD_PAIRS}
 
 -- Redis's clock, read once per run: every call of a run is decided at the same instant.
 local timeNow
@@ -54,9 +92,10 @@ local function redisNow()
 end
 
 -- The call being decided, set by the loop at the end for each call in turn: its keys and arguments
--- (injected: the caller gave the instant), and its state as the hash holds it.
-local LOG, REJ, STATE, mode, injected, now, perMinute, perDay, signal
-local s, day, count, banned, level, lastEnd, seq, rejEnd, mtot, mbase, mfirst, mlast, lexp
+-- (injected: the caller gave the instant), its state as read (stored, packed, and its exp), and the
+-- fields of its state.
+local LOG, REJ, STATE, mode, injected, now, perMinute, perDay, signal, stored, storedExp
+local day, count, banned, level, lastEnd, seq, rejEnd, mtot, mbase, mfirst, mlast, lexp, mhead
 
 local function newest(key)
   return tonumber(redis.call('LINDEX', key, -1))
@@ -69,13 +108,27 @@ local function olderCount(key, len, cutoff)
   return n
 end
 
--- minuteAfter: the first pair (from 0) of the minute log after cutoff, its instant and its running
--- count before; nil when every pair is at or before it. From the oldest by doubling steps, then halving.
+-- minuteAfter: the first pair of the minute log after cutoff (its index in the list, whose head may
+-- still hold mhead pairs that left), its instant and its running count before; nil when every pair is
+-- at or before it. The oldest pair and the next first, in one read: a busy caller's pairs leave one
+-- by one, as they come. Then from there by doubling steps, then halving.
 local function firstLive(cutoff)
   if mfirst == 0 or mlast <= cutoff then return nil end
-  if mfirst > cutoff then return 0, mfirst, mbase end
+  if mfirst > cutoff then return mhead, mfirst, mbase end
+  -- The oldest pair has left, the newest has not: there is a next pair.
+  local out = mhead
+  local head = redis.call('LRANGE', LOG, 2 * out, 2 * out + 3)
+  if tonumber(head[1]) ~= mfirst then
+    -- The oldest is not where mhead says: a script from before mhead cut the list's head (its first
+    -- pair, then, is the oldest, which has left).
+    out = 0
+  elseif tonumber(head[3]) > cutoff then
+    return out + 1, tonumber(head[3]), tonumber(head[4])
+  else
+    out = out + 1
+  end
   -- Pair out is at or before the cutoff, pair live after it (the newest is).
-  local out, step, live = 0, 1, redis.call('LLEN', LOG) / 2 - 1
+  local step, live = 1, redis.call('LLEN', LOG) / 2 - 1
   while out + step < live do
     if tonumber(redis.call('LINDEX', LOG, 2 * (out + step))) > cutoff then
       live = out + step
@@ -91,12 +144,13 @@ local function firstLive(cutoff)
   return live, tonumber(pair[1]), tonumber(pair[2])
 end
 
--- minuteRequestAt: the instant of the request j places after the oldest of the pairs from first on
--- (its instant firstAt, its running count before, base); j is below what they hold.
-local function requestAt(j, first, firstAt, base)
+-- minuteRequestAt: the instant of the request j places after the oldest counted one (its instant
+-- firstAt, the running count before it, base); j is below what the log counts. The pairs that left
+-- count fewer before them than base, so the search may start at the list's head.
+local function requestAt(j, firstAt, base)
   if j == 0 then return firstAt end
   local wanted = base + j
-  local low, high = first, redis.call('LLEN', LOG) / 2 - 1
+  local low, high = 0, redis.call('LLEN', LOG) / 2 - 1
   while low < high do
     local middle = math.floor((low + high + 1) / 2)
     if tonumber(redis.call('LINDEX', LOG, 2 * middle + 1)) <= wanted then low = middle else high = middle - 1 end
@@ -113,14 +167,15 @@ end
 -- assess: minuteStatus and dayStatus. counted: what the pruned log holds, when the caller pruned it;
 -- else (peek) what is live is found without forgetting anything.
 local function assess(counted)
-  local first, oldest, base = 0, mfirst, mbase
+  local oldest, base = mfirst, mbase
   if not counted then
+    local first
     first, oldest, base = firstLive(now - MINUTE)
     counted = first and mtot - base or 0
   end
   local last = mlast > 0 and mlast or nil
   -- The request whose leaving lets one more in (none when the limit is 0: nothing ever does).
-  local blocking = counted >= perMinute and perMinute > 0 and requestAt(counted - perMinute, first, oldest, base)
+  local blocking = counted >= perMinute and perMinute > 0 and requestAt(counted - perMinute, oldest, base)
   local minuteLeft, dayLeft = room(counted)
   local dayReset = (math.floor(now / DAY) + 1) * DAY
   -- windowMs of minuteStatus: when the oldest counted request leaves.
@@ -141,7 +196,7 @@ local function bindingUntil(a, counted)
   if a[1] >= a[4] then return a[5] end
   local k = perMinute - a[4]
   if k < 0 then return a[5] end
-  return math.min(a[5], requestAt(counted - 1 - k, 0, mfirst, mbase) + MINUTE)
+  return math.min(a[5], requestAt(counted - 1 - k, mfirst, mbase) + MINUTE)
 end
 
 -- A key lives until what it holds behaves like no state at all (state.ts isFresh), and no longer.
@@ -157,29 +212,55 @@ end
 -- (an admission leaves it, and its end, as they were).
 local function save(pushed, rejTouched)
   local logEnd = mlast > 0 and mlast + MINUTE or 0
-  -- The hash outlives both lists: its seq must stay while anything an unban signal clears remains.
+  -- The state outlives both lists: its seq must stay while anything an unban signal clears remains.
   -- The log's lifetime moves only once it would end before its newest entry leaves.
   local logExpires = pushed and lexp < logEnd
   if logExpires then lexp = logEnd + LOG_SLACK end
   local stateEnd = math.max(logEnd, lexp, rejEnd, count > 0 and (day + 1) * DAY or 0, banned,
     level > 0 and lastEnd + escalation or 0)
-  -- exp: the hash's expiry as an instant of Redis's clock, kept so that it is set only when it moves
-  -- (once a day for a caller with a count today). An injected clock's instants are moved onto Redis's.
-  local offset = injected and stateEnd > now and redisNow() - now or 0
-  local exp = stateEnd + offset
-  -- The fields that changed, and those the hash lacks: an admission changes the count, rarely more.
-  local values, changed = { day, count, banned, level, lastEnd, seq, rejEnd, exp, mtot, mbase, mfirst, mlast, lexp }, {}
-  for i = 1, #FIELDS do
-    if s[i] ~= values[i] then
-      changed[#changed + 1] = FIELDS[i]
-      changed[#changed + 1] = values[i]
-    end
-  end
-  if #changed > 0 then redis.call('HSET', STATE, unpack(changed)) end
   -- An empty list is no key at all (Redis deletes it): nothing to expire or delete.
   if logExpires then expire(LOG, lexp) end
   if rejTouched and rejEnd > 0 then expire(REJ, rejEnd) end
-  if stateEnd <= now then redis.call('DEL', STATE) elseif exp ~= s[8] then redis.call('PEXPIREAT', STATE, exp) end
+  if stateEnd <= now then
+    redis.call('DEL', STATE)
+    return
+  end
+  -- exp: the state's expiry as an instant of Redis's clock, kept so that it is set only when it moves
+  -- (once a day for a caller with a count today). An injected clock's instants are moved onto Redis's.
+  local offset = injected and redisNow() - now or 0
+  local exp = stateEnd + offset
+  local packed = struct.pack(FORMAT, day, count, banned, level, lastEnd, seq, rejEnd, exp, mtot, mbase, mfirst, mlast, lexp, mhead)
+  if packed == stored then return end
+  if stored and exp == storedExp then
+    redis.call('SET', STATE, packed, 'KEEPTTL')
+  else
+    redis.call('SET', STATE, packed, 'PXAT', exp)
+  end
+end
+
+-- The caller's state into the fields. A state kept as a hash, by the scripts before the packed one
+-- (their HMGET of the same names), carries over: a service upgraded across the change keeps every
+-- caller's counts, bans and levels; its list's head was its oldest pair (mhead 0).
+local function readState()
+  stored = redis.pcall('GET', STATE)
+  if type(stored) == 'string' then
+    day, count, banned, level, lastEnd, seq, rejEnd, storedExp, mtot, mbase, mfirst, mlast, lexp, mhead =
+      struct.unpack(FORMAT, stored)
+    return
+  end
+  local s = stored and redis.call('HMGET', STATE, unpack(FIELDS)) or {}
+  stored = nil
+  day, count, banned = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0
+  level, lastEnd, seq = tonumber(s[4]) or 0, tonumber(s[5]) or 0, tonumber(s[6]) or 0
+  storedExp, mtot, mbase = tonumber(s[8]), tonumber(s[9]) or 0, tonumber(s[10]) or 0
+  mfirst, mlast, lexp, mhead = tonumber(s[11]) or 0, tonumber(s[12]) or 0, tonumber(s[13]) or 0, 0
+  -- When the newest rejection leaves its window: the rejections list's end, kept in the state so that
+  -- an admission need not read the list (read once where the state lacks it: a new caller).
+  rejEnd = tonumber(s[7])
+  if not rejEnd then
+    local last = newest(REJ)
+    rejEnd = last and last + within or 0
+  end
 end
 
 -- The rejections list forgotten (a ban starts, an unban).
@@ -195,10 +276,13 @@ local function decide()
     local first, oldest, base = firstLive(now - MINUTE)
     if not first then
       if mfirst ~= 0 then redis.call('DEL', LOG) end
-      mtot, mbase, mfirst, mlast, lexp = 0, 0, 0, 0, 0
-    elseif first > 0 then
-      redis.call('LTRIM', LOG, 2 * first, -1)
-      mfirst, mbase = oldest, base
+      mtot, mbase, mfirst, mlast, lexp, mhead = 0, 0, 0, 0, 0, 0
+    elseif oldest ~= mfirst then
+      mfirst, mbase, mhead = oldest, base, first
+      if mhead >= DEAD_PAIRS then
+        redis.call('LTRIM', LOG, 2 * mhead, -1)
+        mhead = 0
+      end
     end
     local counted = mtot - mbase
     local today = math.floor(now / DAY)
@@ -223,7 +307,7 @@ local function decide()
       local pushed = mlast ~= now
       if pushed then
         redis.call('RPUSH', LOG, now, mtot)
-        if mfirst == 0 then mfirst, mbase = now, mtot end
+        if mfirst == 0 then mfirst, mbase, mhead = now, mtot, 0 end
         mlast = now
       end
       mtot, count = mtot + 1, count + 1
@@ -277,19 +361,7 @@ for i = 1, #KEYS / 3 do
   mode, injected = ARGV[a + 1], ARGV[a + 2] ~= ''
   now = injected and tonumber(ARGV[a + 2]) or redisNow()
   perMinute, perDay, signal = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
-  s = redis.call('HMGET', STATE, unpack(FIELDS))
-  for j = 1, #FIELDS do s[j] = tonumber(s[j]) end
-  day, count, banned = s[1] or 0, s[2] or 0, s[3] or 0
-  level, lastEnd, seq = s[4] or 0, s[5] or 0, s[6] or 0
-  mtot, mbase, mfirst, mlast, lexp = s[9] or 0, s[10] or 0, s[11] or 0, s[12] or 0, s[13] or 0
-  -- When the newest rejection leaves its window: the rejections list's end, kept in the hash so that an
-  -- admission need not read the list (read once where the hash lacks it: a new caller, or a hash
-  -- written before the field).
-  rejEnd = s[7]
-  if not rejEnd then
-    local last = newest(REJ)
-    rejEnd = last and last + within or 0
-  end
+  readState()
   replies[i] = decide()
   if not replies[i] then return redis.error_reply('unknown mode ' .. tostring(mode)) end
 end

@@ -144,8 +144,13 @@ export class RedisLimiterStore implements LimiterStore {
 
   /** One run of the script for `calls`; each gets its own reply, or the run's error. */
   #send(calls: Call[]): void {
-    const keys = calls.flatMap((call) => call.keys);
-    const args = [...this.#ruleArgs, ...calls.flatMap((call) => call.args)];
+    // Plain loops: flatMap and spreading cost more than the rest of a run's work here.
+    const keys: string[] = [];
+    const args: (string | number)[] = this.#ruleArgs.slice();
+    for (const call of calls) {
+      for (const key of call.keys) keys.push(key);
+      for (const arg of call.args) args.push(arg);
+    }
     const replied = (replies: unknown) => calls.forEach((call, i) => call.resolve((replies as unknown[][])[i]!));
     const failed = (error: unknown) => calls.forEach((call) => call.reject(error));
     this.#redis.evalsha(SCRIPT_SHA, keys.length, ...keys, ...args).then(replied, (error: unknown) => {

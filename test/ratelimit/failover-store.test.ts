@@ -6,6 +6,7 @@ import { systemClock } from '../../src/clock.js';
 import { createLimiterRedis, FailoverLimiterStore, type LimiterMode } from '../../src/ratelimit/failover-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
 import { limiterKeys } from '../../src/ratelimit/redis-store.js';
+import { readLimiterState } from '../../src/ratelimit/redis-script.js';
 import type { Verdict } from '../../src/ratelimit/verdict.js';
 import { freePort } from '../helpers/process.js';
 import { tcpProxy } from '../helpers/proxy.js';
@@ -156,7 +157,8 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
   async function countedInRedis(caller: string): Promise<number> {
     const probe = new Redis(server.url);
     try {
-      return Number(await probe.hget(limiterKeys('petstore:', caller)[2], 'count'));
+      const packed = await probe.getBuffer(limiterKeys('petstore:', caller)[2]);
+      return packed ? readLimiterState(packed).count : 0;
     } finally {
       await probe.quit();
     }

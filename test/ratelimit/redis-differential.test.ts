@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BAN_RULES } from '../../src/ratelimit/decision.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
-import { RedisLimiterStore } from '../../src/ratelimit/redis-store.js';
+import { LOG_DEAD_PAIRS, readLimiterState } from '../../src/ratelimit/redis-script.js';
+import { limiterKeys, RedisLimiterStore } from '../../src/ratelimit/redis-store.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
 import { redisForTests } from '../helpers/redis.js';
 import { runVectors } from './vectors.js';
@@ -127,5 +128,34 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
       expectSame(await both((s) => s.hit(caller, { ...policy, perMinute: 100 })));
       await both((s) => s.close());
     }
+  });
+  it('keeps at most LOG_DEAD_PAIRS milliseconds that left at the list’s head as a busy caller’s leave one by one, and answers as the memory store', async () => {
+    const admin = new Redis(url);
+    const policy: Policy = { name: 'enterprise', perMinute: 300, perDay: 100_000 };
+    let now = NOON;
+    const caller = randomUUID();
+    const [log, , state] = limiterKeys(prefix, caller);
+    const stores: LimiterStore[] = [new MemoryLimiterStore({ clock: () => now, rules }), storeAt(() => now, rules)];
+    const both = (call: (store: LimiterStore) => Promise<unknown>) => Promise.all(stores.map(call));
+    for (let ms = 0; ms < 200; ms++, now++) expectSame(await both((s) => s.hit(caller, policy)));
+    // From the first leaving on, one millisecond leaves as one comes: the head moves, the list is cut now and then.
+    now = NOON + 60_000;
+    let longest = 0;
+    for (let step = 0; step < 3 * LOG_DEAD_PAIRS; step++, now++) {
+      expectSame(await both((s) => s.hit(caller, policy)));
+      // At a lower limit the refusal names the request whose leaving lets one in: found past the head's dead pairs.
+      expectSame(await both((s) => s.peek(caller, { ...policy, perMinute: 150 })));
+      const { mhead } = readLimiterState((await admin.getBuffer(state))!);
+      longest = Math.max(longest, mhead);
+      expect((await admin.llen(log)) / 2 - mhead).toBe(200);
+      if (step === LOG_DEAD_PAIRS + 10) {
+        // As a script from before mhead leaves it: the pairs that left cut off, mhead not told.
+        expect(mhead).toBeGreaterThan(0);
+        await admin.ltrim(log, 2 * mhead, -1);
+      }
+    }
+    expect(longest).toBe(LOG_DEAD_PAIRS - 1);
+    await both((s) => s.close());
+    await admin.quit();
   });
 });

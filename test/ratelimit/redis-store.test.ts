@@ -5,7 +5,7 @@ import { DEFAULT_BAN_RULES } from '../../src/ratelimit/decision.js';
 import { RESET_HEADER, rateLimitHeaders } from '../../src/ratelimit/headers.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
-import { LOG_SLACK_MS } from '../../src/ratelimit/redis-script.js';
+import { LOG_SLACK_MS, readLimiterState } from '../../src/ratelimit/redis-script.js';
 import { limiterKeys, MAX_CALLS_PER_RUN, RedisLimiterStore } from '../../src/ratelimit/redis-store.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
 import { redisForTests } from '../helpers/redis.js';
@@ -102,7 +102,34 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     await store.close();
   });
 
-  it('counts the rejections of a state written before the hash kept their end (a rolling deploy)', async () => {
+  /** A caller's state as the scripts before the packed one kept it: a hash of the same fields, without `omit` (nor mhead: their list's head was the oldest pair). */
+  async function asHash(key: string, omit: readonly string[] = []): Promise<void> {
+    const state = readLimiterState((await admin.getBuffer(key))!);
+    expect(state.mhead).toBe(0);
+    const ttl = await admin.pttl(key);
+    const fields = Object.entries(state).filter(([field]) => field !== 'mhead' && !omit.includes(field));
+    await admin.del(key);
+    await admin.hset(key, Object.fromEntries(fields));
+    await admin.pexpire(key, ttl);
+  }
+
+  it('carries over a state kept as a hash by the scripts before the packed one (an upgrade)', async () => {
+    let now = NOON;
+    const store = storeAt(() => now);
+    const caller = randomUUID();
+    const free: Policy = { name: 'free', perMinute: 60, perDay: 100 };
+    for (let i = 0; i < 59; i++) expect((await store.hit(caller, free)).kind).toBe('admitted');
+    await asHash(limiterKeys(prefix, caller)[2]);
+    const last = await store.hit(caller, free);
+    expect(last).toMatchObject({ kind: 'admitted', minute: { remaining: 0 }, day: { remaining: 40 } });
+    expect(await admin.type(limiterKeys(prefix, caller)[2])).toBe('string');
+    expect((await store.hit(caller, free)).kind).toBe('rate-limited');
+    now += 60_000;
+    expect(await store.hit(caller, free)).toMatchObject({ kind: 'admitted', day: { remaining: 39 } });
+    await store.close();
+  });
+
+  it('counts the rejections of a state written before it kept their end (a rolling deploy)', async () => {
     let now = NOON;
     const store = storeAt(() => now);
     const caller = randomUUID();
@@ -110,7 +137,7 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     const refuse = () => store.refuse(caller, oneAMinute);
     for (let i = 0; i < 9; i++) await refuse();
     // As the script before the field left it: the rejections in their list, nothing of them in the hash.
-    await admin.hdel(state, 'rejEnd', 'exp');
+    await asHash(state, ['rejEnd', 'exp']);
     expect(await admin.llen(rejections)).toBe(9);
     now += 60_000;
     // All nine have left the window: one more refusal is the first of a new count, not the tenth.
@@ -118,7 +145,7 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     expect(await store.banOf(caller)).toBeNull();
     expect(await admin.llen(rejections)).toBe(1);
     for (let i = 0; i < 8; i++) await refuse();
-    await admin.hdel(state, 'rejEnd', 'exp');
+    await asHash(state, ['rejEnd', 'exp']);
     await refuse();
     expect(await store.banOf(caller)).not.toBeNull();
     await store.close();
@@ -143,14 +170,14 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     const caller = randomUUID();
     const verdicts = await Promise.all(Array.from({ length: 500 }, (_, i) => stores[i % stores.length]!.hit(caller, free)));
     expect(verdicts.filter((v) => v.kind === 'admitted')).toHaveLength(60);
-    // The minute log: one pair (instant, running count before it) per millisecond, the count after the newest in the hash.
-    const [log, , state] = limiterKeys(prefix, caller);
+    // The minute log: one pair (instant, running count before it) per millisecond, the count after the newest in the state.
+    const [log, , key] = limiterKeys(prefix, caller);
     const pairs = (await admin.lrange(log, 0, -1)).map(Number);
-    const [total, base] = (await admin.hmget(state, 'mtot', 'mbase')).map(Number);
+    const state = readLimiterState((await admin.getBuffer(key))!);
     expect(pairs.length % 2).toBe(0);
-    expect(pairs[1]).toBe(base);
-    expect(total! - base!).toBe(60);
-    expect(await admin.hget(limiterKeys(prefix, caller)[2], 'count')).toBe('60');
+    expect(pairs[1]).toBe(state.mbase);
+    expect(state.mtot - state.mbase).toBe(60);
+    expect(state.count).toBe(60);
     await Promise.all(stores.map((s) => s.close()));
   });
 
