@@ -6,7 +6,7 @@ import { systemClock } from '../../src/clock.js';
 import { createLimiterRedis, FailoverLimiterStore, type LimiterMode } from '../../src/ratelimit/failover-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
 import { limiterKeys } from '../../src/ratelimit/redis-store.js';
-import { readLimiterState } from '../../src/ratelimit/redis-script.js';
+import { readLimiterState } from '../../src/ratelimit/redis-state.js';
 import type { Verdict } from '../../src/ratelimit/verdict.js';
 import { freePort } from '../helpers/process.js';
 import { tcpProxy } from '../helpers/proxy.js';
