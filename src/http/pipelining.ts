@@ -15,6 +15,21 @@ export const CLOSE_ABOVE = 64;
  * (./connections.ts), unless the service sits behind a trusted proxy.
  */
 export const FLOOD_REFUSAL_MS = 10_000;
+/**
+ * How long a connection is not read once a banned caller's `429` on it is written, unless the service
+ * sits behind a trusted proxy (whose connections carry many clients): a caller that keeps sending while
+ * banned is answered at most this often on each connection, so that its refusals, cheap as they are,
+ * do not take the turns of everyone else.
+ */
+export const BANNED_READ_PAUSE_MS = 100;
+
+/** Requests answered as a banned caller's (`readSlowly`): their connection waits `BANNED_READ_PAUSE_MS` before it is read again. */
+const answeredBanned = new WeakSet<IncomingMessage>();
+
+/** Marks `req` as a banned caller's: once its answer is written, its connection is read again only after `BANNED_READ_PAUSE_MS`. */
+export function readSlowly(req: IncomingMessage): void {
+  answeredBanned.add(req);
+}
 
 export interface PipeliningBound {
   /** Counts a request in, before either entrance sees it; false when its connection was closed (nothing more is done with it). */
@@ -29,15 +44,15 @@ export interface PipeliningBound {
  * socket's public `pause()`/`resume()`; Node may resume a socket itself (reading a body), so a
  * connection held back is paused again whenever it resumes.
  */
-export function boundPipelining(closed: (socket: Socket) => void): PipeliningBound {
+export function boundPipelining(closed: (socket: Socket) => void, { slowBanned }: { slowBanned: boolean }): PipeliningBound {
   const unanswered = new WeakMap<Socket, Held>();
 
   function onResponseClose(this: ServerResponse): void {
     const held = unanswered.get(this.req.socket);
-    if (held !== undefined && --held.count < PAUSE_AT && held.paused) {
-      held.paused = false;
-      held.socket.resume();
-    }
+    if (held === undefined) return;
+    held.count--;
+    if (slowBanned && answeredBanned.has(this.req)) held.slow(BANNED_READ_PAUSE_MS);
+    else held.release();
   }
 
   return {
@@ -52,20 +67,22 @@ export function boundPipelining(closed: (socket: Socket) => void): PipeliningBou
         closed(socket);
         return false;
       }
-      if (held.count >= PAUSE_AT && !held.paused) held.pause();
+      if (held.count >= PAUSE_AT) held.hold();
       return true;
     },
   };
 }
 
-/** A connection's count of requests read and not yet answered. */
+/** A connection's count of requests read and not yet answered, and whether it is read slowly now. */
 class Held {
   count = 0;
   paused = false;
+  #slowed: NodeJS.Timeout | undefined = undefined;
   private watching = false;
   constructor(readonly socket: Socket) {}
 
-  pause(): void {
+  hold(): void {
+    if (this.paused) return;
     this.paused = true;
     this.socket.pause();
     if (this.watching) return;
@@ -73,5 +90,22 @@ class Held {
     this.socket.on('resume', () => {
       if (this.paused) this.socket.pause();
     });
+  }
+
+  /** Read again, unless it holds `PAUSE_AT` unanswered or is read slowly. */
+  release(): void {
+    if (!this.paused || this.count >= PAUSE_AT || this.#slowed) return;
+    this.paused = false;
+    this.socket.resume();
+  }
+
+  /** Not read for `ms` from now. */
+  slow(ms: number): void {
+    clearTimeout(this.#slowed);
+    this.hold();
+    this.#slowed = setTimeout(() => {
+      this.#slowed = undefined;
+      this.release();
+    }, ms).unref();
   }
 }

@@ -6,6 +6,7 @@ import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
 import { mayDeferCount } from './conditional.js';
 import { CACHE_CONTROL_HEADER, NO_STORE } from './responses.js';
+import { readSlowly } from './pipelining.js';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
 import { setHeaders, type StepReply, type StepRequest } from './steps.js';
 
@@ -108,6 +109,7 @@ function verdictAnswer(metrics: RefusalMetrics, publicUrl: string) {
     pushRateLimitHeaders(headers, verdict);
     for (let i = 0; i < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1] as string);
     if (!isRefusal(verdict)) return undefined;
+    if (verdict.kind === 'banned') readSlowly(request.raw);
     noteRefusal(verdict, counted, request.log, metrics);
     setHeaders(reply, REFUSAL_HEADERS);
     return refusal(verdict, request.url, request.forcedRefusal);

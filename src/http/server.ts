@@ -42,11 +42,14 @@ export function publicServer({ config, limiter, metrics, logger, clock, entrance
   };
   return (handler: Handler): Server => {
     let addresses: AddressGuard | undefined = undefined;
-    const pipelining = boundPipelining((socket) => {
-      metrics.connectionsClosed.inc({ reason: 'pipelining' });
-      if (logger) logger.warn({ remoteAddress: socket.remoteAddress }, `connection closed: more than ${CLOSE_ABOVE} requests sent unanswered`);
-      addresses?.flooded(socket.remoteAddress ?? '');
-    });
+    const pipelining = boundPipelining(
+      (socket) => {
+        metrics.connectionsClosed.inc({ reason: 'pipelining' });
+        if (logger) logger.warn({ remoteAddress: socket.remoteAddress }, `connection closed: more than ${CLOSE_ABOVE} requests sent unanswered`);
+        addresses?.flooded(socket.remoteAddress ?? '');
+      },
+      { slowBanned: !config.trustProxy },
+    );
     const server = createServer(http, (req, res) => {
       if (!pipelining.admit(req, res)) return;
       const fast = entrance();
