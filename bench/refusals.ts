@@ -11,16 +11,26 @@ import type { BenchKeys } from './setup.js';
 /** The 429 run needs keys that stay over their limit without being banned; see `measureRefusals`. */
 export const LIMITED_KEYS = 100;
 
-/** The banned row, and its turns against `GET /pets/{petId}`, which it returns; then its floor. */
+/**
+ * The banned row, and its turns against `GET /pets/{petId}`, which it returns; then its floor. On a
+ * service of its own on the same store that reads a banned caller's connection at once
+ * (`BANNED_READ_PAUSE_MS=0`): what is measured is the refusal itself, where by default a banned caller
+ * gets ten answers a second per connection (src/http/pipelining.ts).
+ */
 export async function measureBanned(run: ModeRun): Promise<ByTurns> {
-  const { service, keys } = run;
-  const refusal = await ban(service.url, keys.banned);
-  await run.row(service, PATHS.banned, 429, get('/pets/1', [keys.banned]));
-  // Within the ban's minute: the row's 11 s and these 24.
-  const turns = await refusalByTurns(run.mode, PATHS.banned, service, run.pets, get('/pets/1', [keys.banned]), run.settings);
-  // The floor of a refusal: that 429, headers and problem body, from bare node:http.
-  if (run.has('peers')) await floorRow(run, PATHS.bannedFloor, refusal, get('/pets/1', [keys.banned]));
-  return turns;
+  const { keys } = run;
+  const service = await startService({ ...run.env, BANNED_READ_PAUSE_MS: '0' });
+  try {
+    const refusal = await ban(service.url, keys.banned);
+    await run.row(service, PATHS.banned, 429, get('/pets/1', [keys.banned]));
+    // Within the ban's minute: the row's 11 s and these 24.
+    const turns = await refusalByTurns(run.mode, PATHS.banned, service, run.pets, get('/pets/1', [keys.banned]), run.settings);
+    // The floor of a refusal: that 429, headers and problem body, from bare node:http.
+    if (run.has('peers')) await floorRow(run, PATHS.bannedFloor, refusal, get('/pets/1', [keys.banned]));
+    return turns;
+  } finally {
+    await service.stop();
+  }
 }
 
 /**

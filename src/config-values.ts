@@ -74,3 +74,24 @@ export function instantOf(env: Env, name: string, fallback: string): Date {
   }
   return date;
 }
+
+/** An absolute http(s) URL, without a trailing slash. */
+export function httpUrlOf(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `expected an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `expected an http or https URL, got "${raw}"`);
+  return raw.replace(/\/+$/, '');
+}
+
+/** A whole number from 0 to `max`. */
+export function wholeUpToOf(env: Env, name: string, fallback: number, max: number): number {
+  const raw = env[name];
+  const value = raw === '0' ? 0 : positiveIntOf(env, name, fallback);
+  if (value > max) throw new ConfigError(name, `at most ${max}, or 0 for none; got ${value}`);
+  return value;
+}

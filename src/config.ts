@@ -1,6 +1,6 @@
 import { type BanRules, DEFAULT_BAN_RULES } from './ratelimit/decision.js';
 import { MAX_RETRY_AFTER_SECONDS } from './ratelimit/headers.js';
-import { booleanOf, ConfigError, delayOf, type Env, instantOf, portOf, positiveIntOf, scheduleOf } from './config-values.js';
+import { booleanOf, ConfigError, delayOf, type Env, httpUrlOf, instantOf, portOf, positiveIntOf, scheduleOf, wholeUpToOf } from './config-values.js';
 import { DAY_MS } from './ratelimit/state.js';
 
 export { ConfigError } from './config-values.js';
@@ -85,6 +85,8 @@ export interface Timeouts {
   sendMs: number;
   /** The most connections one client address may hold at once (not behind a trusted proxy, whose own limits apply). */
   connectionsPerAddress: number;
+  /** How long a connection is not read once a banned caller's refusal on it is written; 0: not at all (http/pipelining.ts). */
+  bannedReadPauseMs: number;
 }
 
 export type DatabaseConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
@@ -104,6 +106,7 @@ export const DEFAULTS = {
   keepAliveTimeoutMs: 72_000,
   sendTimeoutMs: 30_000,
   connectionsPerAddress: 256,
+  bannedReadPauseMs: 100,
   keyCacheSize: 100_000,
   petCacheSize: 10_000,
   orderPageCacheSize: 5_000,
@@ -137,7 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
     database: databaseOf(env),
     redis: redisOf(env),
     redisKeyPrefix: redisKeyPrefixOf(env),
-    publicUrl: publicUrlOf(env, port),
+    publicUrl: httpUrlOf(env, 'PUBLIC_URL', `http://localhost:${port}`),
     production,
     demoKeys: !production && booleanOf(env, 'DEMO_KEYS', true),
     logLevel: logLevelOf(env),
@@ -199,7 +202,9 @@ function timeoutsOf(env: Env): Timeouts {
   const keepAliveMs = 1000 * positiveIntOf(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', DEFAULTS.keepAliveTimeoutMs / 1000);
   const sendMs = 1000 * positiveIntOf(env, 'SEND_TIMEOUT_SECONDS', DEFAULTS.sendTimeoutMs / 1000);
   const connectionsPerAddress = positiveIntOf(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULTS.connectionsPerAddress);
-  return { headersMs, requestMs, keepAliveMs, sendMs, connectionsPerAddress };
+  // Longer, and a banned client's next answer would look like a hang.
+  const bannedReadPauseMs = wholeUpToOf(env, 'BANNED_READ_PAUSE_MS', DEFAULTS.bannedReadPauseMs, 1_000);
+  return { headersMs, requestMs, keepAliveMs, sendMs, connectionsPerAddress, bannedReadPauseMs };
 }
 
 function adminTokenOf(env: Env): string | null {
@@ -249,20 +254,6 @@ function redisKeyPrefixOf(env: Env): string {
   // Braces would break the hash tag that keeps one caller's keys in one Cluster slot.
   if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw)) throw new ConfigError('REDIS_KEY_PREFIX', 'expected 1 to 64 of A-Z a-z 0-9 : _ . -');
   return raw;
-}
-
-function publicUrlOf(env: Env, port: number): string {
-  const raw = env.PUBLIC_URL || `http://localhost:${port}`;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError('PUBLIC_URL', `expected an absolute http(s) URL, got "${raw}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError('PUBLIC_URL', `expected an http or https URL, got "${raw}"`);
-  }
-  return raw.replace(/\/+$/, '');
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

@@ -25,6 +25,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ EVENT_LOOP_RESOLUTION_MS: '0' })).toThrow(ConfigError);
   });
 
+  it('pauses a banned caller’s connection 100 ms unless BANNED_READ_PAUSE_MS says otherwise (0: not at all)', () => {
+    expect(loadConfig({}).timeouts.bannedReadPauseMs).toBe(100);
+    expect(loadConfig({ BANNED_READ_PAUSE_MS: '1000' }).timeouts.bannedReadPauseMs).toBe(1000);
+    expect(loadConfig({ BANNED_READ_PAUSE_MS: '0' }).timeouts.bannedReadPauseMs).toBe(0);
+  });
+
   it('reads each store from DATABASE_URL', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
     expect(loadConfig({ DATABASE_URL: 'file:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', file: '/tmp/x.db' });
@@ -73,6 +79,8 @@ describe('configuration', () => {
     [{ BAN_AFTER_REJECTIONS: '0' }, 'BAN_AFTER_REJECTIONS'],
     [{ BAN_MAX_SECONDS: '86401' }, 'BAN_MAX_SECONDS'],
     [{ BAN_FIRST_SECONDS: '7200' }, 'BAN_FIRST_SECONDS'],
+    [{ BANNED_READ_PAUSE_MS: '1001' }, 'BANNED_READ_PAUSE_MS'],
+    [{ BANNED_READ_PAUSE_MS: '-1' }, 'BANNED_READ_PAUSE_MS'],
   ])('refuses %j, naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable}: `));

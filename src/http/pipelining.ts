@@ -16,17 +16,15 @@ export const CLOSE_ABOVE = 64;
  */
 export const FLOOD_REFUSAL_MS = 10_000;
 /**
- * How long a connection is not read once a banned caller's `429` on it is written, unless the service
- * sits behind a trusted proxy (whose connections carry many clients): a caller that keeps sending while
- * banned is answered at most this often on each connection, so that its refusals, cheap as they are,
- * do not take the turns of everyone else.
+ * Requests answered as a banned caller's (`readSlowly`): once the answer is written, their connection
+ * is not read for a while (`BANNED_READ_PAUSE_MS`, 100 ms by default; not behind a trusted proxy, whose
+ * connections carry many clients). A caller that keeps sending while banned is then answered at most
+ * that often on each connection, so that its refusals, cheap as they are, do not take the turns of
+ * everyone else.
  */
-export const BANNED_READ_PAUSE_MS = 100;
-
-/** Requests answered as a banned caller's (`readSlowly`): their connection waits `BANNED_READ_PAUSE_MS` before it is read again. */
 const answeredBanned = new WeakSet<IncomingMessage>();
 
-/** Marks `req` as a banned caller's: once its answer is written, its connection is read again only after `BANNED_READ_PAUSE_MS`. */
+/** Marks `req` as a banned caller's: once its answer is written, its connection is read again only after the pause. */
 export function readSlowly(req: IncomingMessage): void {
   answeredBanned.add(req);
 }
@@ -44,14 +42,14 @@ export interface PipeliningBound {
  * socket's public `pause()`/`resume()`; Node may resume a socket itself (reading a body), so a
  * connection held back is paused again whenever it resumes.
  */
-export function boundPipelining(closed: (socket: Socket) => void, { slowBanned }: { slowBanned: boolean }): PipeliningBound {
+export function boundPipelining(closed: (socket: Socket) => void, { bannedReadPauseMs }: { bannedReadPauseMs: number }): PipeliningBound {
   const unanswered = new WeakMap<Socket, Held>();
 
   function onResponseClose(this: ServerResponse): void {
     const held = unanswered.get(this.req.socket);
     if (held === undefined) return;
     held.count--;
-    if (slowBanned && answeredBanned.has(this.req)) held.slow(BANNED_READ_PAUSE_MS);
+    if (bannedReadPauseMs > 0 && answeredBanned.has(this.req)) held.slow(bannedReadPauseMs);
     else held.release();
   }
 

@@ -48,7 +48,7 @@ export function publicServer({ config, limiter, metrics, logger, clock, entrance
         if (logger) logger.warn({ remoteAddress: socket.remoteAddress }, `connection closed: more than ${CLOSE_ABOVE} requests sent unanswered`);
         addresses?.flooded(socket.remoteAddress ?? '');
       },
-      { slowBanned: !config.trustProxy },
+      { bannedReadPauseMs: config.trustProxy ? 0 : timeouts.bannedReadPauseMs },
     );
     const server = createServer(http, (req, res) => {
       if (!pipelining.admit(req, res)) return;
