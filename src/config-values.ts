@@ -88,7 +88,7 @@ export function httpUrlOf(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '');
 }
 
-/** A whole number from 0 to `max`. */
+/** A whole number from 0 (none) to `max`. */
 export function wholeUpToOf(env: Env, name: string, fallback: number, max: number): number {
   const raw = env[name];
   const value = raw === '0' ? 0 : positiveIntOf(env, name, fallback);

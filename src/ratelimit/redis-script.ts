@@ -68,8 +68,8 @@ local function redisNow()
 end
 
 -- The call being decided, set by the loop at the end for each call in turn: its keys and arguments
--- (injected: the caller gave the instant), its state as read (stored, packed, and its exp), and the
--- fields of its state.
+-- (injected: the caller gave the instant), its state as read (stored, packed, and its exp; nil for a
+-- caller without one, or with one kept as a hash), and the fields of its state.
 local LOG, REJ, STATE, mode, injected, now, perMinute, perDay, signal, stored, storedExp
 local day, count, banned, level, lastEnd, seq, rejEnd, mtot, mbase, mfirst, mlast, lexp, mhead
 
@@ -179,7 +179,7 @@ local function readState()
   stored = nil
   day, count, banned = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0
   level, lastEnd, seq = tonumber(s[4]) or 0, tonumber(s[5]) or 0, tonumber(s[6]) or 0
-  storedExp, mtot, mbase = tonumber(s[8]), tonumber(s[9]) or 0, tonumber(s[10]) or 0
+  mtot, mbase = tonumber(s[9]) or 0, tonumber(s[10]) or 0
   mfirst, mlast, lexp, mhead = tonumber(s[11]) or 0, tonumber(s[12]) or 0, tonumber(s[13]) or 0, 0
   -- When the newest rejection leaves its window: the rejections list's end, kept in the state so that
   -- an admission need not read the list (read once where the state lacks it: a new caller).
