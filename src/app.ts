@@ -7,7 +7,7 @@ import type { ChangeFeed } from './db/change-feed.js';
 import type { Db } from './db/database.js';
 import { problemPages } from './docs/problem-pages.js';
 import { FaultDraws } from './faults/draws.js';
-import { PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from './faults/prefer.js';
+import { PREFER_HEADER } from './faults/prefer.js';
 import { faultSteps } from './faults/step.js';
 import { docsRoutes } from './docs/routes.js';
 import { clientErrorHandler } from './http/client-errors.js';
@@ -25,10 +25,10 @@ import { clientAddressOf } from './http/client-address.js';
 import { type Answered, fastLane } from './http/fast-lane.js';
 import { type Entrance, publicServer } from './http/server.js';
 import { inOrder, type Step, stepHook } from './http/steps.js';
-import { ETAG_HEADER, IF_NONE_MATCH_HEADER } from './http/conditional.js';
+import { IF_NONE_MATCH_HEADER } from './http/conditional.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
-import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from './idempotency/header.js';
+import { IDEMPOTENCY_KEY_HEADER_NAME } from './idempotency/header.js';
 import { IdempotentWrites } from './idempotency/writes.js';
 import { EventsRepository } from './events/repository.js';
 import { EventLog } from './events/record.js';
@@ -36,7 +36,7 @@ import { DeliveriesRepository } from './webhooks/deliveries.js';
 import { EndpointsRepository } from './webhooks/endpoints.js';
 import { rateLimitHook } from './http/ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
-import { COMMON_PROBLEM_STATUSES, LOCATION_HEADER, problemResponses } from './http/responses.js';
+import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { API_KEY_HEADER, identifyHook, requireKey } from './keys/identify.js';
@@ -53,30 +53,16 @@ import { listOrdersFastRoute } from './orders/list.js';
 import { OrderPages } from './orders/order-pages.js';
 import { OrderMoves } from './orders/moves.js';
 import { OrderPlacement } from './orders/placement.js';
-import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from './pets/deprecation.js';
 import { getPetFastRoute } from './pets/get.js';
 import { PetCache } from './pets/pet-cache.js';
 import { PetsRepository } from './pets/repository.js';
-import { RATE_LIMIT_HEADER_NAMES } from './ratelimit/headers.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import { type Versioning, versioning } from './versions/versioning.js';
 import { VERSION_HEADER } from './versions/versions.js';
 import { versionsRoutes } from './versions/routes.js';
 
-/** What browsers may read and send (http/cors.ts): the components' own header names. */
+/** What browsers may send (http/cors.ts): the components' own header names. */
 const CORS = corsPolicy({
-  exposed: [
-    ...RATE_LIMIT_HEADER_NAMES,
-    REQUEST_ID_HEADER,
-    LOCATION_HEADER,
-    DEPRECATION_HEADER,
-    SUNSET_HEADER,
-    LINK_HEADER,
-    IDEMPOTENT_REPLAYED_HEADER,
-    PREFERENCE_APPLIED_HEADER,
-    ETAG_HEADER,
-    VERSION_HEADER,
-  ],
   allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER, PREFER_HEADER, IF_NONE_MATCH_HEADER, VERSION_HEADER],
   methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
 });

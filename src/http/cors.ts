@@ -6,18 +6,24 @@ import { setHeaders, type StepReply, type StepRequest } from './steps.js';
  */
 export const ALLOW_ORIGIN_HEADER = 'Access-Control-Allow-Origin';
 
-/** What the app lets browsers do; the lists are assembled where the app is wired (app.ts), from each component's header names. */
+/**
+ * Every response header is readable by scripts: `*`, which browsers honour for a request without
+ * credentials (Fetch standard), and with `Access-Control-Allow-Origin: *` none has them. One short
+ * header instead of a list of names (the rate-limit headers, deprecation, ETag, …) that every response
+ * carried, and that a new header had to join to be seen.
+ */
+const EXPOSE_ALL = '*';
+
+/** What the app lets browsers send; the lists are assembled where the app is wired (app.ts), from each component's header names. */
 export interface CorsLists {
-  /** Response headers scripts may read (browsers hide the others): the rate-limit and deprecation headers, … */
-  exposed: readonly string[];
   /** Request headers a script may send. */
   allowed: readonly string[];
   methods: readonly string[];
 }
 
 /** The CORS headers of every response, the step that sets them, and the answer to a preflight. */
-export function corsPolicy({ exposed, allowed, methods }: CorsLists) {
-  const headers: Readonly<Record<string, string>> = { [ALLOW_ORIGIN_HEADER]: '*', 'Access-Control-Expose-Headers': exposed.join(', ') };
+export function corsPolicy({ allowed, methods }: CorsLists) {
+  const headers: Readonly<Record<string, string>> = { [ALLOW_ORIGIN_HEADER]: '*', 'Access-Control-Expose-Headers': EXPOSE_ALL };
   const preflightHeaders = {
     'Access-Control-Allow-Methods': methods.join(', '),
     'Access-Control-Allow-Headers': allowed.join(', '),

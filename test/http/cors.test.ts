@@ -8,13 +8,12 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 describe('CORS', () => {
-  it('every response allows any origin and exposes the rate-limit headers', async () => {
+  it('every response allows any origin and exposes all its headers', async () => {
     const key = await t.newKey('free');
     for (const response of [await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } }), await t.app.inject({ url: '/nowhere' })]) {
       expect(response.headers['access-control-allow-origin']).toBe('*');
-      expect(String(response.headers['access-control-expose-headers'])).toMatch(/X-RateLimit-Remaining.*Retry-After.*Deprecation/);
-      // A browser revalidates cross-origin only if it may read the ETag and send it back.
-      expect(String(response.headers['access-control-expose-headers']).split(', ')).toContain('ETag');
+      // What a browser makes of it, from a page of another origin: test/e2e/cors-browser.test.ts.
+      expect(response.headers['access-control-expose-headers']).toBe('*');
     }
   });
 
