@@ -92,22 +92,28 @@ async function countingProxy(databaseUrl: string): Promise<{ url: string; counts
 }
 
 /**
- * Counts a connection's queries into `totals`. The SQL an `Execute` runs is the last one parsed on the
- * connection (pg sends each query unnamed, Parse then Execute); a transaction's queries are counted at
- * its end, as the jobs' if one of them is.
+ * Counts a connection's queries into `totals`. An `Execute` runs the portal its `Bind` made from a
+ * statement its `Parse` named (pg sends a query unnamed, Parse, Bind, Execute, unless it is given a name:
+ * src/db/named-statements.ts names the service's, parsed once per connection and then only bound and
+ * executed), so the SQL of each statement and portal is kept by name. A transaction's queries are
+ * counted at its end, as the jobs' if one of them is.
  */
 function counter(totals: Counts, readerOf: () => MessageReader): (type: number, start: Buffer) => void {
-  let parsed = '';
+  const statements = new Map<string, string>();
+  const portals = new Map<string, string>();
   let transaction: { queries: number; job: boolean } | null = null;
   return (type, start) => {
     const reader = readerOf();
     const text = start.toString('latin1');
     // A query of the change feed's connection: from its LISTEN on, all of its queries are the feed's.
     if (type === 0x51 && text.startsWith('LISTEN')) reader.feed = true;
-    if (type === 0x50) parsed = text.slice(text.indexOf('\0') + 1);
+    const [first = '', second = ''] = text.split('\0', 2);
+    // Parse: the statement's name, its SQL. Bind: the portal's name, the statement's.
+    if (type === 0x50) statements.set(first, second);
+    if (type === 0x42) portals.set(first, statements.get(second) ?? '');
     if (type !== 0x51 && type !== 0x45) return;
     if (reader.feed) return void totals.feed++;
-    const sql = (type === 0x51 ? text : parsed).trim();
+    const sql = (type === 0x51 ? first : (portals.get(first) ?? '')).trim();
     const job = JOB_SQL.some((pattern) => pattern.test(sql));
     if (/^begin/i.test(sql)) transaction = { queries: 0, job: false };
     if (transaction === null) return void (job ? totals.jobs++ : totals.queries++);
@@ -120,8 +126,8 @@ function counter(totals: Counts, readerOf: () => MessageReader): (type: number, 
   };
 }
 
-/** How many bytes of a message's body `MessageReader` hands over: enough to tell a `LISTEN`, or a job's query. */
-const KEEP = 240;
+/** How many bytes of a message's body `MessageReader` hands over: enough to tell a `LISTEN`, or a job's query by its SQL. */
+const KEEP = 2_000;
 
 /**
  * Splits what a client sends into protocol messages, whatever the chunks: first the startup phase's
