@@ -3,11 +3,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEWEST_VERSION, OLDEST_VERSION } from '../../src/versions/versions.js';
 import { chromiumInstalled, launchChromium } from '../helpers/browser.js';
-import { type Server, startServer, tempDir } from '../helpers/process.js';
+import { demoKey, type Server, startServer, tempDir } from '../helpers/process.js';
 
 const SUNSET = '2031-03-15T00:00:00Z';
-const KEY_LINE = /^ {2}free +(pet_[A-Za-z0-9_-]{32})$/m;
-const TEST_KEY_LINE = /^ {2}test +(pet_test_[A-Za-z0-9_-]{32})$/m;
 
 const WEBHOOK_OPERATIONS = [
   'createWebhookEndpoint',
@@ -50,7 +48,7 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
 
   beforeAll(async () => {
     server = await startServer({ DATABASE_URL: join(tempDir(), 'p.db'), PETS_GET_SUNSET_AT: SUNSET, BAN_AFTER_REJECTIONS: '2' });
-    key = KEY_LINE.exec(server.output())![1]!;
+    key = demoKey(server, 'free');
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
     page.on('request', (request) => {
@@ -217,7 +215,7 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
   it('lets a test key ask for a fault from try-it: the Prefer field, and the 503 with Preference-Applied', async () => {
     await page.locator('.auth-wrapper .authorize').click();
     await page.locator('.modal-ux .auth-btn-wrapper button', { hasText: 'Logout' }).click();
-    await page.locator('.modal-ux input[type="text"]').fill(TEST_KEY_LINE.exec(server.output())![1]!);
+    await page.locator('.modal-ux input[type="text"]').fill(demoKey(server, 'test'));
     await page.locator('.modal-ux .auth-btn-wrapper .authorize').click();
     await page.locator('.modal-ux .btn-done').click();
     const listPets = operation('listPets');

@@ -5,10 +5,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumInstalled, launchChromium } from '../helpers/browser.js';
-import { type Server, startServer, tempDir } from '../helpers/process.js';
-
-const KEY_LINE = /^ {2}free +(pet_[A-Za-z0-9_-]{32})$/m;
-const TEST_KEY_LINE = /^ {2}test +(pet_test_[A-Za-z0-9_-]{32})$/m;
+import { demoKey, type Server, startServer, tempDir } from '../helpers/process.js';
 
 /** What a script sees of one answer, and the names of the headers that came over the network. */
 interface Seen {
@@ -29,7 +26,7 @@ describe.skipIf(!chromiumInstalled())('CORS in a real browser, from a page of an
 
   beforeAll(async () => {
     server = await startServer({ DATABASE_URL: join(tempDir(), 'p.db') });
-    key = KEY_LINE.exec(server.output())![1]!;
+    key = demoKey(server, 'free');
     // The other origin: another port of the loopback address serves the page that calls the API.
     origin = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client</title>'));
     await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
@@ -88,7 +85,7 @@ describe.skipIf(!chromiumInstalled())('CORS in a real browser, from a page of an
   });
 
   it('reads Retry-After and Preference-Applied of a 429 a test key asked for', async () => {
-    const testKey = TEST_KEY_LINE.exec(server.output())![1]!;
+    const testKey = demoKey(server, 'test');
     const refused = await call('/pets', { headers: { 'X-API-Key': testKey, Prefer: 'fault=429' } });
     expect(refused.status).toBe(429);
     expectAllReadable(refused);

@@ -1,9 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, type Server, startServer, tempDir } from '../helpers/process.js';
+import { demoKey, freePort, type Server, startServer, tempDir } from '../helpers/process.js';
 import { type RedisServer, redisServerInstalled, startRedisServer } from '../helpers/redis.js';
-
-const KEY_LINE = /^ {2}free +(pet_[A-Za-z0-9_-]{32})$/m;
 
 /** Polls `check` (bounded): the service notices Redis coming and going by itself. */
 async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
@@ -24,7 +22,7 @@ describe.skipIf(!redisServerInstalled())('the service through a Redis outage', (
     redisPort = await freePort();
     redis = await startRedisServer(redisPort);
     server = await startServer({ DATABASE_URL: join(tempDir(), 'p.db'), REDIS_URL: redis.url, LOG_LEVEL: 'info' });
-    key = KEY_LINE.exec(server.output())![1]!;
+    key = demoKey(server, 'free');
   });
   afterAll(async () => {
     await server?.stop();

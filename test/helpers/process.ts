@@ -60,6 +60,13 @@ export interface Server {
   stop(signal?: NodeJS.Signals): Promise<number | NodeJS.Signals | null>;
 }
 
+/** A demo key the service printed at start (its `free` or `test` line), from its output. */
+export function demoKey(server: Pick<Server, 'output'>, plan: 'free' | 'test'): string {
+  const line = new RegExp(`^ {2}${plan} +(pet_${plan === 'test' ? 'test_' : ''}[A-Za-z0-9_-]{32})$`, 'm').exec(server.output());
+  if (!line) throw new Error(`no ${plan} demo key in the service's output`);
+  return line[1]!;
+}
+
 /** Starts the real service (`src/main.ts`) on free ports and waits until both listeners answer. */
 export async function startServer(env: Record<string, string>, cwd = ROOT): Promise<Server> {
   const port = await freePort();
