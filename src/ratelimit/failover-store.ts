@@ -102,7 +102,7 @@ export class FailoverLimiterStore implements LimiterStore {
   /** Takes ownership of `redis`, best made by `createLimiterRedis`. */
   constructor(redis: Redis | Cluster, { clock, log, onModeChange = () => {}, ...options }: FailoverLimiterStoreOptions) {
     this.#redis = redis;
-    this.#primary = new RedisLimiterStore(redis, options);
+    this.#primary = new RedisLimiterStore(redis, { ...options, judge: (reply, calls) => this.#judge(reply, calls) });
     this.#fallback = new MemoryLimiterStore({ clock, rules: options.rules });
     this.#log = log;
     this.#onModeChange = onModeChange;
@@ -154,20 +154,32 @@ export class FailoverLimiterStore implements LimiterStore {
     await Promise.all([this.#primary.close(), this.#fallback.close()]);
   }
 
-  async #call<T>(use: (store: LimiterStore) => Promise<T>): Promise<T> {
-    if (this.#mode === 'redis') {
-      try {
-        const reply = await withinDeadline(use(this.#primary), this.#answered);
-        if (reply !== TIMED_OUT) {
+  /** In Redis while it answers; a call whose run failed or was really late (`#judge`) is decided in memory. */
+  #call<T>(use: (store: LimiterStore) => Promise<T>): Promise<T> {
+    if (this.#mode !== 'redis') return use(this.#fallback);
+    return use(this.#primary).catch(() => use(this.#fallback));
+  }
+
+  /**
+   * A run's reply, as the primary's `calls` calls share it: within the deadline, or rejected. A failed
+   * run is evidence of an outage; a reply that was really late counts once for each of its calls.
+   */
+  #judge(reply: Promise<unknown>, calls: number): Promise<unknown> {
+    return withinDeadline(reply, this.#answered).then(
+      (value) => {
+        if (value !== TIMED_OUT) {
           this.#timeouts = 0;
-          return reply;
+          return value;
         }
-        if (++this.#timeouts >= TIMEOUTS_TO_SWITCH) this.#fail(new Error(`${TIMEOUTS_TO_SWITCH} replies in a row took over ${COMMAND_TIMEOUT_MS} ms`));
-      } catch (error) {
+        this.#timeouts += calls;
+        if (this.#timeouts >= TIMEOUTS_TO_SWITCH) this.#fail(new Error(`${TIMEOUTS_TO_SWITCH} replies in a row took over ${COMMAND_TIMEOUT_MS} ms`));
+        throw new Error(`a reply took over ${COMMAND_TIMEOUT_MS} ms`);
+      },
+      (error: unknown) => {
         this.#fail(error);
-      }
-    }
-    return use(this.#fallback);
+        throw error;
+      },
+    );
   }
 
   #fail(error: unknown): void {

@@ -14,6 +14,12 @@ export interface RedisLimiterStoreOptions {
   clock?: Clock;
   /** Starts every key; the caller follows in braces, so all of one caller's keys share a Cluster slot. */
   prefix?: string;
+  /**
+   * What a run's reply goes through before its `calls` are answered (the failover store's deadline,
+   * ./failover-store.ts): one judgement, and one timer, per run rather than per call. A rejection
+   * fails every call of the run.
+   */
+  judge?: (reply: Promise<unknown>, calls: number) => Promise<unknown>;
 }
 
 type Mode = 'hit' | 'refuse' | 'peek' | 'ban' | 'unban';
@@ -46,13 +52,17 @@ export function limiterKeys(prefix: string, caller: string): [string, string, st
   return [`${base}minute-ms`, `${base}rejections`, `${base}state`];
 }
 
-/** One call of the script: a caller's keys and arguments, and who waits for its reply. */
+/** One call of the script: a caller's keys and arguments, and who waits for its reply, in the shape it wants. */
 interface Call {
   /** Which calls may share a run: any on one Redis (''), one caller's on a cluster. */
   run: string;
   keys: readonly string[];
   args: readonly (string | number)[];
-  resolve(reply: unknown[]): void;
+  /** The policy of a call that asks for a verdict (hit, refuse, peek): its reply becomes that verdict. */
+  policy: Policy | undefined;
+  /** Else the call's reply as its caller takes it (a ban, nothing). */
+  shape: ((reply: unknown[]) => unknown) | undefined;
+  resolve(answer: unknown): void;
   reject(error: unknown): void;
 }
 
@@ -84,8 +94,12 @@ export class RedisLimiterStore implements LimiterStore {
   /** This turn's calls, sent once its I/O is done, by the run they may share: all one on one Redis, by caller on a cluster. */
   readonly #pending = new TurnBatch<Call>((calls) => this.#sendAll(calls));
 
-  constructor(redis: Redis | Cluster, { rules = DEFAULT_BAN_RULES, clock, prefix = 'petstore:' }: RedisLimiterStoreOptions = {}) {
+  /** See `RedisLimiterStoreOptions.judge`. */
+  readonly #judge: RedisLimiterStoreOptions['judge'];
+
+  constructor(redis: Redis | Cluster, { rules = DEFAULT_BAN_RULES, clock, prefix = 'petstore:', judge }: RedisLimiterStoreOptions = {}) {
     this.#redis = redis;
+    this.#judge = judge;
     this.#single = redis instanceof Redis;
     const { rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs } = rules;
     this.#ruleArgs = [rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs];
@@ -93,12 +107,12 @@ export class RedisLimiterStore implements LimiterStore {
     this.#prefix = prefix;
   }
 
-  async hit(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
-    return verdictOf((await this.#run('hit', caller, policy, unbanSeq)) as Reply, policy);
+  hit(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    return this.#run('hit', caller, policy, unbanSeq);
   }
 
-  async refuse(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
-    return verdictOf((await this.#run('refuse', caller, policy, unbanSeq)) as Reply, policy);
+  refuse(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    return this.#run('refuse', caller, policy, unbanSeq);
   }
 
   /** Redis is always asked: one round trip. */
@@ -106,17 +120,19 @@ export class RedisLimiterStore implements LimiterStore {
     return undefined;
   }
 
-  async peek(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
-    return verdictOf((await this.#run('peek', caller, policy, unbanSeq)) as Reply, policy);
+  peek(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+    return this.#run('peek', caller, policy, unbanSeq);
   }
 
   async unban(caller: string): Promise<void> {
-    await this.#run('unban', caller);
+    await this.#run('unban', caller, undefined, 0, () => undefined);
   }
 
-  async banOf(caller: string, unbanSeq = 0): Promise<{ until: number; level: number } | null> {
-    const [until, level] = (await this.#run('ban', caller, undefined, unbanSeq)) as [number, number];
-    return until > 0 ? { until, level } : null;
+  banOf(caller: string, unbanSeq = 0): Promise<{ until: number; level: number } | null> {
+    return this.#run('ban', caller, undefined, unbanSeq, (reply) => {
+      const [until, level] = reply as [number, number];
+      return until > 0 ? { until, level } : null;
+    });
   }
 
   async close(): Promise<void> {
@@ -124,11 +140,14 @@ export class RedisLimiterStore implements LimiterStore {
     await this.#redis.quit().catch(() => this.#redis.disconnect());
   }
 
-  #run(mode: Mode, caller: string, policy?: Policy, unbanSeq = 0): Promise<unknown[]> {
+  /** One call, answered with its reply in the shape `shape` makes (by default, `policy`'s verdict). */
+  #run(mode: 'hit' | 'refuse' | 'peek', caller: string, policy: Policy, unbanSeq: number): Promise<Verdict>;
+  #run<T>(mode: 'ban' | 'unban', caller: string, policy: undefined, unbanSeq: number, shape: (reply: unknown[]) => T): Promise<T>;
+  #run(mode: Mode, caller: string, policy: Policy | undefined, unbanSeq: number, shape?: (reply: unknown[]) => unknown): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const args = [mode, this.#clock?.() ?? '', policy?.perMinute ?? 0, policy?.perDay ?? 0, unbanSeq];
       const run = this.#single ? '' : caller;
-      this.#pending.add({ run, keys: limiterKeys(this.#prefix, caller), args, resolve, reject });
+      this.#pending.add({ run, keys: limiterKeys(this.#prefix, caller), args, policy, shape, resolve, reject });
     });
   }
 
@@ -151,13 +170,23 @@ export class RedisLimiterStore implements LimiterStore {
       for (const key of call.keys) keys.push(key);
       for (const arg of call.args) args.push(arg);
     }
-    const replied = (replies: unknown) => calls.forEach((call, i) => call.resolve((replies as unknown[][])[i]!));
+    const replied = (replies: unknown) => calls.forEach((call, i) => answer(call, (replies as unknown[][])[i]!));
     const failed = (error: unknown) => calls.forEach((call) => call.reject(error));
-    this.#redis.evalsha(SCRIPT_SHA, keys.length, ...keys, ...args).then(replied, (error: unknown) => {
+    const reply = this.#redis.evalsha(SCRIPT_SHA, keys.length, ...keys, ...args).catch((error: unknown) => {
       // A restarted or flushed server has forgotten the script: send it whole, once.
-      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) return failed(error);
-      this.#redis.eval(LIMITER_SCRIPT, keys.length, ...keys, ...args).then(replied, failed);
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+      return this.#redis.eval(LIMITER_SCRIPT, keys.length, ...keys, ...args);
     });
+    (this.#judge ? this.#judge(reply, calls.length) : reply).then(replied, failed);
+  }
+}
+
+/** A call's reply, in the shape its caller takes; a reply that cannot be read fails that call alone. */
+function answer(call: Call, reply: unknown[]): void {
+  try {
+    call.resolve(call.shape ? call.shape(reply) : verdictOf(reply as Reply, call.policy!));
+  } catch (error) {
+    call.reject(error);
   }
 }
 
