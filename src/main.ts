@@ -9,6 +9,7 @@ import { type Db, openDatabase, warmUp } from './db/database.js';
 import { migrate } from './db/migrations.js';
 import { transactionsOf } from './db/group-commit.js';
 import { EventRetention } from './events/retention.js';
+import { IdempotencyExpiry } from './idempotency/expiry.js';
 import { createDemoKeys } from './keys/demo.js';
 import { Fulfilment } from './orders/fulfilment.js';
 import { OrderMoves } from './orders/moves.js';
@@ -76,22 +77,24 @@ async function openStores(config: Config, logger: Logger) {
   return { db, checkpoints, changes };
 }
 
-/** Off the request path: orders falling due move, webhooks go out, and events past their retention go. */
+/** Off the request path: orders falling due move, webhooks go out, and events past their retention and Idempotency-Keys past their window go. */
 function backgroundJobs(config: Config, db: Db, changes: ChangeFeed, metrics: Metrics, logger: Logger) {
   const log = logger.child({ component: 'jobs' });
   const clock = systemClock;
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
   const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log });
+  const expiry = new IdempotencyExpiry({ db, clock, log });
   const dispatcher = Dispatcher.of(db, config.webhooks, { clock, metrics, log });
   return {
     /** Once the API answers; not awaited: a flood of orders that fell due while no instance ran is paced. */
     start(): void {
       void fulfilment.start();
       void retention.start();
+      void expiry.start();
       dispatcher.start();
     },
-    stop: () => Promise.all([fulfilment.stop(), retention.stop(), dispatcher.stop()]),
+    stop: () => Promise.all([fulfilment.stop(), retention.stop(), expiry.stop(), dispatcher.stop()]),
   };
 }
 

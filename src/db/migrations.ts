@@ -40,6 +40,7 @@ export function migrations(kind: Kind): Record<string, Migration> {
     '006_webhooks': webhooks(d),
     '007_new_key_notifications': newKeyNotifications(d),
     '008_key_versions': keyVersions(d),
+    '009_idempotency_expiry': idempotencyExpiry(d),
   };
 }
 
@@ -231,6 +232,13 @@ const keyVersions = (_d: Dialect): Migration => ({
       .alterTable('api_keys')
       .addColumn('api_version', 'text', (c) => c.notNull().defaultTo('2025-06-01'))
       .execute();
+  },
+});
+
+const idempotencyExpiry = (_d: Dialect): Migration => ({
+  // Records that left the Idempotency-Key window are deleted, oldest first (idempotency/expiry.ts).
+  async up(db: Kysely<unknown>) {
+    await db.schema.createIndex('idempotency_records_created_at').on('idempotency_records').column('created_at').execute();
   },
 });
 

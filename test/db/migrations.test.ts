@@ -54,6 +54,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       '006_webhooks',
       '007_new_key_notifications',
       '008_key_versions',
+      '009_idempotency_expiry',
     ]);
   });
 });

@@ -11,6 +11,7 @@ import { createMetrics, type Metrics } from '../../src/ops/metrics.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import { transactionsOf } from '../../src/db/group-commit.js';
 import { EventRetention } from '../../src/events/retention.js';
+import { IdempotencyExpiry } from '../../src/idempotency/expiry.js';
 import { Fulfilment } from '../../src/orders/fulfilment.js';
 import { OrderMoves } from '../../src/orders/moves.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
@@ -40,6 +41,8 @@ export interface TestApp {
   fulfilment: Fulfilment;
   /** The instance's event retention, not started: a test calls `sweep()`. */
   retention: EventRetention;
+  /** The instance's expiry of Idempotency-Key records, not started: a test calls `sweep()`. */
+  idempotencyExpiry: IdempotencyExpiry;
   /** The instance's webhook dispatcher, not started: a test moves the clock and calls `runDue()`. */
   dispatcher: Dispatcher;
   /** Sends a request: injected into Fastify, or over a real socket when the app came in by an `entrance`. */
@@ -92,6 +95,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
   const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log: quiet });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log: quiet });
+  const idempotencyExpiry = new IdempotencyExpiry({ db, clock, log: quiet });
   const dispatcher = Dispatcher.of(db, config.webhooks, { clock, metrics, log: quiet, random: options.random });
   const request = options.entrance ? overSocket(Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port)) : injected(app);
   return {
@@ -108,11 +112,12 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
     config,
     fulfilment,
     retention,
+    idempotencyExpiry,
     dispatcher,
     request,
     newKey: async (choice = 'pro') => (await keys.create(typeof choice === 'string' ? { plan: choice } : choice)).key,
     close: async ({ keepStore = false } = {}) => {
-      await Promise.all([fulfilment.stop(), retention.stop(), dispatcher.stop()]);
+      await Promise.all([fulfilment.stop(), retention.stop(), idempotencyExpiry.stop(), dispatcher.stop()]);
       await app.close();
       await admin.close();
       await limiter.close();

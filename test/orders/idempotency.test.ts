@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdempotencyExpiry } from '../../src/idempotency/expiry.js';
 import { IdempotentWrites } from '../../src/idempotency/writes.js';
 import { OrderMoves } from '../../src/orders/moves.js';
 import { OrderPlacement } from '../../src/orders/placement.js';
@@ -230,5 +231,54 @@ describe('POST /store/orders with Idempotency-Key', () => {
     const key = await t.newKey('business');
     const response = await post(key, 'k'.repeat(255), JSON.stringify({ petId: available, quantity: 1 }));
     expect(response.statusCode).toBe(201);
+  });
+});
+
+describe('Idempotency-Key records past the window', () => {
+  it('are deleted oldest first, in slices, once 24 hours have passed, and the rest are kept and still replayed', async () => {
+    const own = await testApp();
+    try {
+      const key = await own.newKey('business');
+      const send = (idempotencyKey: string, quantity = 1) =>
+        own.app.inject({
+          method: 'POST',
+          url: '/store/orders',
+          headers: { 'x-api-key': key, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+          payload: JSON.stringify({ petId: available, quantity }),
+        });
+      const remembered = async () =>
+        (await own.db.selectFrom('idempotency_records').select('idempotency_key').orderBy('created_at').execute()).map((row) => row.idempotency_key);
+      // Five a millisecond apart (old-0 at T … old-4 at T+4), then three half a day later.
+      for (let i = 0; i < 5; i++) {
+        expect((await send(`old-${i}`)).statusCode).toBe(201);
+        own.clock.advance(1);
+      }
+      own.clock.advance(DAY_MS / 2);
+      for (let i = 0; i < 3; i++) expect((await send(`new-${i}`)).statusCode).toBe(201);
+
+      // At T+3 + 24 h: old-0 … old-3 have left the window, old-4 has not.
+      own.clock.advance(DAY_MS / 2 - 2);
+      const sliced = new IdempotencyExpiry({
+        db: own.db,
+        clock: own.clock,
+        log: { warn: () => {}, info: () => {} },
+        pace: { sliceMs: 5, idleShare: 1, busyShare: 1, first: 2, min: 1, max: 2 },
+      });
+      expect(await sliced.sweep()).toBe(4);
+      expect(await remembered()).toEqual(['old-4', 'new-0', 'new-1', 'new-2']);
+      // What the window says, unchanged: old-4 with another body is still refused; old-3 is a new request.
+      expect((await send('old-4', 2)).statusCode).toBe(422);
+      const again = await send('old-3', 2);
+      expect(again.statusCode).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBeUndefined();
+      expect((await send('new-0')).headers['idempotent-replayed']).toBe('true');
+
+      own.clock.advance(1);
+      expect(await own.idempotencyExpiry.sweep()).toBe(1);
+      expect(await own.idempotencyExpiry.sweep()).toBe(0);
+      expect(await remembered()).toEqual(['new-0', 'new-1', 'new-2', 'old-3']);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -1,0 +1,60 @@
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/database.js';
+import { RETENTION_INTERVAL_MS, RETENTION_PACE } from '../events/retention.js';
+import type { Pace } from '../jobs/paced.js';
+import { type JobLog, SlicedJob } from '../jobs/sliced-job.js';
+import { IDEMPOTENCY_WINDOW_MS } from './window.js';
+
+export interface IdempotencyExpiryDeps {
+  db: Db;
+  clock: Clock;
+  log: JobLog;
+  pace?: Pace;
+}
+
+/**
+ * Deletes the `Idempotency-Key` records that left the window (`IDEMPOTENCY_WINDOW_MS`): once a key is
+ * older than that, a request that sends it again is a new request (./writes.ts), so the record only
+ * takes room. Oldest first, in paced slices, at the events' retention pace: a slice reads the creation
+ * time of its last row (by the `idempotency_records_created_at` index) and deletes every expired row
+ * created by then. Instances on one PostgreSQL may sweep at once: a row deleted twice is deleted once.
+ */
+export class IdempotencyExpiry {
+  readonly #job: SlicedJob;
+
+  constructor(private readonly deps: IdempotencyExpiryDeps) {
+    this.#job = new SlicedJob({ name: 'idempotency expiry', everyMs: RETENTION_INTERVAL_MS, pace: deps.pace ?? RETENTION_PACE, log: deps.log });
+  }
+
+  /** Deletes the records that expired by now; answers how many. */
+  async sweep(): Promise<number> {
+    const { db, clock } = this.deps;
+    const cutoff = new Date(clock() - IDEMPOTENCY_WINDOW_MS).toISOString();
+    let deleted = 0;
+    await this.#job.pass(async (size) => {
+      const oldest = await db
+        .selectFrom('idempotency_records')
+        .select('created_at')
+        .where('created_at', '<=', cutoff)
+        .orderBy('created_at')
+        .limit(size)
+        .execute();
+      if (oldest.length === 0) return false;
+      // Rows created in the same millisecond as the slice's last go with it: a slice may be a few rows larger.
+      const through = oldest[oldest.length - 1]!.created_at;
+      const result = await db.deleteFrom('idempotency_records').where('created_at', '<=', through).executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+      return oldest.length === size;
+    });
+    return deleted;
+  }
+
+  /** Sweeps now, then every `RETENTION_INTERVAL_MS`; resolves once the first sweep is done. */
+  start(): Promise<void> {
+    return this.#job.start(() => this.sweep());
+  }
+
+  stop(): Promise<void> {
+    return this.#job.stop();
+  }
+}
