@@ -20,11 +20,11 @@ let t: TestApp;
 let available: number;
 let pending: number;
 
-/** POST /store/orders with a raw JSON text, so that the exact bytes are under the test's control. */
-function post(key: string, idempotencyKey: string | undefined, body: string): Promise<LightMyRequestResponse> {
+/** POST /store/orders with a raw JSON text, so that the exact bytes are under the test's control; to `t` unless another app is named. */
+function post(key: string, idempotencyKey: string | undefined, body: string, app = t.app): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = { 'x-api-key': key, 'content-type': 'application/json' };
   if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
-  return t.app.inject({ method: 'POST', url: '/store/orders', headers, payload: body });
+  return app.inject({ method: 'POST', url: '/store/orders', headers, payload: body });
 }
 
 async function ordersOf(key: string): Promise<Order[]> {
@@ -239,13 +239,7 @@ describe('Idempotency-Key records past the window', () => {
     const own = await testApp();
     try {
       const key = await own.newKey('business');
-      const send = (idempotencyKey: string, quantity = 1) =>
-        own.app.inject({
-          method: 'POST',
-          url: '/store/orders',
-          headers: { 'x-api-key': key, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
-          payload: JSON.stringify({ petId: available, quantity }),
-        });
+      const send = (idempotencyKey: string, quantity = 1) => post(key, idempotencyKey, JSON.stringify({ petId: available, quantity }), own.app);
       const remembered = async () =>
         (await own.db.selectFrom('idempotency_records').select('idempotency_key').orderBy('created_at').execute()).map((row) => row.idempotency_key);
       // Five a millisecond apart (old-0 at T … old-4 at T+4), then three half a day later.
