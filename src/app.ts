@@ -262,7 +262,6 @@ function fastEntrance(
     answered,
     open: () => !app.draining && app.server.listening,
     clientAddress: clientAddressOf(config.trustProxy),
-    refused: versions.refused,
   });
 }
 

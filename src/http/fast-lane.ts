@@ -34,8 +34,6 @@ export interface FastLaneDeps {
   open: () => boolean;
   /** The client's address, as Fastify's `request.ip` gives it (./client-address.ts): worked out only when a step or an access line asks. */
   clientAddress: (req: IncomingMessage) => string | undefined;
-  /** Whether a request is refused in the version `chooseVersion` gave it (versions/step.ts): Fastify answers that. */
-  refused: (request: Pick<StepRequest, 'headers' | 'apiVersion'>) => boolean;
 }
 
 type Next = (req: IncomingMessage, res: ServerResponse) => void;
@@ -55,8 +53,8 @@ type Next = (req: IncomingMessage, res: ServerResponse) => void;
  * steps again and answers as it answers every request. The steps that fail after the count cannot for
  * what the lane goes on with: `failNow` fails test keys only, `requireHost` a request without Host,
  * `refuseUnknownExpectation` an `Expect` that Node hands to Fastify itself, `rejectUnknownPath` a path
- * no route takes, `requireKey` a caller without a live key, `refuseVersion` a version the lane was told
- * is refused (`refused`, asked before anything is counted). On SQLite every request of a turn,
+ * no route takes, `requireKey` a caller without a live key, `refuseVersion` a version that refuses the
+ * request (`chooseVersion` decided that before anything is counted, and the lane hands such a request over then). On SQLite every request of a turn,
  * Fastify's too, first waits for the turn's one look at the store's news (below).
  */
 export function fastLane(deps: FastLaneDeps) {
@@ -147,6 +145,7 @@ class LaneExchange implements StepRequest, StepReply {
   readonly headers: IncomingHttpHeaders;
   rateLimit!: Verdict;
   forcedRefusal: string | undefined = undefined;
+  versionRefusal: StepRequest['versionRefusal'] = undefined;
   fault: StepRequest['fault'] = undefined;
   countLater: StepRequest['countLater'] = undefined;
   private state = RUNNING;
@@ -191,14 +190,15 @@ class LaneExchange implements StepRequest, StepReply {
   }
 
   /**
-   * Set by `chooseVersion`, right after the caller is known and still before anything is counted: the
-   * lane goes on only in a version not refused whose answer memory holds; else it hands over now.
+   * Set by `chooseVersion`, right after the caller is known and still before anything is counted, just
+   * after `versionRefusal`: the lane goes on only in a version not refused whose answer memory holds;
+   * else it hands over now.
    */
   set apiVersion(version: string) {
     this.version = version;
     const { caller } = this;
     if (this.state !== RUNNING || caller?.kind !== 'key') return;
-    if (!this.lane.refused(this)) this.ok = this.route.answerFor(this.parameter, caller.key.id, version);
+    if (this.versionRefusal === undefined) this.ok = this.route.answerFor(this.parameter, caller.key.id, version);
     if (this.ok === undefined) this.state = HANDED_OVER;
   }
 

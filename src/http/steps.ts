@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The version the answer is shaped in (versions/). */
     apiVersion: string;
+    /** Why that version refuses the request, if it does: decided once, with the version (versions/step.ts). */
+    versionRefusal: 'unknown' | 'sunset' | undefined;
   }
   interface FastifyInstance {
     /**
@@ -43,6 +45,8 @@ export interface StepRequest {
   identity: Identity;
   /** The version the answer is shaped in (versions/), set by `chooseVersion`. */
   apiVersion: string;
+  /** Why that version refuses the request, if it does: set by `chooseVersion` just before `apiVersion`. */
+  versionRefusal: 'unknown' | 'sunset' | undefined;
   rateLimit: Verdict;
   /** What forced a refusal (a test key's `Prefer: fault=429` or its profile): faults/step.ts. */
   forcedRefusal?: string;

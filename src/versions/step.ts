@@ -18,15 +18,15 @@ export function unknownVersion(where: string): ProblemError {
 }
 
 /** Why an API request is refused in the version it is answered in: an unknown version sent, or one past its sunset (the clock read only then). */
-export function refusalOf(sent: unknown, version: string, oldest: Notice, clock: Clock): 'unknown' | 'sunset' | undefined {
+function refusalOf(sent: unknown, version: string, oldest: Notice, clock: Clock): 'unknown' | 'sunset' | undefined {
   if (sent !== undefined && !isVersion(sent)) return 'unknown';
   if (noticeOf(version, oldest) && isSunset(oldest, clock())) return 'sunset';
   return undefined;
 }
 
-/** The problem that refuses an API request in its version, if one does (`refusalOf`). */
-export function versionRefusal(request: Pick<StepRequest, 'headers' | 'apiVersion'>, oldest: Notice, clock: Clock): ProblemError | undefined {
-  const refusal = refusalOf(request.headers[VERSION_FIELD], request.apiVersion, oldest, clock);
+/** The problem that refuses an API request in its version, if one does (`refusalOf`, as `chooseVersion` found it). */
+function versionRefusal(request: Pick<StepRequest, 'apiVersion' | 'versionRefusal'>, oldest: Notice): ProblemError | undefined {
+  const refusal = request.versionRefusal;
   if (refusal === 'unknown') return unknownVersion(VERSION_HEADER);
   if (refusal === 'sunset') {
     return new ProblemError(
@@ -41,15 +41,22 @@ export function versionRefusal(request: Pick<StepRequest, 'headers' | 'apiVersio
  * The two steps of versions. `chooseVersion`, once the caller is known and before anything is counted,
  * so that every response says its version (a `429` too); `refuseVersion`, for API operations once the
  * key is required, so that a refusal is counted as any bad request is.
+ *
+ * Whether the version refuses the request is decided once, by `chooseVersion`, at one reading of the
+ * clock: `refuseVersion` (after the count) and the fast lane (before it) act on that decision, so a
+ * request in the sunset's very millisecond is not answered by one and refused by the other.
  */
 export function versionSteps(clock: Clock, oldest: Notice): { chooseVersion: Step; refuseVersion: Step } {
   return {
     chooseVersion: function chooseVersion(request, reply) {
-      request.apiVersion = versionOf(request);
-      reply.header(VERSION_HEADER, request.apiVersion);
+      const version = versionOf(request);
+      // Before the version is set: the lane's exchange decides whether to go on as it is set.
+      request.versionRefusal = refusalOf(request.headers[VERSION_FIELD], version, oldest, clock);
+      request.apiVersion = version;
+      reply.header(VERSION_HEADER, version);
     },
     refuseVersion: function refuseVersion(request) {
-      const refusal = versionRefusal(request, oldest, clock);
+      const refusal = versionRefusal(request, oldest);
       if (refusal) throw refusal;
     },
   };

@@ -1,10 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
-import type { StepRequest } from '../http/steps.js';
 import { oldestVersionNotice, VersionNotices } from './notices.js';
 import { Shapes } from './shape.js';
-import { refusalOf, versionSteps } from './step.js';
-import { NEWEST_VERSION, VERSION_FIELD } from './versions.js';
+import { versionSteps } from './step.js';
+import { NEWEST_VERSION } from './versions.js';
 
 export interface VersioningDeps {
   clock: Clock;
@@ -26,10 +25,6 @@ export function versioning({ clock, publicUrl, oldestSunsetAt, named }: Versioni
     notices,
     shapes,
     ...versionSteps(clock, notices.oldest),
-    /** The fast lane's: whether a request is refused in its version (then Fastify answers it, refusal and all). */
-    refused(request: Pick<StepRequest, 'headers' | 'apiVersion'>): boolean {
-      return refusalOf(request.headers[VERSION_FIELD], request.apiVersion, notices.oldest, clock) !== undefined;
-    },
     /**
      * Fastify's hook on every answer, before the route's own (its `ETag`): the deprecation headers of
      * the version and the operation, and an older version's body shaped from the newest's.

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { NEWEST_VERSION, OLDEST_VERSION, VERSIONS } from '../../src/versions/versions.js';
 import { type TestApp, testApp } from '../helpers/app.js';
+import { type FakeClock, fakeClock } from '../helpers/clock.js';
 import { ENTRANCES } from '../helpers/over-socket.js';
 
 /**
@@ -114,6 +115,36 @@ describe.each(ENTRANCES)('versions, through %s', (entrance) => {
       expect(gone.headers['petstore-version']).toBe(OLDEST_VERSION);
     }
     expect((await t.request({ url: '/pets/1', headers: as(pinned, NEWEST_VERSION) })).statusCode).toBe(200);
+  });
+
+  it('a request at the sunset’s millisecond is decided once: answered in its version or refused, and counted once', async () => {
+    // A clock that moves a millisecond at every read while a request is handled: started a little
+    // earlier each time, the sunset falls between any two of the request's reads of it.
+    const base = fakeClock();
+    let ticking = false;
+    const clock: FakeClock = Object.assign(
+      () => {
+        const now = base();
+        if (ticking) base.advance(1);
+        return now;
+      },
+      { advance: base.advance, set: base.set },
+    );
+    t = await testApp({ entrance, clock, env: { OLDEST_VERSION_SUNSET_AT: '2027-03-01T00:00:00Z' } });
+    // The pet in memory first, so that the lane may answer it.
+    await t.request({ url: '/pets/1', headers: as(await t.newKey('pro')) });
+    const statuses = new Set<number>();
+    for (let early = 1; early <= 40; early++) {
+      const pinned = (await t.keys.create({ plan: 'pro', apiVersion: OLDEST_VERSION })).key;
+      clock.set(new Date(Date.parse('2027-03-01T00:00:00Z') - early).toISOString());
+      ticking = true;
+      const response = await t.request({ url: '/pets/1', headers: as(pinned) });
+      ticking = false;
+      statuses.add(response.statusCode);
+      expect([200, 410], `${early} ms early`).toContain(response.statusCode);
+      expect(Number(response.headers['x-ratelimit-remaining']), `${early} ms early`).toBe(Number(response.headers['x-ratelimit-limit']) - 1);
+    }
+    expect([...statuses].sort()).toEqual([200, 410]);
   });
 });
 
