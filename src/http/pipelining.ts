@@ -76,15 +76,15 @@ class Held {
   count = 0;
   paused = false;
   #slowed: NodeJS.Timeout | undefined = undefined;
-  private watching = false;
+  #watching = false;
   constructor(readonly socket: Socket) {}
 
   hold(): void {
     if (this.paused) return;
     this.paused = true;
     this.socket.pause();
-    if (this.watching) return;
-    this.watching = true;
+    if (this.#watching) return;
+    this.#watching = true;
     this.socket.on('resume', () => {
       if (this.paused) this.socket.pause();
     });
