@@ -54,8 +54,9 @@ type Next = (req: IncomingMessage, res: ServerResponse) => void;
  * what the lane goes on with: `failNow` fails test keys only, `requireHost` a request without Host,
  * `refuseUnknownExpectation` an `Expect` that Node hands to Fastify itself, `rejectUnknownPath` a path
  * no route takes, `requireKey` a caller without a live key, `refuseVersion` a version that refuses the
- * request (`chooseVersion` decided that before anything is counted, and the lane hands such a request over then). On SQLite every request of a turn,
- * Fastify's too, first waits for the turn's one look at the store's news (below).
+ * request (`chooseVersion` decides that before anything is counted, and the lane hands such a request
+ * over then). On SQLite every request of a turn, Fastify's too, first waits for the turn's one look at
+ * the store's news (below).
  */
 export function fastLane(deps: FastLaneDeps) {
   const { routes, steps, changes, open } = deps;
