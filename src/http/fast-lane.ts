@@ -54,9 +54,8 @@ type Next = (req: IncomingMessage, res: ServerResponse) => void;
  * what the lane goes on with: `failNow` fails test keys only, `requireHost` a request without Host,
  * `refuseUnknownExpectation` an `Expect` that Node hands to Fastify itself, `rejectUnknownPath` a path
  * no route takes, `requireKey` a caller without a live key, `refuseVersion` a version that refuses the
- * request (`chooseVersion` decides that before anything is counted, and the lane hands such a request
- * over then). On SQLite every request of a turn, Fastify's too, first waits for the turn's one look at
- * the store's news (below).
+ * request (decided by `chooseVersion` before the count; the lane hands such a request over). On SQLite
+ * every request of a turn, Fastify's too, first waits for the turn's one look at the store's news.
  */
 export function fastLane(deps: FastLaneDeps) {
   const { routes, steps, changes, open } = deps;
