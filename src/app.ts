@@ -12,6 +12,7 @@ import { faultSteps } from './faults/step.js';
 import { docsRoutes } from './docs/routes.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { corsPolicy } from './http/cors.js';
+import { sharedSerializers } from './http/serialization.js';
 import {
   errorHandler,
   frameworkErrorHandler,
@@ -133,6 +134,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler(publicUrl, steps),
     clientErrorHandler: clientErrorHandler(publicUrl, limiter),
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   everyRequest(app, { steps: onRequestSteps, faults, versions, answered, logger, publicUrl });
