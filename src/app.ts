@@ -125,8 +125,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
     genReqId: requestIdOf,
-    // One access-log line per request, written when it is answered (below), instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new LogController({ disableRequestLogging: true }), // one access-log line a request, when answered (below)
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
     routerOptions: { maxParamLength: MAX_HEAD_BYTES },
