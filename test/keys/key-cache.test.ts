@@ -115,7 +115,15 @@ describe('the key cache', () => {
     const { cache, repository, loads, feed } = instance(s.db, s, { max: 3 });
     // On PostgreSQL the cache forgets everything once it starts listening: let that happen first.
     await feed.ready();
-    const keys = await Promise.all(Array.from({ length: 4 }, () => repository.create({ plan: 'free' }).then((c) => c.key)));
+    // A new key is heard at once from here, and on PostgreSQL once more a few ms later, from the
+    // store's notice; the cache forgets a key each time. Both are heard before the order of use is
+    // tested, or a notice heard after the finds below would make a cached key load again.
+    const heard = new Map<string, number>();
+    feed.subscribe((change) => void (change.id && heard.set(change.id, (heard.get(change.id) ?? 0) + 1)));
+    const created = await Promise.all(Array.from({ length: 4 }, () => repository.create({ plan: 'free' })));
+    const times = TEST_STORE === 'postgres' ? 2 : 1;
+    await within(5_000, async () => created.every((c) => heard.get(c.record.id) === times));
+    const keys = created.map((c) => c.key);
     for (const key of keys.slice(0, 3)) await cache.find(key);
     await cache.find(keys[0]!); // now the most recently used
     await cache.find(keys[3]!); // the fifth find evicts keys[1]
