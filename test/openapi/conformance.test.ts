@@ -18,7 +18,10 @@ let t: TestApp;
 let validators: Validators;
 
 beforeAll(async () => {
-  t = await testApp({ env: { ADMIN_TOKEN: 'admin-token-for-tests-0123456789' } });
+  // A small BODY_LIMIT, so that the body a 413 refuses arrives whole with its headers: a body of
+  // megabytes is still arriving when the service answers and closes, and the proxy, still sending,
+  // may then lose the answer to the connection's reset (seen once on a busy machine).
+  t = await testApp({ env: { ADMIN_TOKEN: 'admin-token-for-tests-0123456789', BODY_LIMIT: '4096' } });
   validators = await Validators.start(t);
 });
 afterAll(async () => {
@@ -242,7 +245,7 @@ describe('every response of real traffic conforms to the served document', () =>
       ['createWebhookEndpoint', 'POST', '/webhook-endpoints'],
       ['updateWebhookEndpoint', 'PATCH', `/webhook-endpoints/${hookId}`],
     ] as const) {
-      await send(operationId, hook(method, path, { description: 'x'.repeat(2_000_000) }));
+      await send(operationId, hook(method, path, { description: 'x'.repeat(8_000) }));
       await send(operationId, { method, url: path, headers: as(tester, { 'content-type': 'text/plain' }), payload: 'x' });
     }
     await send('deleteWebhookEndpoint', hook('DELETE', `/webhook-endpoints/${hookId}`));
