@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { postgresSchema } from '../test/helpers/database.js';
 import { postOrder } from './mode-run.js';
 import { byTurns, oneAtATime, type Requests } from './load.js';
@@ -88,7 +88,7 @@ try {
 
 /** The rows of `tables` from one SQLite store into another, in the columns both have (REF's may lack newer ones). */
 function copyRows(from: string, to: string, tables: string[]): void {
-  const connection = new SQLite(to);
+  const connection = new DatabaseSync(to);
   try {
     connection.prepare('attach database ? as source').run(from);
     const columnsOf = (schema: string, table: string) =>

@@ -4,7 +4,7 @@
  * would for orders placed through the API. And what the phase reads back from a store once its
  * service is gone.
  */
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { displayPrefix, generateKey, generateKeyId, hashKey } from '../src/keys/key-format.js';
 import { HUGE, migratedSqliteFile } from './setup.js';
 
@@ -24,7 +24,7 @@ export async function storeWith({
 }) {
   const started = performance.now();
   const file = await migratedSqliteFile();
-  const sqlite = new SQLite(file);
+  const sqlite = new DatabaseSync(file);
   try {
     const now = new Date(Date.now() - ageDays * 86_400_000).toISOString();
     const insertKey = sqlite.prepare(
@@ -46,14 +46,14 @@ export async function storeWith({
         )
         .run(owner.id, hook, `whsec_${Buffer.alloc(32, 1).toString('base64')}`, now);
     }
-    sqlite.transaction(() => {
-      sqlite
-        .prepare(
-          `insert into orders (api_key_id, pet_id, quantity, ship_date, status, complete, created_at, due_at)
+    sqlite.exec('begin');
+    sqlite
+      .prepare(
+        `insert into orders (api_key_id, pet_id, quantity, ship_date, status, complete, created_at, due_at)
            select ?, 1 + i % 5, 1, ?, 'placed', 0, ?, ? from (with recursive n(i) as (select 1 union all select i + 1 from n where i < ?) select i from n)`,
-        )
-        .run(owner.id, now, now, due ? now : null, orders);
-    })();
+      )
+      .run(owner.id, now, now, due ? now : null, orders);
+    sqlite.exec('commit');
     return { file, keys, owner: owner.key, dueAt: Date.parse(now), setupSeconds: (performance.now() - started) / 1000 };
   } finally {
     sqlite.close();
@@ -62,9 +62,9 @@ export async function storeWith({
 
 /** When the last of the orders was approved, after `dueAt`, in s: read from the store once the service is gone. */
 export function lastApprovalAfter(file: string, dueAt: number): number {
-  const sqlite = new SQLite(file, { readonly: true });
+  const sqlite = new DatabaseSync(file, { readOnly: true });
   try {
-    const last = sqlite.prepare(`select max(moved_at) from orders where status = 'approved'`).pluck().get() as string;
+    const last = sqlite.prepare(`select max(moved_at) as last from orders where status = 'approved'`).get()!.last as string;
     return Math.round((Date.parse(last) - dueAt) / 100) / 10;
   } finally {
     sqlite.close();

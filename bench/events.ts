@@ -12,7 +12,7 @@ import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { lastApprovalAfter, storeWith } from './events-store.js';
 import { type ByTurns, byTurns, type LoadSettings, measure, type Requests, round } from './load.js';
 import { startService } from './service.js';
@@ -147,15 +147,15 @@ export async function measureRetention(mode: string, env: Record<string, string>
   const store = await storeWith({ petKeys: 0, orders: EVENTS_BENCH.events, due: false, ageDays: 31 });
   const started = performance.now();
   const service = await startService({ ...env, EVENT_LOOP_RESOLUTION_MS: '1', DATABASE_URL: store.file });
-  const sqlite = new SQLite(store.file, { readonly: true });
+  const sqlite = new DatabaseSync(store.file, { readOnly: true });
   try {
-    const count = sqlite.prepare('select count(*) from events').pluck();
+    const count = sqlite.prepare('select count(*) as n from events');
     let loopMaxMs = 0;
     // The first reading covers the service's start-up, before its jobs started.
     await metricsOf(service.adminUrl!);
     for (;;) {
       loopMaxMs = Math.max(loopMaxMs, (await metricsOf(service.adminUrl!)).loopMaxMs);
-      if ((count.get() as number) === 0) break;
+      if (count.get()!.n === 0) break;
       if (performance.now() - started > 600_000) throw new Error('retention: events left after 10 minutes');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

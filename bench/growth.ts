@@ -4,7 +4,7 @@
  */
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { encodeCursor } from '../src/http/pagination.js';
 import { displayPrefix, generateKey, generateKeyId, hashKey } from '../src/keys/key-format.js';
 import { type ByTurns, byTurns, type LoadSettings, oneAtATime, type Requests, sendAll, spread } from './load.js';
@@ -61,39 +61,36 @@ export async function growthStore(): Promise<GrowthStore> {
   const started = performance.now();
   const file = await migratedSqliteFile();
 
-  const sqlite = new SQLite(file);
+  const sqlite = new DatabaseSync(file);
   try {
     // A throwaway store: a rollback journal rather than WAL while loading (WAL would write every page
     // twice; the service turns WAL on again when it opens the file), no sync to disk, foreign keys
     // unchecked (the rows are right by construction), and a cache that holds the indexes being built.
-    sqlite.pragma('journal_mode = DELETE');
-    sqlite.pragma('synchronous = OFF');
-    sqlite.pragma('foreign_keys = OFF');
-    sqlite.pragma('cache_size = -1048576');
+    sqlite.exec('PRAGMA journal_mode = DELETE');
+    sqlite.exec('PRAGMA synchronous = OFF');
+    sqlite.exec('PRAGMA foreign_keys = OFF');
+    sqlite.exec('PRAGMA cache_size = -1048576');
     const now = new Date().toISOString();
     const keys = Array.from({ length: GROWTH.usedKeys }, () => generateKey());
     const ordersKey = generateKey();
     const ordersOwner = generateKeyId();
     sqlite.exec('create temp table real_keys (id text, name text, key_hash text, key_prefix text)');
     const insertReal = sqlite.prepare('insert into temp.real_keys values (?, ?, ?, ?)');
-    sqlite.transaction(() => {
-      for (const key of keys) insertReal.run(generateKeyId(), 'growth key', hashKey(key), displayPrefix(key));
-      insertReal.run(ordersOwner, 'orders owner', hashKey(ordersKey), displayPrefix(ordersKey));
-      insertKeysWithFillers(sqlite, now, GROWTH.keys - keys.length - 1);
-      insertOrders(sqlite, ordersOwner, now);
-    })();
-    const deepId = sqlite
-      .prepare('select id from orders where api_key_id = ? order by id limit 1 offset ?')
-      .pluck()
-      .get(ordersOwner, GROWTH.deepCursorRank - 1) as number;
-    return { file, keys, ordersKey, deepCursor: encodeCursor(deepId), setupSeconds: (performance.now() - started) / 1000 };
+    sqlite.exec('begin');
+    for (const key of keys) insertReal.run(generateKeyId(), 'growth key', hashKey(key), displayPrefix(key));
+    insertReal.run(ordersOwner, 'orders owner', hashKey(ordersKey), displayPrefix(ordersKey));
+    insertKeysWithFillers(sqlite, now, GROWTH.keys - keys.length - 1);
+    insertOrders(sqlite, ordersOwner, now);
+    sqlite.exec('commit');
+    const deep = sqlite.prepare('select id from orders where api_key_id = ? order by id limit 1 offset ?').get(ordersOwner, GROWTH.deepCursorRank - 1);
+    return { file, keys, ordersKey, deepCursor: encodeCursor(deep!.id as number), setupSeconds: (performance.now() - started) / 1000 };
   } finally {
     sqlite.close();
   }
 }
 
 /** The keys of `temp.real_keys` and `fillers` more into `api_keys`, all enterprise with huge limits. */
-function insertKeysWithFillers(sqlite: SQLite.Database, now: string, fillers: number): void {
+function insertKeysWithFillers(sqlite: DatabaseSync, now: string, fillers: number): void {
   // The fillers are made inside SQLite, their ids from their hashes, and every row goes in in
   // the order of its hash: the table and both of its unique indexes then grow at their ends (a
   // million rows in a few seconds), and the real keys land at random places through the table,
@@ -112,7 +109,7 @@ function insertKeysWithFillers(sqlite: SQLite.Database, now: string, fillers: nu
 }
 
 /** The owner's million orders, placed `now`. */
-function insertOrders(sqlite: SQLite.Database, owner: string, now: string): void {
+function insertOrders(sqlite: DatabaseSync, owner: string, now: string): void {
   sqlite
     .prepare(
       `insert into orders (api_key_id, pet_id, quantity, ship_date, status, complete, created_at)

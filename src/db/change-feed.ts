@@ -107,8 +107,8 @@ class SqliteChangeFeed extends Listeners implements ChangeFeed {
     super();
     this.#db = db;
     this.#log = log;
-    const statement = sqliteHandleOf(db).prepare('PRAGMA data_version').pluck();
-    this.#dataVersion = () => statement.get() as number;
+    const statement = sqliteHandleOf(db).prepare('PRAGMA data_version');
+    this.#dataVersion = () => statement.get()!.data_version as number;
     this.#seen = this.#dataVersion();
   }
 

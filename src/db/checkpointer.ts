@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { type Db, hasWriteAheadLog, sqliteHandleOf } from './database.js';
+import { fileOf } from './sqlite.js';
 
 /** How often the background connection copies the log back into the store. */
 export const CHECKPOINT_INTERVAL_MS = 200;
@@ -52,19 +53,19 @@ export function checkpointInBackground(
 ): Checkpointer | null {
   const connection = sqliteHandleOf(db);
   if (!hasWriteAheadLog(connection)) return null;
-  const worker = new Worker(script, { workerData: { file: connection.name, intervalMs, restartPages, restartWaitMs: RESTART_WAIT_MS } });
+  const worker = new Worker(script, { workerData: { file: fileOf(connection), intervalMs, restartPages, restartWaitMs: RESTART_WAIT_MS } });
   let closing = false;
   const lost = (error?: unknown) => {
     if (closing) return;
     closing = true;
-    if (connection.open) connection.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+    if (connection.isOpen) connection.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
     log.warn({ err: error }, 'the background checkpoints stopped; the service checkpoints its log itself again');
   };
   worker.on('error', lost);
   worker.on('exit', () => lost());
   // A pending checkpoint must not keep the process alive.
   worker.unref();
-  connection.pragma('wal_autocheckpoint = 0');
+  connection.exec('PRAGMA wal_autocheckpoint = 0');
   return {
     async close(): Promise<void> {
       if (closing) return;

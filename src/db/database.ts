@@ -1,20 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { namedStatementsPool } from './named-statements.js';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
 import { StoreMovedError } from './errors.js';
 import { StoreFiles } from './store-files.js';
+import { type Connection, fileOf, forKysely, openConnection, pragma } from './sqlite.js';
 
 export type Db = Kysely<Database>;
 
 /** The SQLite connection under each embedded store, for what Kysely does not expose (see ./change-feed.ts). */
-const sqliteHandles = new WeakMap<Db, SQLite.Database>();
+const sqliteHandles = new WeakMap<Db, Connection>();
 
-export function sqliteHandleOf(db: Db): SQLite.Database {
+export function sqliteHandleOf(db: Db): Connection {
   const handle = sqliteHandles.get(db);
   if (!handle) throw new Error('not a SQLite store opened by openDatabase');
   return handle;
@@ -34,8 +34,8 @@ export function lookAtStoreFiles(db: Db): void {
 }
 
 /** Whether an SQLite connection's store keeps a write-ahead log (a file in WAL mode; not one in memory). */
-export function hasWriteAheadLog(connection: SQLite.Database): boolean {
-  return !connection.memory && String(connection.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
+export function hasWriteAheadLog(connection: Connection): boolean {
+  return fileOf(connection) !== null && String(pragma(connection, 'journal_mode')).toLowerCase() === 'wal';
 }
 
 /** Whether `db` is the embedded store (SQLite): one connection, in this process. */
@@ -50,49 +50,26 @@ export function openDatabase(config: DatabaseConfig): Db {
 
 function openSqlite(file: string): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const database = new SQLite(file);
-  // WAL lets the CLI write while the server reads; busy_timeout makes writers queue instead of failing.
-  database.pragma('journal_mode = WAL');
+  // Writers queue for up to 5 s (the CLI beside the server) instead of failing.
+  const database = openConnection(file, 5_000);
+  // WAL lets the CLI write while the server reads.
+  database.exec('PRAGMA journal_mode = WAL');
   // In WAL mode NORMAL syncs at checkpoints, not at every commit: a committed transaction survives the
   // process being killed (it is in the WAL, with the OS), and a power loss can cost the last ones
   // committed before it, never the store's consistency. FULL would make every order wait for a disk sync.
-  database.pragma('synchronous = NORMAL');
-  database.pragma('busy_timeout = 5000');
-  database.pragma('foreign_keys = ON');
+  database.exec('PRAGMA synchronous = NORMAL');
+  database.exec('PRAGMA foreign_keys = ON');
   // A first read creates the `-wal` and `-shm` files, so that all three are known from the start.
   database.prepare('SELECT count(*) FROM sqlite_master').get();
   const files = StoreFiles.watch(database);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database, files) }) });
+  // Every query of the store, whoever sends it: none reads or writes files that are no longer the store's (./store-files.ts).
+  const refuseMoved = () => {
+    if (files?.moved) throw new StoreMovedError();
+  };
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: forKysely(database, refuseMoved) }) });
   sqliteHandles.set(db, database);
   if (files) watchedFiles.set(db, files);
   return db;
-}
-
-/**
- * The connection as Kysely's SQLite dialect takes it (its documented `SqliteDatabase`: `prepare` and
- * `close`), with each statement compiled once and reused. Kysely prepares every query anew, and
- * compiling a statement costs SQLite more than running it; the service sends a few dozen distinct
- * statements. A cached statement cannot run twice at once through `iterate` (Kysely's `stream`),
- * which nothing here uses.
- */
-function reusingStatements(database: SQLite.Database, files: StoreFiles | null): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
-  return {
-    prepare(source) {
-      // Every query of the store, whoever sends it (a request, the admin API, a job): none reads or
-      // writes files that are no longer the store's (./store-files.ts).
-      if (files?.moved) throw new StoreMovedError();
-      let statement = cache.get(source);
-      if (!statement) {
-        // Bounded, should some query's text ever vary (an IN list of varying length).
-        if (cache.size >= 500) cache.clear();
-        statement = database.prepare(source);
-        cache.set(source, statement);
-      }
-      return statement;
-    },
-    close: () => database.close(),
-  };
 }
 
 function openPostgres(url: string): Db {

@@ -1,6 +1,6 @@
-import type SQLite from 'better-sqlite3';
 import { type Db, isEmbedded, sqliteHandleOf } from './database.js';
 import { TurnBatch } from '../turn-batch.js';
+import type { Connection, Statement } from './sqlite.js';
 
 /** Work that must be written whole or not at all: it reads and writes through `trx` only. */
 export type Unit<T> = (trx: Db) => Promise<T>;
@@ -60,8 +60,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 class GroupCommit implements Transactions {
   /** After the turn's I/O every request read in it has reached its unit; one group commits at a time. */
   readonly #waiting = new TurnBatch<Pending>((group) => this.#commit(group));
-  readonly #connection: SQLite.Database;
-  readonly #steps: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'undo', SQLite.Statement>;
+  readonly #connection: Connection;
+  readonly #steps: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'undo', Statement>;
 
   constructor(private readonly db: Db) {
     const connection = (this.#connection = sqliteHandleOf(db));
@@ -107,7 +107,7 @@ class GroupCommit implements Transactions {
       return outcomes;
     } catch (error) {
       // A lone unit that threw, or a group that could not commit: rolled back, nothing written.
-      if (this.#connection.inTransaction) steps.rollback.run();
+      if (this.#connection.isTransaction) steps.rollback.run();
       return group.map(() => ({ ok: false, error }));
     }
   }

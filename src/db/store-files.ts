@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import type SQLite from 'better-sqlite3';
+import { type Connection, fileOf } from './sqlite.js';
 
 /** How often the files are looked at: a store moved from under the service is refused within this (and well within a second). */
 export const WATCH_MS = 250;
@@ -19,14 +19,18 @@ export class StoreFiles {
   readonly #seen = new Map<string, string>();
   readonly #timer: NodeJS.Timeout;
 
-  private constructor(private readonly connection: SQLite.Database) {
+  private constructor(
+    private readonly connection: Connection,
+    private readonly file: string,
+  ) {
     this.look();
     this.#timer = setInterval(() => this.look(), WATCH_MS).unref();
   }
 
   /** Watches a store kept in a file; null for one in memory. Stops by itself once the connection is closed. */
-  static watch(connection: SQLite.Database): StoreFiles | null {
-    return connection.memory ? null : new StoreFiles(connection);
+  static watch(connection: Connection): StoreFiles | null {
+    const file = fileOf(connection);
+    return file === null ? null : new StoreFiles(connection, file);
   }
 
   /** True once a file of the store went missing or was replaced. */
@@ -36,9 +40,9 @@ export class StoreFiles {
 
   /** One look at the files: what the watch does every `WATCH_MS` (a test looks when it has moved them). */
   look(): void {
-    if (!this.connection.open) return clearInterval(this.#timer);
+    if (!this.connection.isOpen) return clearInterval(this.#timer);
     if (this.#moved) return;
-    for (const file of [this.connection.name, `${this.connection.name}-wal`, `${this.connection.name}-shm`]) {
+    for (const file of [this.file, `${this.file}-wal`, `${this.file}-shm`]) {
       const now = identity(file);
       const then = this.#seen.get(file);
       if (then === undefined) {

@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkpointInBackground } from '../../src/db/checkpointer.js';
 import { type Db, openDatabase, sqliteHandleOf } from '../../src/db/database.js';
+import { pragma } from '../../src/db/sqlite.js';
 
 const warnings: string[] = [];
 const log = { warn: (_: object, message: string) => void warnings.push(message) };
@@ -32,9 +33,11 @@ function writeMegabyte(db: Db): void {
   const connection = sqliteHandleOf(db);
   connection.exec('create table if not exists filler (bytes blob not null)');
   const insert = connection.prepare('insert into filler (bytes) values (?)');
-  const hundred = connection.transaction(() => {
+  const hundred = () => {
+    connection.exec('begin');
     for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(1024, i));
-  });
+    connection.exec('commit');
+  };
   for (let i = 0; i < 10; i++) hundred();
 }
 
@@ -51,12 +54,12 @@ describe('checkpoints in the background (embedded store)', () => {
     const { db, file } = store();
     const checkpoints = checkpointInBackground(db, { intervalMs: 20, log })!;
     cleanups.push(() => checkpoints.close());
-    expect(sqliteHandleOf(db).pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    expect(pragma(sqliteHandleOf(db), 'wal_autocheckpoint')).toBe(0);
     const before = statSync(file).size;
     writeMegabyte(db);
     // Only the worker's connection can have copied the log into the store file: nothing else checkpoints.
     await until(() => statSync(file).size >= before + 1_000_000);
-    expect(sqliteHandleOf(db).prepare('select count(*) from filler').pluck().get()).toBe(1000);
+    expect(sqliteHandleOf(db).prepare('select count(*) as n from filler').get()?.n).toBe(1000);
     expect(warnings).toEqual([]);
   });
 
@@ -67,9 +70,11 @@ describe('checkpoints in the background (embedded store)', () => {
     const connection = sqliteHandleOf(db);
     connection.exec('create table filler (bytes blob not null)');
     const insert = connection.prepare('insert into filler (bytes) values (?)');
-    const ten = connection.transaction(() => {
+    const ten = () => {
+      connection.exec('begin');
       for (let i = 0; i < 10; i++) insert.run(Buffer.alloc(1024, i));
-    });
+      connection.exec('commit');
+    };
     // 12 MB in commits of 10 KB, one every millisecond or so: never a pause as long as a checkpoint.
     // Without the restarts the log's file ends at about 30 MB.
     let largest = 0;
@@ -85,7 +90,7 @@ describe('checkpoints in the background (embedded store)', () => {
 
   it('without it, the same writes leave the store file as it was (the log holds them)', async () => {
     const { db, file } = store();
-    sqliteHandleOf(db).pragma('wal_autocheckpoint = 0');
+    sqliteHandleOf(db).exec('PRAGMA wal_autocheckpoint = 0');
     const before = statSync(file).size;
     writeMegabyte(db);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -99,7 +104,7 @@ describe('checkpoints in the background (embedded store)', () => {
     cleanups.push(() => checkpoints.close());
     await until(() => warnings.length > 0);
     expect(warnings).toEqual(['the background checkpoints stopped; the service checkpoints its log itself again']);
-    expect(sqliteHandleOf(db).pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    expect(pragma(sqliteHandleOf(db), 'wal_autocheckpoint')).toBe(1000);
     // SQLite's own checkpoints, in the commit that takes the log past 1,000 pages: 5 MB is past it.
     const before = statSync(file).size;
     for (let i = 0; i < 5; i++) writeMegabyte(db);

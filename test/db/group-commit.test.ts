@@ -5,10 +5,11 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Db, sqliteHandleOf } from '../../src/db/database.js';
+import { pragma } from '../../src/db/sqlite.js';
 import { transactionsOf } from '../../src/db/group-commit.js';
 import { postgresAvailable, type TestDatabase, testDatabase } from '../helpers/database.js';
 
@@ -79,10 +80,10 @@ describe.each(kinds)('transactions on the %s store', (kind) => {
 describe('group commit on the embedded store', () => {
   /** Another connection to the same file: what it sees is what is committed. */
   function otherConnection(t: TestDatabase) {
-    const other = new SQLite(t.url);
+    const other = new DatabaseSync(t.url);
     return {
       /** Rises by one for each commit made by another connection. */
-      commits: () => other.pragma('data_version', { simple: true }) as number,
+      commits: () => pragma(other, 'data_version') as number,
       notes: () => (other.prepare('select n from notes order by n').all() as { n: number }[]).map((row) => row.n),
       close: () => other.close(),
     };
@@ -110,9 +111,9 @@ describe('group commit on the embedded store', () => {
 
   it('rejects every unit of a group whose commit fails, writes none of them, and commits the next group', async () => {
     const t = await store('sqlite');
-    const other = new SQLite(t.url);
+    const other = new DatabaseSync(t.url);
     try {
-      sqliteHandleOf(t.db).pragma('busy_timeout = 20');
+      sqliteHandleOf(t.db).exec('PRAGMA busy_timeout = 20');
       const transactions = transactionsOf(t.db);
       // Another process holds the write lock: this group cannot write.
       other.exec('begin immediate');

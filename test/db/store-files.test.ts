@@ -1,6 +1,6 @@
 import { copyFileSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WATCH_MS } from '../../src/db/store-files.js';
 import { lookAtStoreFiles } from '../../src/db/database.js';
@@ -37,7 +37,7 @@ const moves: Record<string, { move: (file: string) => void; cliWrites: boolean }
 
 /** What `petstore keys revoke` does, from another process's connection. */
 function revokeAll(file: string): void {
-  const cli = new SQLite(file);
+  const cli = new DatabaseSync(file);
   cli.prepare('UPDATE api_keys SET revoked_at = ?').run(new Date().toISOString());
   cli.close();
 }

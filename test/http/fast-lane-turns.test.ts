@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testApp } from '../helpers/app.js';
@@ -34,7 +34,7 @@ describe('the fast lane', () => {
     const row = [socket.freeKeyId, '2026-12-01T00:00:00.000Z', 'placed', '2026-11-23T00:00:00.000Z'];
     const insert = 'insert into orders (api_key_id, pet_id, quantity, ship_date, status, complete, created_at) values';
     if (file) {
-      const other = new SQLite(file);
+      const other = new DatabaseSync(file);
       other.prepare(`${insert} (?, 1, 1, ?, ?, 0, ?)`).run(...row);
       other.close();
     } else {
@@ -71,7 +71,7 @@ if (TEST_STORE === 'sqlite')
       first.socket.write(get('first'));
       second.socket.write(get('second'));
       await Promise.all([first.answers(1), second.answers(1)]);
-      const cli = new SQLite(file);
+      const cli = new DatabaseSync(file);
       // `a` and `b` are on their way together, so the server reads them in one turn, `a` first. While it
       // reads `a`, the CLI revokes the key and then the client sends `c` behind `b`: the server reads `c`
       // with `b`, in the same turn, after the commit. A look at the file taken for `a` would let `c` in.
