@@ -1,5 +1,3 @@
-// First: it only helps before the process's first full garbage collection (see the module).
-import './ops/tick-maps.js';
 import { buildPublicApp } from './app.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
