@@ -23,9 +23,20 @@ const INT64_MAX = 2n ** 63n - 1n;
  * Request validation with Ajv, every error reported (not just the first). Path, query and header
  * values arrive as strings and are coerced; JSON bodies are not, so `"quantity": "2"` is refused.
  * An integer in the path or query must be written in plain decimal: Ajv alone would take `0x10` or `1e3`.
- * A `date-time` must be one the service can store (./date-time.ts).
+ * A `date-time` must be one the service can store (./date-time.ts). A validator depends only on its
+ * schema's content and the shared schemas, so each is compiled once per process, however many apps
+ * are built in it (the suites build hundreds).
  */
-export function validatorCompiler(sharedSchemas: object[]): FastifySchemaCompiler<unknown> {
+export function validatorCompiler(sharedSchemas: readonly object[]): FastifySchemaCompiler<unknown> {
+  const key = JSON.stringify(sharedSchemas);
+  let compiler = compilers.get(key);
+  if (!compiler) compilers.set(key, (compiler = compileValidators(sharedSchemas)));
+  return compiler;
+}
+
+const compilers = new Map<string, FastifySchemaCompiler<unknown>>();
+
+function compileValidators(sharedSchemas: readonly object[]): FastifySchemaCompiler<unknown> {
   const options = { allErrors: true, useDefaults: true, strict: false, removeAdditional: false } as const;
   const dateTime = { type: 'string', validate: (text: string) => toUtcDateTime(text) !== undefined } as const;
   const coercing = addFormats(new Ajv({ ...options, coerceTypes: 'array' })).addFormat('date-time', dateTime);
@@ -34,18 +45,26 @@ export function validatorCompiler(sharedSchemas: object[]): FastifySchemaCompile
     coercing.addSchema(schema);
     exact.addSchema(schema);
   }
+  const compiled = new Map<string, ReturnType<FastifySchemaCompiler<unknown>>>();
   return ({ schema, httpPart }) => {
-    if (httpPart === 'body') return exact.compile(schema as object);
-    const validate = coercing.compile(schema as object);
-    const integers = integerProperties(schema);
-    if (integers.length === 0) return validate;
-    return (data: unknown) => {
-      const notDecimal = integers.flatMap(([name, int64]) => decimalError(data, name, int64));
-      const valid = validate(data);
-      if (notDecimal.length === 0) return valid ? true : { error: ajvError(validate) };
-      const others = (validate.errors ?? []).filter((e) => !notDecimal.some((d) => d.instancePath === e.instancePath));
-      return { error: validationError([...notDecimal, ...others]) };
-    };
+    const key = `${httpPart} ${JSON.stringify(schema)}`;
+    let validator = compiled.get(key);
+    if (!validator) compiled.set(key, (validator = httpPart === 'body' ? exact.compile(schema as object) : compileDecimal(coercing, schema)));
+    return validator;
+  };
+}
+
+/** A validator of path, query or header values: coerced from strings, integers in plain decimal only. */
+function compileDecimal(ajv: Ajv, schema: unknown): ReturnType<FastifySchemaCompiler<unknown>> {
+  const validate = ajv.compile(schema as object);
+  const integers = integerProperties(schema);
+  if (integers.length === 0) return validate;
+  return (data: unknown) => {
+    const notDecimal = integers.flatMap(([name, int64]) => decimalError(data, name, int64));
+    const valid = validate(data);
+    if (notDecimal.length === 0) return valid ? true : { error: ajvError(validate) };
+    const others = (validate.errors ?? []).filter((e) => !notDecimal.some((d) => d.instancePath === e.instancePath));
+    return { error: validationError([...notDecimal, ...others]) };
   };
 }
 

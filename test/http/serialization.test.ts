@@ -11,8 +11,18 @@ describe('response serializers, compiled once per schema', () => {
     const serializer = compile(route(Pet));
     expect(compile(route(Pet, '/pets/{petId}', '404'))).toBe(serializer);
     expect(serializer({ id: 1, name: 'Rex', secret: 'x' })).toBe('{"id":1,"name":"Rex"}');
-    // An equal schema that is another object is compiled on its own: sharing follows the object.
-    expect(compile(route({ ...Pet }))).not.toBe(serializer);
+    // A schema of another content is compiled on its own.
+    const named = compile(route({ ...Pet, properties: { name: { type: 'string' } } }));
+    expect(named).not.toBe(serializer);
+    expect(named({ id: 1, name: 'Rex' })).toBe('{"name":"Rex"}');
+  });
+
+  it('gives an app built again the serializers compiled for the first: equal schemas, equal shared schemas (copies, as Fastify hands each app)', () => {
+    const shared = () => ({ Named: { $id: 'Named', type: 'object', properties: { a: { type: 'string' } } } });
+    const first = sharedSerializers()(shared(), {})(route({ ...Pet }));
+    expect(sharedSerializers()(shared(), {})(route({ ...Pet }))).toBe(first);
+    // Other options are another compilation.
+    expect(sharedSerializers()(shared(), { rounding: 'floor' })(route({ ...Pet }))).not.toBe(first);
   });
 
   it('compiles again for another set of shared schemas, resolving references against that set', () => {
