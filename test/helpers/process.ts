@@ -5,6 +5,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { systemClock } from '../../src/clock.js';
+import { runCommandLine } from '../../src/command-line.js';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 // Node itself with tsx's loader, not tsx's CLI: the CLI relays signals through a process of its own,
@@ -45,9 +47,15 @@ export function runScript(script: string, args: string[], env: Record<string, st
   });
 }
 
-/** `petstore …` in another process, as an operator would run it. */
-export function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  return runScript('cli.ts', args, env);
+/**
+ * `petstore …` as an operator runs it (src/command-line.ts), here in this process, on the store that
+ * `env` names through a connection of its own: what it printed, and its exit code.
+ */
+export async function cli(args: string[], env: Record<string, string>): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCommandLine(args, { env, clock: systemClock, stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  return { code, stdout, stderr };
 }
 
 export interface Server {
