@@ -2,24 +2,57 @@ import { connect } from 'node:net';
 import { defineConfig } from 'vitest/config';
 
 /**
- * The API suites run twice, on SQLite and on PostgreSQL: one suite, parametrised by TEST_STORE.
- * Outside CI the PostgreSQL run is left out, with a printed reason, when no server answers;
- * in CI (CI=true) it always runs, so a missing server fails the build instead of hiding.
+ * The suite in layers (README, "Tests"), each a project:
+ * - `unit`: the pure core (`*.unit.test.ts`): no store, no network, no process;
+ * - `sqlite` and `postgres`: the API suites, once on each store (TEST_STORE), apps built in this process;
+ * - `integration`: the rest that runs in this process: the limiter on Redis, the client, the store's parts;
+ * - `e2e-timed` and `e2e`: the built service and CLI in processes of their own, several instances,
+ *   Redis Cluster, nginx, Chromium, the package as a user installs it.
+ * Outside CI the PostgreSQL run is left out, with a printed reason, when no server answers; in CI
+ * (CI=true) it always runs, so a missing server fails the build instead of hiding.
+ *
+ * Test files share their worker's modules (`isolate: false`): a file must leave no global changed
+ * (fake timers restored, spies made where they are used). `e2e-timed` runs first, one file at a time;
+ * then every other layer, two files at a time.
  */
-const API_SUITES = [
+const STORE_SUITES = [
   'test/pets/**/*.test.ts',
   'test/orders/**/*.test.ts',
   'test/events/**/*.test.ts',
   'test/webhooks/**/*.test.ts',
   'test/http/**/*.test.ts',
   'test/keys/**/*.test.ts',
-  'test/openapi/**/*.test.ts',
-  'test/ops/**/*.test.ts',
+  // Not what does not depend on the store (the document's linters and its generated types, the log's
+  // batching): those run once, in `integration`.
+  'test/openapi/**/!(lint|problem-types).test.ts',
+  'test/ops/**/!(log-batch).test.ts',
   'test/security/**/*.test.ts',
   'test/usage/**/*.test.ts',
   'test/versions/**/*.test.ts',
   'test/faults/**/*.api.test.ts',
 ];
+const UNIT = ['test/**/*.unit.test.ts'];
+const E2E = ['test/e2e/**/*.test.ts', 'test/docs/**/*.test.ts'];
+/**
+ * End-to-end suites that hold the service to real time or exact counts under load (timeouts, bursts,
+ * several instances deciding together, a Redis node lost): they run first and one at a time, with
+ * nothing else on the machine, which a busy neighbour (Chromium drawing /docs) would make late.
+ */
+const E2E_TIMED = [
+  'abuse',
+  'bursts',
+  'concurrency',
+  'instances',
+  'redis-cluster',
+  'limiter-redis-cluster',
+  'redis-outage',
+  'postgres-outage',
+  'fulfilment',
+  'fulfilment-instances',
+  'shutdown',
+].map((name) => `test/e2e/${name}.test.ts`);
+/** Each project that stores anything on PostgreSQL copies its stores from one migrated template (test/setup/postgres.ts). */
+const POSTGRES = ['test/setup/postgres.ts'];
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
 function reachable(url: string): Promise<boolean> {
@@ -40,13 +73,23 @@ function reachable(url: string): Promise<boolean> {
 export default defineConfig(async () => {
   const postgres = process.env.CI === 'true' || (await reachable(TEST_DATABASE_URL));
   if (!postgres) console.warn(`\n[vitest] PostgreSQL suites skipped: nothing answers at ${new URL(TEST_DATABASE_URL).host} (set TEST_DATABASE_URL)\n`);
-  const shared = { testTimeout: 20_000, hookTimeout: 30_000 };
+  // Two files at a time, sharing their worker's modules; after the timed suites, which run alone.
+  const shared = { testTimeout: 20_000, hookTimeout: 30_000, isolate: false, maxWorkers: 2, sequence: { groupOrder: 1 } };
+  const stores = (name: 'sqlite' | 'postgres') => ({
+    test: { ...shared, name, include: STORE_SUITES, exclude: UNIT, env: { TEST_STORE: name, TEST_DATABASE_URL }, globalSetup: POSTGRES },
+  });
+  const built = ['test/setup/build.ts', ...POSTGRES];
   return {
     test: {
+      // `npm run test:coverage`: the lines of src/ that the suites run in their own processes.
+      coverage: { provider: 'v8' as const, include: ['src/**'], reporter: ['text-summary', 'json-summary'] },
       projects: [
-        { test: { ...shared, name: 'sqlite', include: API_SUITES, env: { TEST_STORE: 'sqlite' } } },
-        ...(postgres ? [{ test: { ...shared, name: 'postgres', include: API_SUITES, env: { TEST_STORE: 'postgres', TEST_DATABASE_URL } } }] : []),
-        { test: { ...shared, name: 'core', include: ['test/**/*.test.ts'], exclude: API_SUITES } },
+        { test: { ...shared, name: 'e2e-timed', include: E2E_TIMED, globalSetup: built, maxWorkers: 1, sequence: { groupOrder: 0 } } },
+        { test: { ...shared, name: 'unit', include: UNIT } },
+        stores('sqlite'),
+        ...(postgres ? [stores('postgres')] : []),
+        { test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'], exclude: [...STORE_SUITES, ...UNIT, ...E2E], globalSetup: POSTGRES } },
+        { test: { ...shared, name: 'e2e', include: E2E, exclude: E2E_TIMED, globalSetup: built } },
       ],
     },
   };

@@ -39,7 +39,9 @@ const STABILITY: Record<string, string> = {
   listVersions: 'beta',
 };
 
-describe.skipIf(!chromiumInstalled())('/docs in a real browser', () => {
+// Chromium draws Swagger UI on the CPU, a second or more per operation opened on a busy two-core
+// machine: each test may take a minute (what it asserts is what the page shows, not how fast).
+describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_000 }, () => {
   let server: Server;
   let browser: Browser;
   let page: Page;

@@ -6,7 +6,7 @@
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runScript, type Server, startServer, tempDir } from '../helpers/process.js';
+import { BUILT, runBuilt, type Server, startServer, tempDir } from '../helpers/process.js';
 
 const HEADERS_S = 1;
 const REQUEST_S = 2;
@@ -133,7 +133,7 @@ describe('abusive connections', () => {
   });
 
   it('the timeouts are configuration, checked at start-up', async () => {
-    const run = await runScript('main.ts', [], { DATABASE_URL: join(tempDir(), 'p.db'), HEADERS_TIMEOUT_SECONDS: '40', REQUEST_TIMEOUT_SECONDS: '30' });
+    const run = await runBuilt(BUILT.service, [], { DATABASE_URL: join(tempDir(), 'p.db'), HEADERS_TIMEOUT_SECONDS: '40', REQUEST_TIMEOUT_SECONDS: '30' });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/HEADERS_TIMEOUT_SECONDS: may not exceed REQUEST_TIMEOUT_SECONDS/);
   });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort, NODE_TS, ROOT, startServer, tempDir } from '../helpers/process.js';
+import { BUILT, freePort, startServer, tempDir } from '../helpers/process.js';
 
 /** A JSON access line, as pino writes it. */
 const JSON_LINE = /^\{"level":30,"time":\d+,.*"msg":"request completed"\}\r?$/m;
@@ -15,7 +15,7 @@ const PRETTY_LINE = /^\[\d\d:\d\d:\d\d\.\d{3}\] (\x1b\[[\d;]*m)*INFO(\x1b\[[\d;]
  */
 async function underTerminal(env: Record<string, string>): Promise<string> {
   const [port, adminPort] = [await freePort(), await freePort()];
-  const command = `exec ${NODE_TS[0]} ${NODE_TS[1].join(' ')} ${join(ROOT, 'src/main.ts')}`;
+  const command = `exec ${process.execPath} ${BUILT.service}`;
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     env: {
       ...process.env,

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startServer, tempDir } from '../helpers/process.js';
+import { BUILT, runBuilt, startServer, tempDir } from '../helpers/process.js';
 
 const KEY_LINE = /^ {2}(free|pro|business) +(pet_[A-Za-z0-9_-]{32})$/gm;
 
@@ -74,5 +74,25 @@ describe('the service as started by npm start', () => {
     expect(JSON.parse(response.body)).toMatchObject({ petId: 1, status: 'placed' });
     expect(await server.stop()).toBe(0);
     expect(server.output()).not.toMatch(/pet_[A-Za-z0-9_-]{32}.*\{|"level":\d+.*pet_[A-Za-z0-9_-]{8}/);
+  });
+});
+
+describe('a bad configuration (src/config.ts)', () => {
+  it.each([
+    [{ PORT: 'abc' }, /^petstore: bad configuration: PORT: expected a positive whole number, got "abc"\n$/],
+    [{ DATABASE_URL: 'mysql://x' }, /^petstore: bad configuration: DATABASE_URL: .*not supported\n$/],
+    [
+      { REDIS_CLUSTER_NODES: '127.0.0.1:7000,nope' },
+      /^petstore: bad configuration: REDIS_CLUSTER_NODES: expected host:port,host:port,… \(seed nodes of the cluster\); "nope" is not one\n$/,
+    ],
+    [
+      { PETS_GET_DEPRECATED_AT: '2027-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2026-01-01T00:00:00Z' },
+      /^petstore: bad configuration: PETS_GET_SUNSET_AT: the sunset may not precede PETS_GET_DEPRECATED_AT\n$/,
+    ],
+  ])('stops the service at start-up with one line and a non-zero exit: %j', async (env, line) => {
+    const run = await runBuilt(BUILT.service, [], env);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(line);
+    expect(run.stdout).toBe('');
   });
 });

@@ -18,7 +18,11 @@ export const apps: TestApp[] = [];
  * What tells the entrances apart is how an answer is written: Fastify hands `writeHead` an object of
  * headers, the lane the list it collected (src/http/fast-lane.ts). Both ask the limiter's `hitNow` first.
  */
-const writeHead = vi.spyOn(ServerResponse.prototype, 'writeHead');
+function writeHeadSpy() {
+  // Spied on anew should an earlier suite in this worker have restored the spy (vitest's isolate: false).
+  const current = ServerResponse.prototype.writeHead;
+  return vi.isMockFunction(current) ? current : vi.spyOn(ServerResponse.prototype, 'writeHead');
+}
 
 /** What a client sees of an answer, less what differs between any two answers (date, connection). */
 export interface Seen {
@@ -111,6 +115,7 @@ export async function side(over: 'socket' | 'inject', limiting: Limiting = 'at o
     const body = sent === undefined ? undefined : JSON.stringify(sent);
     if (body !== undefined) headers['content-type'] = 'application/json';
     // Requests are sent one at a time: the calls seen from here on are this one's.
+    const writeHead = writeHeadSpy();
     writeHead.mockClear();
     let answer: Seen;
     if (over === 'socket') {

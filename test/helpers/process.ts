@@ -9,9 +9,14 @@ import { systemClock } from '../../src/clock.js';
 import { runCommandLine } from '../../src/command-line.js';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
-// Node itself with tsx's loader, not tsx's CLI: the CLI relays signals through a process of its own,
-// which may SIGKILL the service under load and leaves it orphaned when it is killed itself.
-// The loader by absolute URL: a server may run in a folder of its own, where 'tsx' would not resolve.
+/**
+ * The service and the CLI run from the build (`dist/`, what `npm start` runs), made once per run by
+ * the projects' global set-up (../setup/build.ts): a process starts in a fraction of what compiling its
+ * TypeScript at each start would cost.
+ */
+export const BUILT = { service: join(ROOT, 'dist/main.js'), cli: join(ROOT, 'dist/cli.js') } as const;
+// Node itself with tsx's loader, for a test's own TypeScript fixture. The loader by absolute URL: a
+// fixture may run in a folder of its own, where 'tsx' would not resolve.
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 export const NODE_TS = [process.execPath, ['--import', TSX_LOADER]] as const;
 
@@ -35,10 +40,10 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs `src/<script>` in its own Node process (through tsx) and waits for it to exit. */
-export function runScript(script: string, args: string[], env: Record<string, string>): Promise<Run> {
+/** Runs the built service or CLI (`BUILT`) in its own Node process and waits for it to exit. */
+export function runBuilt(script: string, args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(NODE_TS[0], [...NODE_TS[1], join(ROOT, 'src', script), ...args], { env: { ...process.env, ...env }, cwd: ROOT });
+    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, cwd: ROOT });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -75,11 +80,11 @@ export function demoKey(server: Pick<Server, 'output'>, plan: 'free' | 'test'): 
   return line[1]!;
 }
 
-/** Starts the real service (`src/main.ts`) on free ports and waits until both listeners answer. */
+/** Starts the real service (its build, `BUILT.service`) on free ports and waits until both listeners answer. */
 export async function startServer(env: Record<string, string>, cwd = ROOT): Promise<Server> {
   const port = await freePort();
   const adminPort = await freePort();
-  const child = spawn(NODE_TS[0], [...NODE_TS[1], join(ROOT, 'src/main.ts')], {
+  const child = spawn(process.execPath, [BUILT.service], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', ...env },
     cwd,
   });

@@ -8,7 +8,8 @@ import { Validators } from '../helpers/conformance.js';
  * The document of each version agrees with what the server answers to a request for that version
  * (the newest: ./conformance.test.ts): Prism's validating proxy and openapi-backend, over a socket.
  */
-describe('every response for the oldest version conforms to that version’s document', () => {
+// Every operation, through Prism's proxy and openapi-backend: some seconds alone, more beside other suites.
+describe('every response for the oldest version conforms to that version’s document', { timeout: 60_000 }, () => {
   it('its records, its deprecation headers, and its sunset', async () => {
     const old = await testApp({ env: { OLDEST_VERSION_SUNSET_AT: '2027-01-01T00:00:00Z' } });
     const checked = await Validators.start(old, OLDEST_VERSION);

@@ -67,7 +67,8 @@ async function usageOutOfReach(): Promise<void> {
   }
 }
 
-describe('every response of real traffic conforms to the served document', () => {
+// Every operation, through Prism's proxy and openapi-backend: some seconds alone, more beside other suites.
+describe('every response of real traffic conforms to the served document', { timeout: 60_000 }, () => {
   it('through every operation, its successes and its errors, a ban included', async () => {
     const key = await t.newKey('free');
     const other = await t.newKey('pro');

@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../src/webhooks/signature.js';
 import { type TestApp, testApp } from '../helpers/app.js';
-import { freePort, NODE_TS, ROOT } from '../helpers/process.js';
+import { BUILT, freePort } from '../helpers/process.js';
 import { endpointAt, placeOrder } from '../helpers/webhooks.js';
 
 /** `petstore webhooks listen`, in its own process, as a learner runs it. */
@@ -22,9 +21,7 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${port}/`;
   // The endpoint first: its secret is what the receiver checks with.
   secret = (await endpointAt(t, key, url)).secret;
-  child = spawn(NODE_TS[0], [...NODE_TS[1], join(ROOT, 'src/cli.ts'), 'webhooks', 'listen', '--port', String(port), '--secret', secret, '--fail', '1'], {
-    cwd: ROOT,
-  });
+  child = spawn(process.execPath, [BUILT.cli, 'webhooks', 'listen', '--port', String(port), '--secret', secret, '--fail', '1']);
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   while (!output.includes('listening on')) {

@@ -13,7 +13,7 @@ import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
 import { MAX_CALLS_PER_RUN, RedisLimiterStore } from '../../src/ratelimit/redis-store.js';
 import { freeClusterPorts, redisClusterInstalled } from '../helpers/redis.js';
-import { runVectors } from './vectors.js';
+import { runVectors } from '../ratelimit/vectors.js';
 
 const NOON = Date.parse('2024-03-01T12:00:00.000Z');
 
