@@ -37,6 +37,6 @@ export default defineConfig(
   },
   // The browser side of /docs (public/docs/): a plain script in the page, after Swagger UI's bundle.
   { files: ['public/**/*.js'], languageOptions: { globals: { ...globals.browser, SwaggerUIBundle: 'readonly' }, sourceType: 'script' } },
-  // Plain JavaScript run by Node: the command's launcher.
-  { files: ['bin/**/*.js'], languageOptions: { globals: globals.node } },
+  // Plain JavaScript run by Node: the command's launcher, and the smoke that CI runs after a production install.
+  { files: ['bin/**/*.js', 'scripts/**/*.mjs'], languageOptions: { globals: globals.node } },
 );
