@@ -26,7 +26,7 @@ export interface RedisCluster {
   nodes: ClusterNode[];
   /** The port of the primary that serves `key`'s slot now. */
   primaryOf(key: string): Promise<number>;
-  /** Waits until every slot is served by a primary that answers (`cluster_state:ok` on every live node). */
+  /** Waits until every slot is served by a primary that answers (`cluster_state:ok` on every live node) and every live replica is in sync with its primary. */
   healthy(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
@@ -82,6 +82,9 @@ function startNode(port: number, dir: string): { child: ChildProcess; exited: Pr
       '',
       '--appendonly',
       'no',
+      // A replica's first sync starts at once, not after Redis's default 5 s wait for more replicas.
+      '--repl-diskless-sync-delay',
+      '0',
       '--dir',
       dir,
     ],
@@ -106,9 +109,17 @@ async function createCluster(ports: number[]): Promise<void> {
   await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], { timeout: 30_000 });
 }
 
-/** Whether each of `ports` says `cluster_state:ok`. */
+/**
+ * Whether each of `ports` says `cluster_state:ok`, and each replica among them has its primary's data
+ * (`master_link_status:up`). A replica that has not finished its first sync never stands in for its
+ * primary: Redis judges its data too old to fail over to, and the slot stays without a primary.
+ */
 async function allOk(ports: number[]): Promise<boolean> {
-  for (const port of ports) if (!(await cli(port, 'cluster', 'info')).stdout.includes('cluster_state:ok')) return false;
+  for (const port of ports) {
+    if (!(await cli(port, 'cluster', 'info')).stdout.includes('cluster_state:ok')) return false;
+    const replication = (await cli(port, 'info', 'replication')).stdout;
+    if (replication.includes('role:slave') && !replication.includes('master_link_status:up')) return false;
+  }
   return true;
 }
 
