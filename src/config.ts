@@ -1,6 +1,7 @@
 import { type BanRules, DEFAULT_BAN_RULES } from './ratelimit/decision.js';
 import { MAX_RETRY_AFTER_SECONDS } from './ratelimit/headers.js';
-import { booleanOf, ConfigError, delayOf, type Env, httpUrlOf, instantOf, portOf, positiveIntOf, scheduleOf, wholeUpToOf } from './config-values.js';
+import { type WebhookConfig, webhookConfigOf } from './config-webhooks.js';
+import { booleanOf, ConfigError, delayOf, type Env, httpUrlOf, instantOf, portOf, positiveIntOf, wholeUpToOf } from './config-values.js';
 import { DAY_MS } from './ratelimit/state.js';
 
 export { ConfigError } from './config-values.js';
@@ -50,19 +51,6 @@ export interface Config {
   /** How long events (and, with webhooks, their delivery logs) are kept. */
   eventsRetentionMs: number;
   webhooks: WebhookConfig;
-}
-
-/** How webhooks are delivered (webhooks/): contract §9. */
-export interface WebhookConfig {
-  /** An answer must come within this. */
-  timeoutMs: number;
-  /** The waits before each attempt after the first, in ms; test keys' endpoints have their own. */
-  retryScheduleMs: readonly number[];
-  testRetryScheduleMs: readonly number[];
-  /** An endpoint whose last this many deliveries all failed is disabled. */
-  disableAfter: number;
-  /** Private, loopback and link-local destinations: refused in production unless WEBHOOK_ALLOW_PRIVATE. */
-  allowPrivate: boolean;
 }
 
 /** The simulated fulfilment's delays: approval after placing, delivery after approval; null: never by itself. */
@@ -116,11 +104,6 @@ export const DEFAULTS = {
   fulfilmentApproveSeconds: 10,
   fulfilmentDeliverSeconds: 60,
   eventsRetentionDays: 30,
-  webhookTimeoutSeconds: 15,
-  // The Standard Webhooks specification's schedule, and a quick one a person can watch for test keys.
-  webhookRetrySchedule: '5s,5m,30m,2h,5h,10h,10h',
-  webhookTestRetrySchedule: '1s,5s,30s,2m,5m',
-  webhookDisableAfter: 20,
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -164,13 +147,7 @@ export function loadConfig(env: Env = process.env): Config {
       deliverMs: delayOf(env, 'FULFILMENT_DELIVER_SECONDS', DEFAULTS.fulfilmentDeliverSeconds),
     },
     eventsRetentionMs: DAY_MS * positiveIntOf(env, 'EVENTS_RETENTION_DAYS', DEFAULTS.eventsRetentionDays),
-    webhooks: {
-      timeoutMs: 1000 * positiveIntOf(env, 'WEBHOOK_TIMEOUT_SECONDS', DEFAULTS.webhookTimeoutSeconds),
-      retryScheduleMs: scheduleOf(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULTS.webhookRetrySchedule),
-      testRetryScheduleMs: scheduleOf(env, 'WEBHOOK_TEST_RETRY_SCHEDULE', DEFAULTS.webhookTestRetrySchedule),
-      disableAfter: positiveIntOf(env, 'WEBHOOK_DISABLE_AFTER', DEFAULTS.webhookDisableAfter),
-      allowPrivate: !production || booleanOf(env, 'WEBHOOK_ALLOW_PRIVATE', false),
-    },
+    webhooks: webhookConfigOf(env, production),
   };
 }
 

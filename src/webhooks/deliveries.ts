@@ -9,6 +9,8 @@ import type { Attempt, Delivery } from './schemas.js';
 /** A delivery an instance has claimed: it alone attempts it until `claimedUntil`. */
 export interface Claimed {
   seq: number;
+  /** The key that owns its endpoint. */
+  keyId: string;
   endpointId: string;
   eventSeq: number;
   attempts: Attempt[];
@@ -22,6 +24,34 @@ export interface Recorded {
   nextAttemptAt: number | null;
   /** What it does to the endpoint: `succeeded` and `failed` reset or add to its failures in a row, `gone` (a 410) disables it. */
   endpoint: 'succeeded' | 'failed' | 'gone' | 'unchanged';
+}
+
+/** How many attempts may run at once: for one key, and for one of its endpoints. */
+export interface Shares {
+  perKey: number;
+  perEndpoint: number;
+}
+
+/** The attempts this instance has under way, by key and by endpoint. */
+export interface InFlight {
+  keys: ReadonlyMap<string, number>;
+  endpoints: ReadonlyMap<string, number>;
+}
+
+/** The first `limit` candidates, in their order, that fit in their key's and endpoint's shares beside what is in flight. */
+function withinShares<C extends { endpoint_id: string; key_id: string }>(candidates: C[], limit: number, shares: Shares, inFlight: InFlight): C[] {
+  const keys = new Map(inFlight.keys);
+  const endpoints = new Map(inFlight.endpoints);
+  const wanted: C[] = [];
+  for (const c of candidates) {
+    if (wanted.length === limit) break;
+    const [byKey, byEndpoint] = [keys.get(c.key_id) ?? 0, endpoints.get(c.endpoint_id) ?? 0];
+    if (byKey >= shares.perKey || byEndpoint >= shares.perEndpoint) continue;
+    keys.set(c.key_id, byKey + 1);
+    endpoints.set(c.endpoint_id, byEndpoint + 1);
+    wanted.push(c);
+  }
+  return wanted;
 }
 
 const ID_PREFIX = 'dlv_';
@@ -49,22 +79,33 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Claims up to `limit` deliveries due at `now` of enabled endpoints, the longest due first, at most
-   * `perEndpoint` of each endpoint in one claim (a dead endpoint with thousands waiting does not take
-   * every slot) and none of `busy`'s. A delivery another instance claims meanwhile is not claimed here:
-   * the claim says which states and claims it takes, and the store makes one writer win.
+   * Claims up to `limit` deliveries due at `now` of enabled endpoints, the longest due first, within
+   * the shares: no key beyond `shares.perKey` attempts at once and no endpoint beyond
+   * `shares.perEndpoint`, counting those `inFlight` already (one key's thousands waiting, or its dead
+   * endpoints, take only its own share). A delivery another instance claims meanwhile is not claimed
+   * here: the claim says which states and claims it takes, and the store makes one writer win.
    */
-  async claim(now: number, until: number, limit: number, perEndpoint: number, busy: ReadonlySet<string>): Promise<Claimed[]> {
+  async claim(now: number, until: number, limit: number, shares: Shares, inFlight: InFlight): Promise<Claimed[]> {
     const at = new Date(now).toISOString();
-    const { rows: candidates } = await sql<{ seq: number; endpoint_id: string }>`
-      select seq, endpoint_id from (
-        select d.seq, d.endpoint_id, d.next_attempt_at,
-          row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.seq) as rank
-        from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-        where d.state = 'pending' and d.next_attempt_at <= ${at} and (d.claimed_until is null or d.claimed_until <= ${at}) and e.enabled = 1
-      ) due where rank <= ${perEndpoint} order by next_attempt_at, seq limit ${limit + busy.size * perEndpoint}`.execute(this.db);
-    const wanted = candidates.filter((c) => !busy.has(c.endpoint_id)).slice(0, limit);
+    const full = (counts: ReadonlyMap<string, number>, share: number) => [...counts].filter(([, n]) => n >= share).map(([id]) => id);
+    const notIn = (column: string, ids: string[]) => (ids.length === 0 ? sql`` : sql`and ${sql.ref(column)} not in (${sql.join(ids)})`);
+    // Each endpoint's first due, then each key's first of those: a key's dead endpoint does not hide its others.
+    const { rows: candidates } = await sql<{ seq: number; endpoint_id: string; key_id: string }>`
+      select seq, endpoint_id, key_id from (
+        select seq, endpoint_id, key_id, next_attempt_at,
+          row_number() over (partition by key_id order by next_attempt_at, seq) as key_rank
+        from (
+          select d.seq, d.endpoint_id, e.api_key_id as key_id, d.next_attempt_at,
+            row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.seq) as endpoint_rank
+          from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+          where d.state = 'pending' and d.next_attempt_at <= ${at} and (d.claimed_until is null or d.claimed_until <= ${at}) and e.enabled = 1
+            ${notIn('e.api_key_id', full(inFlight.keys, shares.perKey))} ${notIn('d.endpoint_id', full(inFlight.endpoints, shares.perEndpoint))}
+        ) by_endpoint where endpoint_rank <= ${shares.perEndpoint}
+      ) by_key where key_rank <= ${shares.perKey}
+      order by next_attempt_at, seq limit ${limit + inFlight.keys.size * shares.perKey}`.execute(this.db);
+    const wanted = withinShares(candidates, limit, shares, inFlight);
     if (wanted.length === 0) return [];
+    const keyOfSeq = new Map(wanted.map((c) => [c.seq, c.key_id]));
     const claimedUntil = new Date(until).toISOString();
     const claimed = await this.db
       .updateTable('webhook_deliveries')
@@ -80,6 +121,7 @@ export class DeliveriesRepository {
       .execute();
     return claimed.map((row) => ({
       seq: row.seq,
+      keyId: keyOfSeq.get(row.seq)!,
       endpointId: row.endpoint_id,
       eventSeq: Number(row.event_seq),
       attempts: JSON.parse(row.attempts) as Attempt[],

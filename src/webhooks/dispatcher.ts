@@ -1,6 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
-import type { WebhookConfig } from '../config.js';
+import type { WebhookConfig } from '../config-webhooks.js';
 import type { Db } from '../db/database.js';
 import { EventsRepository } from '../events/repository.js';
 import { Event, eventIn, WebhookTestData } from '../events/schemas.js';
@@ -17,9 +17,6 @@ import { signatures } from './signature.js';
 
 /** How often each instance looks for deliveries due: a first attempt leaves within this of its event's commit. */
 export const DISPATCH_INTERVAL_MS = 500;
-/** Attempts one instance makes at once, over all endpoints, and to one endpoint. */
-export const MAX_IN_FLIGHT = 32;
-export const PER_ENDPOINT = 4;
 /** A claim outlives the attempt's timeout by this much: no other instance attempts it while it may still be under way. */
 const CLAIM_MARGIN_MS = 5_000;
 
@@ -41,12 +38,14 @@ const PAYLOADS = new Shapes([Event, Order, WebhookTestData]);
 
 /**
  * Delivers webhooks off the request path (contract §9): every half second it claims the deliveries
- * that fell due (./deliveries.ts), at most `MAX_IN_FLIGHT` at once and `PER_ENDPOINT` to one endpoint,
- * sends each signed (Standard Webhooks), and writes what the attempt decided (./retries.ts). Memory
- * holds the attempts under way, nothing else: whatever is pending stays in the store.
+ * that fell due (./deliveries.ts) within the shares of `config.concurrency` (the instance's, each
+ * key's, and each endpoint's within its key's: one customer's dead receivers hold only that
+ * customer's share), sends each signed (Standard Webhooks), and writes what the attempt decided
+ * (./retries.ts). Memory holds the attempts under way, nothing else: whatever is pending stays in the store.
  */
 export class Dispatcher {
   readonly #inFlight = new Map<number, Promise<void>>();
+  readonly #perKey = new Map<string, number>();
   readonly #perEndpoint = new Map<string, number>();
   readonly #stopped = new AbortController();
   #job: Periodic | undefined;
@@ -57,7 +56,7 @@ export class Dispatcher {
     config: WebhookConfig,
     { clock, metrics, log, random = Math.random }: Pick<DispatcherDeps, 'clock' | 'metrics' | 'log'> & { random?: () => number },
   ): Dispatcher {
-    const sender = new Sender({ timeoutMs: config.timeoutMs, policy: { allowPrivate: config.allowPrivate }, socketsPerOrigin: PER_ENDPOINT, now: clock });
+    const sender = new Sender({ timeoutMs: config.timeoutMs, policy: { allowPrivate: config.allowPrivate }, now: clock });
     return new Dispatcher({
       deliveries: new DeliveriesRepository(db),
       endpoints: new EndpointsRepository(db),
@@ -84,11 +83,12 @@ export class Dispatcher {
 
   /** Claims what is due now and starts its attempts; resolves with them once claimed (not once sent). */
   async pass(): Promise<Promise<void>[]> {
-    const free = MAX_IN_FLIGHT - this.#inFlight.size;
+    const { concurrency, timeoutMs } = this.deps.config;
+    const free = concurrency.total - this.#inFlight.size;
     if (free <= 0 || this.#stopped.signal.aborted) return [];
     const now = this.deps.clock();
-    const busy = new Set([...this.#perEndpoint].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id));
-    const claimed = await this.deps.deliveries.claim(now, now + this.deps.config.timeoutMs + CLAIM_MARGIN_MS, free, PER_ENDPOINT, busy);
+    const inFlight = { keys: this.#perKey, endpoints: this.#perEndpoint };
+    const claimed = await this.deps.deliveries.claim(now, now + timeoutMs + CLAIM_MARGIN_MS, free, concurrency, inFlight);
     return claimed.map((delivery) => this.#start(delivery));
   }
 
@@ -125,17 +125,17 @@ export class Dispatcher {
   }
 
   #start(claimed: Claimed): Promise<void> {
-    const { endpointId } = claimed;
-    this.#perEndpoint.set(endpointId, (this.#perEndpoint.get(endpointId) ?? 0) + 1);
+    const { endpointId, keyId } = claimed;
+    count(this.#perKey, keyId, +1);
+    count(this.#perEndpoint, endpointId, +1);
     const attempt = this.#attempt(claimed)
       .catch((error: unknown) =>
         this.deps.log.warn({ err: error, delivery: claimed.seq }, 'webhooks: an attempt could not be recorded; it is made again once its claim lapses'),
       )
       .finally(() => {
         this.#inFlight.delete(claimed.seq);
-        const left = (this.#perEndpoint.get(endpointId) ?? 1) - 1;
-        if (left > 0) this.#perEndpoint.set(endpointId, left);
-        else this.#perEndpoint.delete(endpointId);
+        count(this.#perKey, keyId, -1);
+        count(this.#perEndpoint, endpointId, -1);
       });
     this.#inFlight.set(claimed.seq, attempt);
     return attempt;
@@ -176,4 +176,11 @@ export class Dispatcher {
     };
     return this.deps.sender.post(url, body, headers, this.#stopped.signal);
   }
+}
+
+/** Adds to or takes from one of the counts of attempts under way; a count that reaches 0 goes. */
+function count(counts: Map<string, number>, id: string, by: 1 | -1): void {
+  const n = (counts.get(id) ?? 0) + by;
+  if (n > 0) counts.set(id, n);
+  else counts.delete(id);
 }

@@ -7,8 +7,10 @@ export const JITTER = 0.1;
 /**
  * What an attempt decides (contract §9), pure: a `2xx` succeeds; a `410` fails the delivery and
  * disables its endpoint at once; anything else is retried after the next wait of the schedule (plus
- * up to `JITTER` of it), no sooner than a `429`'s or `503`'s `Retry-After` asks; when the schedule is
- * spent, the delivery fails. `attemptsBefore` counts the attempts made before this one.
+ * up to `JITTER` of it), no sooner than a `429`'s or `503`'s `Retry-After` asks, and a receiver may
+ * ask for no more than the schedule's longest wait (whatever it sends, the attempt is recorded and the
+ * schedule runs out); when the schedule is spent, the delivery fails. `attemptsBefore` counts the
+ * attempts made before this one.
  */
 export function decide(sent: Sent, at: number, attemptsBefore: number, schedule: readonly number[], random: () => number): Recorded {
   const attempt = {
@@ -21,7 +23,7 @@ export function decide(sent: Sent, at: number, attemptsBefore: number, schedule:
   if (status === 410) return { attempt, state: 'failed', nextAttemptAt: null, endpoint: 'gone' };
   const wait = schedule[attemptsBefore];
   if (wait === undefined) return { attempt, state: 'failed', nextAttemptAt: null, endpoint: 'failed' };
-  const asked = (status === 429 || status === 503) && sent.retryAfterMs !== undefined ? sent.retryAfterMs : 0;
+  const asked = (status === 429 || status === 503) && sent.retryAfterMs !== undefined ? Math.min(sent.retryAfterMs, Math.max(...schedule)) : 0;
   return { attempt, state: 'pending', nextAttemptAt: at + Math.max(Math.round(wait * (1 + JITTER * random())), asked), endpoint: 'unchanged' };
 }
 

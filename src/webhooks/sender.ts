@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { type DestinationPolicy, guardedLookup } from './destinations.js';
+import { addressOf, type DestinationPolicy, destinationRefused, guardedLookup, isPublicAddress } from './destinations.js';
 
 /** The most of a receiver's answer that is read: the rest is not waited for. */
 export const MAX_ANSWER_BYTES = 64 * 1024;
@@ -19,31 +19,39 @@ export interface Sent {
 export interface SenderOptions {
   timeoutMs: number;
   policy: DestinationPolicy;
-  /** How many connections each destination may have open. */
-  socketsPerOrigin: number;
   /** The wall clock for `Retry-After` dates, and for how long an attempt took. */
   now: () => number;
 }
 
 /**
  * Sends webhook deliveries: one `POST`, redirects not followed (a `3xx` is an answer like any other),
- * the answer read to at most `MAX_ANSWER_BYTES`, the whole attempt bounded by `timeoutMs`, and the
- * address connected to checked against the destination policy (./destinations.ts). Connections are
- * kept alive between deliveries to the same receiver.
+ * the whole attempt bounded by `timeoutMs` from the moment it starts connecting, and the address
+ * connected to checked against the destination policy (./destinations.ts) before any connection,
+ * whether the URL names a host or an address. The status decides: the answer's body is read to at
+ * most `MAX_ANSWER_BYTES` or until the timeout, then the connection is dropped, and a body that
+ * trickles costs the attempt nothing. Connections are kept alive between deliveries to the same
+ * receiver, and an attempt never waits for another's: the agents hold no cap on sockets, as the
+ * dispatcher bounds how many attempts run (each key's share, and each endpoint's within it).
  */
 export class Sender {
   readonly #agents: { http: HttpAgent; https: HttpsAgent };
 
   constructor(private readonly options: SenderOptions) {
-    const agent = { keepAlive: true, maxSockets: options.socketsPerOrigin, lookup: guardedLookup(options.policy) } as const;
+    const agent = { keepAlive: true, lookup: guardedLookup(options.policy) } as const;
     this.#agents = { http: new HttpAgent(agent), https: new HttpsAgent(agent) };
   }
 
   post(url: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Sent> {
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
+    const literal = addressOf(new URL(url));
+    if (literal !== undefined && !this.options.policy.allowPrivate && !isPublicAddress(literal)) {
+      return Promise.resolve({ error: describe(destinationRefused()), ms: ms() });
+    }
     return new Promise<Sent>((resolve) => {
       let settled = false;
+      /** The status and `Retry-After`, once the answer's head arrived: from then on, the attempt's outcome. */
+      let answered: Omit<Sent, 'ms'> | undefined;
       const done = (sent: Omit<Sent, 'ms'>) => {
         if (settled) return;
         settled = true;
@@ -59,10 +67,13 @@ export class Sender {
       });
       const timer = setTimeout(() => {
         request.destroy();
-        done({ error: `no answer within ${this.options.timeoutMs / 1000} s` });
+        done(answered ?? { error: `no answer within ${this.options.timeoutMs / 1000} s` });
       }, this.options.timeoutMs);
-      request.on('error', (error: NodeJS.ErrnoException) => done({ error: describe(error) }));
-      request.on('response', (response) => this.#read(response, (sent) => done(sent)));
+      request.on('error', (error: NodeJS.ErrnoException) => done(answered ?? { error: describe(error) }));
+      request.on('response', (response) => {
+        answered = this.#answerOf(response);
+        this.#drain(response, () => done(answered!));
+      });
       request.end(body);
     });
   }
@@ -72,21 +83,24 @@ export class Sender {
     this.#agents.https.destroy();
   }
 
-  /** Reads the answer to its end or `MAX_ANSWER_BYTES`, whichever comes first; only its status and `Retry-After` count. */
-  #read(response: IncomingMessage, done: (sent: Omit<Sent, 'ms'>) => void): void {
-    const status = response.statusCode ?? 0;
+  /** What counts of an answer: its status and `Retry-After`. */
+  #answerOf(response: IncomingMessage): Omit<Sent, 'ms'> {
     const retryAfterMs = retryAfterOf(response.headers['retry-after'], this.options.now());
-    const answered = { status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    return { status: response.statusCode ?? 0, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+  }
+
+  /** Reads the answer to its end or `MAX_ANSWER_BYTES`, whichever comes first (the timeout cuts a slower one). */
+  #drain(response: IncomingMessage, done: () => void): void {
     let read = 0;
     response.on('data', (chunk: Buffer) => {
       read += chunk.length;
       if (read > MAX_ANSWER_BYTES) {
         response.destroy();
-        done(answered);
+        done();
       }
     });
-    response.on('end', () => done(answered));
-    response.on('error', () => done(answered));
+    response.on('end', done);
+    response.on('error', done);
   }
 }
 

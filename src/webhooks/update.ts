@@ -15,7 +15,7 @@ export function updateWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
         operationId: 'updateWebhookEndpoint',
         summary: 'Change one of your webhook endpoints',
         description:
-          'Sets what you send, and leaves the rest. `enabled: true` enables an endpoint that was disabled (by a `410`, by failing deliveries, or by you): it receives the events written from then on, and its deliveries still pending resume.',
+          'Sets what you send, and leaves the rest. `enabled: true` enables an endpoint that was disabled (by a `410`, by failing deliveries, or by you): it receives the events written from then on, and its deliveries still pending resume. Its URL is judged again then, as at creation: a `400` when it may not receive webhooks (any more).',
         tags: [TAG.webhooks],
         'x-stability': 'experimental',
         params: EndpointParams,
@@ -24,8 +24,11 @@ export function updateWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
       },
     },
     async (request) => {
-      if (request.body.url !== undefined) await checkDestination(request.body.url, webhooks.policy);
-      const endpoint = await webhooks.endpoints.update(keyOf(request).id, request.params.endpointId, request.body);
+      const owner = keyOf(request).id;
+      // Enabling sends again: the URL it would send to is judged now, whenever it was saved.
+      const url = request.body.url ?? (request.body.enabled === true ? (await webhooks.endpoints.find(owner, request.params.endpointId))?.url : undefined);
+      if (url !== undefined) await checkDestination(url, webhooks.policy);
+      const endpoint = await webhooks.endpoints.update(owner, request.params.endpointId, request.body);
       if (!endpoint) throw endpointNotFound(request.params.endpointId);
       return endpoint;
     },

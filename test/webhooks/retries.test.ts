@@ -74,6 +74,27 @@ describe('the retry schedule', () => {
     expect((await logOf(t, key, endpoint))[0]!.nextAttemptAt).toBe(new Date(t.clock() + 1_800_000).toISOString());
   });
 
+  it('bounds what a Retry-After asks by the schedule’s longest wait: a huge one is recorded, and the schedule still runs out', async () => {
+    const { t, receiver } = await setUp({ random: () => 0 });
+    const key = await t.newKey('business');
+    const endpoint = await endpointAt(t, key, receiver.url);
+    const longest = Math.max(...SCHEDULE_MS);
+    receiver.otherwise = { status: 429, headers: { 'retry-after': '99999999999999999' } };
+    await placeOrder(t, key);
+    for (let attempt = 1; attempt <= SCHEDULE_MS.length; attempt++) {
+      expect(await t.dispatcher.runDue()).toBe(1);
+      const [delivery] = await logOf(t, key, endpoint);
+      expect(delivery!.attempts).toHaveLength(attempt);
+      expect(delivery!.nextAttemptAt).toBe(new Date(t.clock() + longest).toISOString());
+      t.clock.advance(longest);
+    }
+    expect(await t.dispatcher.runDue()).toBe(1);
+    expect((await logOf(t, key, endpoint))[0]).toMatchObject({ state: 'failed', nextAttemptAt: null, attempts: expect.any(Array) });
+    expect((await logOf(t, key, endpoint))[0]!.attempts).toHaveLength(SCHEDULE_MS.length + 1);
+    // An HTTP date years ahead asks too much in the same way.
+    expect(decide({ status: 503, retryAfterMs: 1e15, ms: 1 }, 0, 0, SCHEDULE_MS, () => 0).nextAttemptAt).toBe(longest);
+  });
+
   it('retries a test key’s deliveries on WEBHOOK_TEST_RETRY_SCHEDULE (1 s, 5 s, 30 s, 2 min, 5 min), so that a person sees them', async () => {
     const { t, receiver } = await setUp({ random: () => 0 });
     const key = await t.newKey({ plan: 'business', test: true });
