@@ -59,8 +59,11 @@ import { PetCache } from './pets/pet-cache.js';
 import { PetsRepository } from './pets/repository.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import { type Versioning, versioning } from './versions/versioning.js';
-import { VERSION_HEADER } from './versions/versions.js';
+import { NEWEST_VERSION, VERSION_HEADER } from './versions/versions.js';
 import { versionsRoutes } from './versions/routes.js';
+
+/** An answer given before a request could be read (malformed, a CONNECT, an address refused) is shaped as a request without a key is: in the newest version. */
+const UNREAD_ANSWER_HEADERS = { [VERSION_HEADER]: NEWEST_VERSION };
 
 /** What browsers may send (http/cors.ts): the components' own header names. */
 const CORS = corsPolicy({
@@ -121,7 +124,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   const answered = answerRecorder(metrics, logger);
   let fast: Entrance | undefined; // set once the routes exist
   const app = Fastify({
-    serverFactory: publicServer({ config, limiter, metrics, logger, clock, entrance: () => fast }),
+    serverFactory: publicServer({ config, limiter, metrics, logger, clock, entrance: () => fast, always: UNREAD_ANSWER_HEADERS }),
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
     genReqId: requestIdOf,
@@ -132,7 +135,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler(publicUrl, steps),
-    clientErrorHandler: clientErrorHandler(publicUrl, limiter),
+    clientErrorHandler: clientErrorHandler(publicUrl, limiter, UNREAD_ANSWER_HEADERS),
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -23,10 +23,10 @@ function problemOf(code: string | undefined): ProblemError {
  * are answered in the same form as everything else: a problem, with the rate-limit headers of the
  * client's address (a peek: what could not be read is not counted), then the connection is closed.
  */
-export function clientErrorHandler(publicUrl: string, limiter: LimiterStore) {
+export function clientErrorHandler(publicUrl: string, limiter: LimiterStore, always: AnswerHeaders) {
   return (error: Error & { code?: string }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    answerOnSocket(socket, publicUrl, limiter, problemOf(error.code));
+    answerOnSocket(socket, { publicUrl, limiter, always }, problemOf(error.code));
   };
 }
 
@@ -35,9 +35,9 @@ export function clientErrorHandler(publicUrl: string, limiter: LimiterStore) {
  * proxies, which this service is not: a `405` problem with the address's rate-limit headers, then the
  * connection is closed. Without this Node would close it with no answer at all.
  */
-export function connectHandler(publicUrl: string, limiter: LimiterStore) {
+export function connectHandler(publicUrl: string, limiter: LimiterStore, always: AnswerHeaders) {
   return (_request: unknown, socket: Socket): void => {
-    answerOnSocket(socket, publicUrl, limiter, new ProblemError('method-not-allowed', 'CONNECT is not supported: the service is not a proxy.'));
+    answerOnSocket(socket, { publicUrl, limiter, always }, new ProblemError('method-not-allowed', 'CONNECT is not supported: the service is not a proxy.'));
   };
 }
 
@@ -45,17 +45,24 @@ export function connectHandler(publicUrl: string, limiter: LimiterStore) {
  * Connections an address may not open now (./connections.ts): a `429` problem with the address's
  * rate-limit headers, before any request is read, then the connection is closed.
  */
-export function addressRefusals(publicUrl: string, limiter: LimiterStore, perAddress: number, counted: (slug: ProblemSlug) => void): AddressRefusals {
+export function addressRefusals(
+  publicUrl: string,
+  limiter: LimiterStore,
+  always: AnswerHeaders,
+  perAddress: number,
+  counted: (slug: ProblemSlug) => void,
+): AddressRefusals {
+  const to = { publicUrl, limiter, always };
   return {
     crowded(socket) {
       counted('too-many-connections');
       const detail = `An address may hold ${perAddress} connections at once; close some, or reuse them (keep-alive).`;
-      answerOnSocket(socket, publicUrl, limiter, new ProblemError('too-many-connections', detail, {}, { [RETRY_AFTER_HEADER]: '1' }), DESTROY);
+      answerOnSocket(socket, to, new ProblemError('too-many-connections', detail, {}, { [RETRY_AFTER_HEADER]: '1' }), DESTROY);
     },
     flooding(socket, retryAfterS) {
       counted('pipelining-flood');
       const detail = `A connection from this address sent more than ${CLOSE_ABOVE} requests without reading their answers; its connections are refused for ${retryAfterS} more seconds.`;
-      answerOnSocket(socket, publicUrl, limiter, new ProblemError('pipelining-flood', detail, {}, { [RETRY_AFTER_HEADER]: String(retryAfterS) }), DESTROY);
+      answerOnSocket(socket, to, new ProblemError('pipelining-flood', detail, {}, { [RETRY_AFTER_HEADER]: String(retryAfterS) }), DESTROY);
     },
   };
 }
@@ -67,10 +74,19 @@ export function addressRefusals(publicUrl: string, limiter: LimiterStore, perAdd
  */
 const DESTROY = true;
 
-function answerOnSocket(socket: Socket, publicUrl: string, limiter: LimiterStore, problem: ProblemError, destroy = false): void {
+/** Headers that every answer carries, also those answered before a request could be read (its `Petstore-Version`). */
+export type AnswerHeaders = Readonly<Record<string, string>>;
+
+interface SocketAnswers {
+  publicUrl: string;
+  limiter: LimiterStore;
+  always: AnswerHeaders;
+}
+
+function answerOnSocket(socket: Socket, { publicUrl, limiter, always }: SocketAnswers, problem: ProblemError, destroy = false): void {
   limiter.peek(addressCaller(socket.remoteAddress ?? 'unknown'), ANONYMOUS_POLICY).then(
-    (verdict) => answer(socket, publicUrl, problem, rateLimitHeaders(verdict), destroy),
-    () => answer(socket, publicUrl, problem, {}, destroy),
+    (verdict) => answer(socket, publicUrl, problem, { ...always, ...rateLimitHeaders(verdict) }, destroy),
+    () => answer(socket, publicUrl, problem, always, destroy),
   );
 }
 

@@ -4,7 +4,7 @@ import type { PublicConfig } from '../app.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Clock } from '../clock.js';
-import { addressRefusals, connectHandler } from './client-errors.js';
+import { addressRefusals, type AnswerHeaders, connectHandler } from './client-errors.js';
 import { type AddressGuard, guardAddresses } from './connections.js';
 import { MAX_HEAD_BYTES } from './limits.js';
 import { boundPipelining, CLOSE_ABOVE } from './pipelining.js';
@@ -21,6 +21,8 @@ export interface PublicServerDeps {
   clock: Clock;
   /** The fast entrance once built; until then every request goes to Fastify. */
   entrance: () => Entrance | undefined;
+  /** What every answer carries, also one given before a request could be read. */
+  always: AnswerHeaders;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface PublicServerDeps {
  * what no client may do to it bounded (slow or idle clients, connections per address, requests
  * pipelined unanswered) and the fast entrance in front of Fastify's handler.
  */
-export function publicServer({ config, limiter, metrics, logger, clock, entrance }: PublicServerDeps) {
+export function publicServer({ config, limiter, metrics, logger, clock, entrance, always }: PublicServerDeps) {
   const { publicUrl, timeouts } = config;
   // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
   const http: ServerOptions = {
@@ -58,7 +60,7 @@ export function publicServer({ config, limiter, metrics, logger, clock, entrance
     });
     // Without these Node answers a bare 417, and closes a CONNECT without a word: both become problems.
     server.on('checkExpectation', handler);
-    server.on('connect', connectHandler(publicUrl, limiter));
+    server.on('connect', connectHandler(publicUrl, limiter, always));
     server.keepAliveTimeout = timeouts.keepAliveMs;
     server.requestTimeout = timeouts.requestMs;
     // While a request is handled and answered, a connection on which nothing moves for this long is
@@ -66,7 +68,7 @@ export function publicServer({ config, limiter, metrics, logger, clock, entrance
     server.timeout = timeouts.sendMs;
     if (!config.trustProxy) {
       const { connectionsPerAddress } = timeouts;
-      const refusals = addressRefusals(publicUrl, limiter, connectionsPerAddress, (reason) => metrics.connectionsClosed.inc({ reason }));
+      const refusals = addressRefusals(publicUrl, limiter, always, connectionsPerAddress, (reason) => metrics.connectionsClosed.inc({ reason }));
       addresses = guardAddresses(server, connectionsPerAddress, clock, refusals);
     }
     return server;

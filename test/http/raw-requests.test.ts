@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUS_POLICY } from '../../src/ratelimit/plans.js';
+import { NEWEST_VERSION } from '../../src/versions/versions.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 
 /**
@@ -51,7 +52,15 @@ function expectProblemWithHeaders(answer: Awaited<ReturnType<typeof exchange>>, 
   expect(answer.status).toBe(status);
   expect(answer.headers['content-type']).toBe('application/problem+json; charset=utf-8');
   expect(JSON.parse(answer.body)).toMatchObject({ type: `http://petstore.test/problems/${slug}`, status });
-  for (const name of ['x-request-id', 'access-control-allow-origin', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'ratelimit-policy', 'ratelimit']) {
+  for (const name of [
+    'x-request-id',
+    'petstore-version',
+    'access-control-allow-origin',
+    'x-ratelimit-limit',
+    'x-ratelimit-remaining',
+    'ratelimit-policy',
+    'ratelimit',
+  ]) {
     expect(answer.headers[name], name).toBeDefined();
   }
 }
@@ -73,7 +82,7 @@ describe('requests Node would answer by itself', () => {
     expect(answer.raw).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 Created\r\n/);
   });
 
-  it.each(['/pets/1', '/pets/1?x=1'])('an HTTP/1.1 request without Host gets a 400 problem with the headers, counted to the key (%s)', async (path) => {
+  it.each(['/pets/1', '/pets/1?'])('an HTTP/1.1 request without Host gets a 400 problem with the headers, counted to the key (%s)', async (path) => {
     const before = Number(
       (await exchange(`GET /usage HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`)).headers['x-ratelimit-remaining'],
     );
@@ -97,6 +106,16 @@ describe('requests Node would answer by itself', () => {
     const answer = await exchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expectProblemWithHeaders(answer, 405, 'method-not-allowed');
     expect(answer.headers['x-ratelimit-limit']).toBe(String(ANONYMOUS_POLICY.perMinute));
+    expect(answer.closed).toBe(true);
+  });
+
+  it.each([
+    ['a NUL in a header value', `GET /pets/1 HTTP/1.1\r\nHost: x\r\nX-API-Key: a\0b\r\n\r\n`],
+    ['a request line that is not HTTP', 'GET /pets/1 HTTP/9.9 please\r\n\r\n'],
+  ])('%s gets a 400 problem with the headers of every answer (its version too), and the connection is closed', async (_, text) => {
+    const answer = await exchange(text);
+    expectProblemWithHeaders(answer, 400, 'invalid-request');
+    expect(answer.headers['petstore-version']).toBe(NEWEST_VERSION);
     expect(answer.closed).toBe(true);
   });
 });
