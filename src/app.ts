@@ -38,6 +38,7 @@ import { EndpointsRepository } from './webhooks/endpoints.js';
 import { rateLimitHook } from './http/ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
 import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
+import { NoQuery } from './http/schemas.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { API_KEY_HEADER, identifyHook, requireKey } from './keys/identify.js';
@@ -273,5 +274,6 @@ function fastEntrance(
 function declareCommonContract(route: RouteOptions): void {
   const schema = (route.schema ??= {}) as Record<string, unknown>;
   schema.security = [{ [SECURITY_SCHEME]: [] }];
+  schema.querystring ??= NoQuery;
   schema.response = { ...problemResponses(...COMMON_PROBLEM_STATUSES), ...(schema.response as object) };
 }

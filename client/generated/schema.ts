@@ -226,7 +226,7 @@ export interface paths {
          * Change one of your webhook endpoints
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Sets what you send, and leaves the rest. `enabled: true` enables an endpoint that was disabled (by a `410`, by failing deliveries, or by you): it receives the events written from then on, and its deliveries still pending resume.
+         *     Sets what you send, and leaves the rest. `enabled: true` enables an endpoint that was disabled (by a `410`, by failing deliveries, or by you): it receives the events written from then on, and its deliveries still pending resume. Its URL is judged again then, as at creation: a `400` when it may not receive webhooks (any more).
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -4449,6 +4449,23 @@ export interface operations {
                         /** @description Every version, oldest first. */
                         data: components["schemas"]["Version"][];
                     };
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */

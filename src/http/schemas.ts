@@ -24,6 +24,9 @@ export const RetryAfterSeconds = (description: string) => Type.Integer({ format:
 export const Int64Id = (description: string) => Type.Integer({ format: 'int64', minimum: 1, description });
 
 /** The page a collection's query asks for: how many items, after which cursor. */
+/** The query of a route that takes no parameters: any sent is a `400` (http/validation.ts `onlyDeclared`). */
+export const NoQuery = Type.Object({});
+
 export const PageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'How many items to return, 1 to 100.' })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: 'The `nextCursor` of the previous page.' })),

@@ -49,9 +49,22 @@ function compileValidators(sharedSchemas: readonly object[]): FastifySchemaCompi
   return ({ schema, httpPart }) => {
     const key = `${httpPart} ${JSON.stringify(schema)}`;
     let validator = compiled.get(key);
-    if (!validator) compiled.set(key, (validator = httpPart === 'body' ? exact.compile(schema as object) : compileDecimal(coercing, schema)));
+    if (!validator) {
+      const closed = httpPart === 'querystring' ? onlyDeclared(schema) : schema;
+      compiled.set(key, (validator = httpPart === 'body' ? exact.compile(schema as object) : compileDecimal(coercing, closed)));
+    }
     return validator;
   };
+}
+
+/**
+ * A query takes only the parameters its route declares: one it does not, in any form (`type[]=`,
+ * `version[]=`, a misspelt name), is a `400` naming it rather than silently ignored, so that a client
+ * never takes an unfiltered answer for a filtered one.
+ */
+function onlyDeclared(schema: unknown): unknown {
+  const object = schema as { type?: string; additionalProperties?: unknown };
+  return object.type === 'object' && object.additionalProperties === undefined ? { ...object, additionalProperties: false } : schema;
 }
 
 /** A validator of path, query or header values: coerced from strings, integers in plain decimal only. */
@@ -113,7 +126,7 @@ function inputError(part: HttpPart, e: ErrorObject): InputError {
   const pointer = child === null ? e.instancePath : `${e.instancePath}/${child}`;
   // Parameters are named plainly; body members by JSON pointer.
   const name = part === 'body' ? pointer : pointer.replace(/^\//, '');
-  const message = missing ? 'is required' : extra ? 'is not a known member' : (e.message ?? 'is invalid');
+  const message = missing ? 'is required' : extra ? (part === 'body' ? 'is not a known member' : 'is not a known parameter') : (e.message ?? 'is invalid');
   return { in: location, name, message };
 }
 

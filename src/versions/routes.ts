@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { htmlPage, inlineCode } from '../docs/page.js';
 import { problemResponses } from '../http/responses.js';
-import { ref, StringEnum } from '../http/schemas.js';
+import { NoQuery, ref, StringEnum } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { TAG } from '../openapi/tags.js';
 import { dayOrInstant, type Notice } from '../pets/deprecation.js';
@@ -57,7 +57,8 @@ export function versionsRoutes(app: App, { oldest }: { oldest: Notice }): void {
         tags: [TAG.versions],
         'x-stability': 'beta',
         security: [],
-        response: { 200: VersionList, ...problemResponses(429) },
+        querystring: NoQuery,
+        response: { 200: VersionList, ...problemResponses(400, 429) },
       },
     },
     async () => list,

@@ -11,7 +11,7 @@ import { tempDir } from '../helpers/process.js';
  * The embedded store's files deleted or replaced under the running service: the service must not go
  * on serving what it holds (a key revoked through the path would answer `200` for ever). Within a
  * second `/readyz` fails and every request that needs the store is refused with a `503`, through both
- * entrances (`/pets/1` is the fast lane's once memory holds it; `/pets/1?x=1` always Fastify's).
+ * entrances (`/pets/1` is the fast lane's once memory holds it; `/pets/1?` always Fastify's).
  */
 
 let t: TestApp | undefined;
@@ -49,7 +49,7 @@ describe('the embedded store moved from under the service', () => {
     const key = await t.newKey('pro');
     const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
     const get = (path: string) => fetch(`${base}${path}`, { headers: { 'x-api-key': key } });
-    for (const path of ['/pets/1', '/pets/1?x=1']) expect((await get(path)).status).toBe(200);
+    for (const path of ['/pets/1', '/pets/1?']) expect((await get(path)).status).toBe(200);
     expect((await t.admin.inject('/readyz')).statusCode).toBe(200);
 
     const { move: moveFiles, cliWrites } = moves[move]!;
@@ -63,7 +63,7 @@ describe('the embedded store moved from under the service', () => {
     const ready = await t.admin.inject('/readyz');
     expect(ready.statusCode).toBe(503);
     expect(ready.json().checks.database).toBe(false);
-    for (const path of ['/pets/1', '/pets/1?x=1']) {
+    for (const path of ['/pets/1', '/pets/1?']) {
       const response = await get(path);
       expect(response.status).toBe(503);
       expect(response.headers.get('content-type')).toContain('application/problem+json');

@@ -5,7 +5,7 @@ import { type TestApp, testApp } from '../helpers/app.js';
 
 /**
  * Hostile requests, over a real socket, through both entrances: `/pets/1` is the fast lane's once
- * memory holds the key and the pet (src/http/fast-lane.ts), `/pets/1?x=1` always Fastify's. Each case
+ * memory holds the key and the pet (src/http/fast-lane.ts), `/pets/1?` always Fastify's. Each case
  * is sent once to each, with a key of its own (the same plan, the same count so far, the same clock),
  * (and an address of its own), and the two answers must be the same: status, headers (in any order; less the date and the
  * connection's own) and body. Where the lane cannot answer exactly as Fastify would, it must hand the
@@ -16,7 +16,7 @@ let t: TestApp;
 let port: number;
 const keys: Record<Entrance, string> = { lane: '', fastify: '' };
 type Entrance = 'lane' | 'fastify';
-const target: Record<Entrance, string> = { lane: '/pets/1', fastify: '/pets/1?x=1' };
+const target: Record<Entrance, string> = { lane: '/pets/1', fastify: '/pets/1?' };
 const ADDRESS: Record<Entrance, string> = { lane: '198.51.100.1', fastify: '198.51.100.2' };
 
 beforeAll(async () => {
@@ -84,7 +84,8 @@ const CASES: Record<string, { raw: (e: Entrance) => string; headRequest?: boolea
   'two keys': { raw: (e) => `${head(e)}X-API-Key: ${keys[e]}\r\n\r\n` },
   'a second Host': { raw: (e) => `${head(e)}Host: other.test\r\n\r\n` },
   'an absolute-form target': { raw: (e) => `${head(e, { target: `http://petstore.test${target[e]}` })}\r\n` },
-  'a fragment in the target': { raw: (e) => `${head(e, { target: e === 'lane' ? '/pets/1#x' : '/pets/1?x=1#x' })}\r\n` },
+  // Not the lane's either way (its path is exact): Fastify reads what follows `#` as a query, and refuses it.
+  'a fragment in the target': { raw: (e) => `${head(e, { target: '/pets/1#x' })}\r\n` },
   'a malformed key': { raw: (e) => `${head(e, { key: 'pet_nope' })}\r\n` },
   'no key': { raw: (e) => `${head(e).replace(/X-API-Key: .*\r\n/, '')}\r\n` },
   'an If-None-Match': { raw: (e) => `${head(e)}If-None-Match: "x"\r\n\r\n` },

@@ -27,7 +27,7 @@ describe('the fast lane', () => {
         ...Array.from({ length: 12 }, (): Step => ({ path: '/pets/1', key: 'free', wait: 100 })),
         // A pet not in memory yet: Fastify refuses it (a refusal never reads the pet).
         { path: '/pets/2', key: 'free', wait: 10 },
-        // What the lane leaves to Fastify: a query string, a pet that does not exist, a revoked key, no key.
+        // What the lane leaves to Fastify: a query string (a parameter the operation does not take: a 400), a pet that does not exist, a revoked key, no key.
         { path: '/pets/1?x=1', key: 'free', wait: 10 },
         { path: '/pets/999999', key: 'free', wait: 10 },
         { path: '/pets/1', key: 'revoked', wait: 10 },

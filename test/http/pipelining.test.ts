@@ -12,7 +12,7 @@ import { type TestApp, testApp } from '../helpers/app.js';
  * What one connection can make the service hold is bounded: with `PAUSE_AT` requests unanswered it is
  * not read (what the client sends next waits in its socket), and one that sends more than
  * `CLOSE_ABOVE` at once is closed, and its address is refused connections for a while. Over a real socket, through both entrances (`/pets/1` is the fast
- * lane's when memory holds it; `/pets/1?x=1` always Fastify's).
+ * lane's when memory holds it; `/pets/1?` always Fastify's).
  */
 
 let t: TestApp;
@@ -81,7 +81,7 @@ class HeldLimiter implements LimiterStore {
 }
 
 describe('pipelined requests on one connection', () => {
-  it.each(['/pets/1', '/pets/1?x=1'])('are all answered, in order, up to the most sent at once (%s)', async (path) => {
+  it.each(['/pets/1', '/pets/1?'])('are all answered, in order, up to the most sent at once (%s)', async (path) => {
     await t.app.inject({ method: 'GET', url: '/pets/1', headers: { 'x-api-key': key } });
     const { socket, received } = open();
     socket.write(get(path).repeat(CLOSE_ABOVE - 1) + get('/pets/2', 'Connection: close\r\n'));
@@ -102,7 +102,7 @@ describe('pipelined requests on one connection', () => {
       const orders = async () =>
         (await held.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': heldKey } })).json().data.length as number;
       const { socket, received, ended } = open(heldPort);
-      socket.write(`GET /pets/1?x=1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${heldKey}\r\n\r\n`.repeat(PAUSE_AT));
+      socket.write(`GET /pets/1? HTTP/1.1\r\nHost: x\r\nX-API-Key: ${heldKey}\r\n\r\n`.repeat(PAUSE_AT));
       await until(() => limiter.seen === PAUSE_AT, `${PAUSE_AT} requests read`);
       // In a later read than the eight (one read is parsed whole): it must wait in the socket.
       socket.write(place);
@@ -123,7 +123,7 @@ describe('pipelined requests on one connection', () => {
     const body = JSON.stringify({ petId: 1 });
     const place = `POST /store/orders HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
     const { socket, ended } = open(port, FLOODER);
-    socket.write(get('/pets/1?x=1').repeat(CLOSE_ABOVE) + place);
+    socket.write(get('/pets/1?').repeat(CLOSE_ABOVE) + place);
     await ended;
     expect(await closedByPipelining()).toBe(before + 1);
     expect((await t.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': key } })).json().data).toEqual([]);

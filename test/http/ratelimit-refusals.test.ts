@@ -52,7 +52,7 @@ describe('429 rate-limited', () => {
     ] as const)
       await exhaustMinute(() => get(key), n);
     expect(await refusal(free)).toMatchObject({ plan: 'free', limit: 60, retryAfter: 60, instance: '/pets' });
-    expect(await refusal(free, '/pets/1?x=1')).toMatchObject({ instance: '/pets/1' });
+    expect(await refusal(free, '/pets/1?')).toMatchObject({ instance: '/pets/1' });
     expect(await refusal(free)).toMatchObject({ instance: '/pets' });
     expect(await refusal(sameLimits)).toMatchObject({ plan: 'enterprise', limit: 60 });
     expect(await refusal(small)).toMatchObject({ plan: 'enterprise', limit: 2, retryAfter: 60 });

@@ -213,10 +213,11 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('getUsage', { url: '/usage', headers: as(other) });
     // The per-address throttle of what counts nothing: /usage's only 429.
     for (let i = 0; i < 400 && !validators.seen.includes('getUsage 429'); i++) await send('getUsage', { url: '/usage', headers: as(other) });
-    // The versions share that throttle; before it, their list.
+    // The versions share that throttle; before it, their list; after it, their list and a parameter they do not take.
     await send('listVersions', { url: '/versions' });
     t.clock.advance(61_000);
     await send('listVersions', { url: '/versions' });
+    await send('listVersions', { url: '/versions?all=1' });
     for (let i = 0; i < 400 && !validators.seen.includes('listVersions 429'); i++) await send('listVersions', { url: '/versions' });
     t.clock.advance(61_000);
     // An Idempotency-Key reused with another request (422), and retries while the original is in progress (409).
