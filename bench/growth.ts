@@ -5,7 +5,7 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { encodeCursor } from '../src/http/pagination.js';
+import { Cursors, scopeOf } from '../src/http/pagination.js';
 import { displayPrefix, generateKey, generateKeyId, hashKey } from '../src/keys/key-format.js';
 import { type ByTurns, byTurns, type LoadSettings, oneAtATime, type Requests, sendAll, spread } from './load.js';
 import { get, PATHS, type RowRunner } from './mode-run.js';
@@ -30,7 +30,7 @@ export interface GrowthStore {
   keys: string[];
   /** The key that owns the million orders (enterprise, huge limits). */
   ordersKey: string;
-  /** `encodeCursor` of the owner's order of rank `deepCursorRank`. */
+  /** The cursor, as the service signs it, after the owner's order of rank `deepCursorRank`. */
   deepCursor: string;
   setupSeconds: number;
 }
@@ -83,7 +83,9 @@ export async function growthStore(): Promise<GrowthStore> {
     insertOrders(sqlite, ordersOwner, now);
     sqlite.exec('commit');
     const deep = sqlite.prepare('select id from orders where api_key_id = ? order by id limit 1 offset ?').get(ordersOwner, GROWTH.deepCursorRank - 1);
-    return { file, keys, ordersKey, deepCursor: encodeCursor(deep!.id as number), setupSeconds: (performance.now() - started) / 1000 };
+    const secret = sqlite.prepare("select value from service_secrets where name = 'cursors'").get()!.value as string;
+    const deepCursor = new Cursors(Buffer.from(secret, 'base64')).encode(deep!.id as number, scopeOf('orders', ordersOwner, { status: undefined }));
+    return { file, keys, ordersKey, deepCursor, setupSeconds: (performance.now() - started) / 1000 };
   } finally {
     sqlite.close();
   }

@@ -11,6 +11,7 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openChangeFeed } from '../src/db/change-feed.js';
 import { openDatabase } from '../src/db/database.js';
+import { migrate } from '../src/db/migrations.js';
 import { createMetrics } from '../src/ops/metrics.js';
 import { MemoryLimiterStore } from '../src/ratelimit/memory-store.js';
 
@@ -26,10 +27,11 @@ const HEADER = `/**
 
 `;
 
-/** The document exactly as `/openapi.json` serves it, from an app over an empty in-memory SQLite store (building it reads nothing). */
+/** The document exactly as `/openapi.json` serves it, from an app over a new in-memory SQLite store (migrated: building the app reads its secrets). */
 export async function servedDocument(): Promise<OpenAPI3> {
   const config = loadConfig(FIXED_ENV);
   const db = openDatabase({ kind: 'sqlite', file: ':memory:' });
+  await migrate(db, 'sqlite');
   const clock = systemClock;
   const limiter = new MemoryLimiterStore({ clock, rules: config.ban });
   const changes = openChangeFeed(db, { kind: 'sqlite', file: ':memory:' }, { clock });

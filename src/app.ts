@@ -38,7 +38,9 @@ import { EndpointsRepository } from './webhooks/endpoints.js';
 import { rateLimitHook } from './http/ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
 import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
+import { Cursors } from './http/pagination.js';
 import { NoQuery } from './http/schemas.js';
+import { serviceSecret } from './db/secrets.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { API_KEY_HEADER, identifyHook, requireKey } from './keys/identify.js';
@@ -212,7 +214,7 @@ function everyRequest(
 }
 
 /** The API's operations, each with its key required and the common problems declared. */
-function apiOperations(
+async function apiOperations(
   api: App,
   {
     config,
@@ -226,7 +228,7 @@ function apiOperations(
     catalogue,
     versions,
   }: Omit<PublicAppDeps, 'logger'> & { orderPages: OrderPages; pets: PetsRepository; catalogue: PetCache; versions: Versioning },
-): void {
+): Promise<void> {
   const { publicUrl } = config;
   api.addHook('onRoute', declareCommonContract);
   api.addHook('onRequest', stepHook(requireKey));
@@ -236,6 +238,7 @@ function apiOperations(
   const placement = new OrderPlacement(writes, moves, clock, catalogue);
   const events = new EventsRepository(db);
   const deprecation = config.petsGet;
+  const cursors = new Cursors(await serviceSecret(db, 'cursors'));
   const webhooks = {
     endpoints: new EndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
@@ -244,7 +247,7 @@ function apiOperations(
     clock,
     policy: { allowPrivate: config.webhooks.allowPrivate },
   };
-  const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks };
+  const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks, cursors };
   for (const operation of OPERATIONS) operation(api, deps);
 }
 

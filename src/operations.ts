@@ -1,3 +1,4 @@
+import type { Cursors } from './http/pagination.js';
 import type { Clock } from './clock.js';
 import type { ChangeFeed } from './db/change-feed.js';
 import type { Db } from './db/database.js';
@@ -53,6 +54,8 @@ export interface OperationDeps {
   placement: OrderPlacement;
   events: EventsRepository;
   webhooks: WebhookDeps;
+  /** The signed cursors of collections. */
+  cursors: Cursors;
 }
 
 /** One operation of the API, in its own file: registers its route, schema and handler together. */

@@ -1,4 +1,5 @@
 import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, type Migration, Migrator, sql } from 'kysely';
+import { randomBytes } from 'node:crypto';
 import type { DatabaseConfig } from '../config.js';
 import { PET_CATALOGUE } from '../pets/catalogue.js';
 import { CHANGES_CHANNEL } from './change-feed.js';
@@ -41,6 +42,7 @@ export function migrations(kind: Kind): Record<string, Migration> {
     '007_new_key_notifications': newKeyNotifications(d),
     '008_key_versions': keyVersions(d),
     '009_idempotency_expiry': idempotencyExpiry(d),
+    '010_service_secrets': serviceSecrets(d),
   };
 }
 
@@ -239,6 +241,22 @@ const idempotencyExpiry = (_d: Dialect): Migration => ({
   // Records that left the Idempotency-Key window are deleted, oldest first (idempotency/expiry.ts).
   async up(db: Kysely<unknown>) {
     await db.schema.createIndex('idempotency_records_created_at').on('idempotency_records').column('created_at').execute();
+  },
+});
+
+const serviceSecrets = (_d: Dialect): Migration => ({
+  // Secrets of the service itself, made once with the store so that every instance on it shares them:
+  // `cursors` signs the cursors of collections (http/pagination.ts, contract §4).
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('service_secrets')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .$call(required({ value: 'text' }))
+      .execute();
+    await db
+      .insertInto('service_secrets' as never)
+      .values({ name: 'cursors', value: randomBytes(32).toString('base64') } as never)
+      .execute();
   },
 });
 

@@ -13,6 +13,14 @@ export interface Database {
   event_heads: EventHeadsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  service_secrets: ServiceSecretsTable;
+}
+
+/** Secrets of the service, made by a migration and shared by every instance on the store (never shown). */
+export interface ServiceSecretsTable {
+  name: string;
+  /** Base64 of random bytes. */
+  value: string;
 }
 
 export interface ApiKeysTable {

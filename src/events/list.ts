@@ -1,4 +1,4 @@
-import { encodeCursor, pageRequest } from '../http/pagination.js';
+import { type Cursors, scopeOf } from '../http/pagination.js';
 import { problemResponses } from '../http/responses.js';
 import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
@@ -8,7 +8,7 @@ import { type EventsRepository, WALK_LIMIT } from './repository.js';
 import { Event, EventListQuery, eventIn } from './schemas.js';
 
 /** `GET /events` (listEvents): a page of the caller's events, newest first. */
-export function listEvents(app: App, { events }: { events: EventsRepository }): void {
+export function listEvents(app: App, { events, cursors }: { events: EventsRepository; cursors: Cursors }): void {
   app.get(
     '/events',
     {
@@ -26,8 +26,10 @@ export function listEvents(app: App, { events }: { events: EventsRepository }): 
     },
     async (request) => {
       const { type, orderId } = request.query;
-      const page = await events.list(keyOf(request).id, { types: type, orderId }, pageRequest(request.query));
-      return { data: page.events.map((event) => eventIn(event, request.apiVersion)), nextCursor: page.next === null ? null : encodeCursor(page.next) };
+      const { id } = keyOf(request);
+      const scope = scopeOf('events', id, { type, orderId });
+      const page = await events.list(id, { types: type, orderId }, cursors.pageRequest(request.query, scope));
+      return { data: page.events.map((event) => eventIn(event, request.apiVersion)), nextCursor: page.next === null ? null : cursors.encode(page.next, scope) };
     },
   );
 }

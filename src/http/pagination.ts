@@ -1,46 +1,70 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { PageRequest, Rows } from '../db/keyset.js';
 import { ProblemError } from './problems.js';
 
-/** What every cursor starts with, before base64url: its version. */
-const PREFIX = 'v1:';
+/** How many bytes of the HMAC a cursor carries: enough that guessing one is hopeless. */
+const MAC_BYTES = 16;
 
 /**
- * The cursor of keyset pagination (db/keyset.ts): opaque to clients, it names the position (the id, or
- * for events their order of writing) of the last item of the page before. A page holds the items after
- * it in the listing's order, so no item is skipped or repeated between pages.
+ * The cursors of collections (contract §4): opaque to clients, each names the position of the last
+ * item of the page before (an id, or for events their order of writing) and is signed, with a secret
+ * every instance on the store shares, together with its scope: the key, the collection and the filters
+ * that produced it. A cursor this API never issued, or issued for another key, collection or filter,
+ * is a `400`. A page holds the items after its position in the listing's order (db/keyset.ts), so no
+ * item is skipped or repeated between pages.
  */
-export function encodeCursor(lastId: number): string {
-  return Buffer.from(`${PREFIX}${lastId}`).toString('base64url');
-}
+export class Cursors {
+  constructor(private readonly secret: Buffer) {}
 
-export function pageRequest(query: { limit?: number; cursor?: string }): PageRequest {
-  return { afterId: query.cursor === undefined ? 0 : decodeCursor(query.cursor), limit: query.limit ?? 20 };
-}
-
-function decodeCursor(cursor: string): number {
-  const text = Buffer.from(cursor, 'base64url').toString();
-  const id = Number(text.slice(PREFIX.length));
-  // Node's decoder skips characters outside the alphabet; only a cursor we would issue is accepted.
-  const issued = /^\d+$/.test(text.slice(PREFIX.length)) && Number.isSafeInteger(id) && encodeCursor(id) === cursor;
-  if (!text.startsWith(PREFIX) || !issued) {
-    throw new ProblemError('invalid-request', 'The cursor is not one this API issued.', {
-      errors: [{ in: 'query', name: 'cursor', message: 'must be the nextCursor of a previous page' }],
-    });
+  /** The cursor after `position` in the listing `scope` names. */
+  encode(position: string | number, scope: string): string {
+    const text = String(position);
+    return Buffer.concat([this.#mac(scope, text), Buffer.from(text)]).toString('base64url');
   }
-  return id;
+
+  /** The position a cursor names, if this API issued it for `scope`; else a `400`. */
+  decode(cursor: string, scope: string): string {
+    const bytes = Buffer.from(cursor, 'base64url');
+    const text = bytes.subarray(MAC_BYTES).toString();
+    // Node's decoder skips characters outside the alphabet: only the very text issued is accepted.
+    const issued = bytes.length > MAC_BYTES && bytes.toString('base64url') === cursor && timingSafeEqual(bytes.subarray(0, MAC_BYTES), this.#mac(scope, text));
+    if (!issued) throw notIssued();
+    return text;
+  }
+
+  /** The page a request asks for, in a listing by number (`afterId`: 0 for the first page). */
+  pageRequest(query: { limit?: number; cursor?: string }, scope: string): PageRequest {
+    const limit = query.limit ?? 20;
+    if (query.cursor === undefined) return { afterId: 0, limit };
+    const position = this.decode(query.cursor, scope);
+    const afterId = Number(position);
+    if (!/^[1-9][0-9]*$/.test(position) || !Number.isSafeInteger(afterId)) throw notIssued();
+    return { afterId, limit };
+  }
+
+  /** The page a list operation answers: the cursor, when more follow, points after the last row. */
+  pageOf<T extends { id: number }>(rows: Rows<T>, scope: string): { data: T[]; nextCursor: string | null } {
+    const last = rows.rows.at(-1);
+    return { data: rows.rows, nextCursor: rows.more && last ? this.encode(last.id, scope) : null };
+  }
+
+  #mac(scope: string, position: string): Buffer {
+    return createHmac('sha256', this.secret).update(`${scope}\n${position}`).digest().subarray(0, MAC_BYTES);
+  }
 }
 
-/** The page a list operation answers: the cursor, when more follow, points after the last row. */
-export function pageOf<T extends { id: number }>(rows: Rows<T>): { data: T[]; nextCursor: string | null } {
-  return pageWith(
-    rows,
-    (row) => row.id,
-    (row) => row,
+/** A listing's scope: the collection, the key reading it, and its filters as sent (absent ones empty, several values in order). */
+export function scopeOf(collection: string, keyId: string, filters: Record<string, string | number | readonly string[] | undefined> = {}): string {
+  const parts = Object.entries(filters).map(([name, value]) => `${name}=${Array.isArray(value) ? [...new Set(value)].sort().join(',') : (value ?? '')}`);
+  return [collection, keyId, ...parts].join('\n');
+}
+
+function notIssued(): ProblemError {
+  return new ProblemError(
+    'invalid-request',
+    'The cursor is not one this API issued for this listing: it belongs to the same key, collection and filters as the page that gave it.',
+    {
+      errors: [{ in: 'query', name: 'cursor', message: 'must be the nextCursor of a previous page of the same listing' }],
+    },
   );
-}
-
-/** The same, for rows whose place in the listing is not their id: `positionOf` names it, `itemOf` the item shown. */
-export function pageWith<R, T>({ rows, more }: Rows<R>, positionOf: (row: R) => number, itemOf: (row: R) => T): { data: T[]; nextCursor: string | null } {
-  const last = rows[rows.length - 1];
-  return { data: rows.map(itemOf), nextCursor: more && last ? encodeCursor(positionOf(last)) : null };
 }

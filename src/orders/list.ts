@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
 import { conditionalRead, ETAG_HEADER } from '../http/conditional.js';
 import type { FastRoute } from '../http/fast-lane.js';
-import { pageOf, pageRequest } from '../http/pagination.js';
+import { type Cursors, scopeOf } from '../http/pagination.js';
 import { problemResponses } from '../http/responses.js';
 import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
@@ -17,7 +17,7 @@ import { Order, OrderListQuery } from './schemas.js';
 const PATH = '/store/orders';
 
 /** `GET /store/orders` (listOrders): a page of the orders placed with the caller's key. */
-export function listOrders(app: App, { db, orderPages }: { db: Db; orderPages: OrderPages }): void {
+export function listOrders(app: App, { db, orderPages, cursors }: { db: Db; orderPages: OrderPages; cursors: Cursors }): void {
   const orders = new OrdersRepository(db);
   // When each request's read began, in the pages' generations: a page read before a change is not kept.
   const readSince = new WeakMap<FastifyRequest, number>();
@@ -54,7 +54,10 @@ export function listOrders(app: App, { db, orderPages }: { db: Db; orderPages: O
     },
     async (request) => {
       readSince.set(request, orderPages.generation());
-      return pageOf(await orders.list(keyOf(request).id, { status: request.query.status }, pageRequest(request.query)));
+      const { id } = keyOf(request);
+      const { status } = request.query;
+      const scope = scopeOf('orders', id, { status });
+      return cursors.pageOf(await orders.list(id, { status }, cursors.pageRequest(request.query, scope)), scope);
     },
   );
 }

@@ -1,4 +1,4 @@
-import { encodeCursor, pageRequest } from '../http/pagination.js';
+import { type Cursors, scopeOf } from '../http/pagination.js';
 import { problemResponses } from '../http/responses.js';
 import { Page, PageQuery, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
@@ -8,7 +8,7 @@ import { endpointNotFound, type WebhookDeps } from './deps.js';
 import { Delivery, EndpointParams } from './schemas.js';
 
 /** `GET /webhook-endpoints/{endpointId}/deliveries` (listWebhookDeliveries): the endpoint's delivery log, newest first. */
-export function listWebhookDeliveries(app: App, { webhooks }: { webhooks: WebhookDeps }): void {
+export function listWebhookDeliveries(app: App, { webhooks, cursors }: { webhooks: WebhookDeps; cursors: Cursors }): void {
   app.get(
     '/webhook-endpoints/:endpointId/deliveries',
     {
@@ -28,10 +28,11 @@ export function listWebhookDeliveries(app: App, { webhooks }: { webhooks: Webhoo
       const owner = keyOf(request).id;
       const { endpointId } = request.params;
       if (!(await webhooks.endpoints.find(owner, endpointId))) throw endpointNotFound(endpointId);
-      const { afterId, limit } = pageRequest(request.query);
+      const scope = scopeOf('webhook-deliveries', owner, { endpointId });
+      const { afterId, limit } = cursors.pageRequest(request.query, scope);
       const { rows, more } = await webhooks.deliveries.list(owner, endpointId, afterId, limit);
       const last = rows.at(-1);
-      return { data: rows.map((row) => row.delivery), nextCursor: more && last ? encodeCursor(last.seq) : null };
+      return { data: rows.map((row) => row.delivery), nextCursor: more && last ? cursors.encode(last.seq, scope) : null };
     },
   );
 }

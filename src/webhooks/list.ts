@@ -3,12 +3,12 @@ import { Page, PageQuery, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
-import { textCursorOf, textPageRequest } from './cursors.js';
+import { type Cursors, scopeOf } from '../http/pagination.js';
 import type { WebhookDeps } from './deps.js';
 import { Endpoint } from './schemas.js';
 
 /** `GET /webhook-endpoints` (listWebhookEndpoints): the caller's endpoints. */
-export function listWebhookEndpoints(app: App, { webhooks }: { webhooks: WebhookDeps }): void {
+export function listWebhookEndpoints(app: App, { webhooks, cursors }: { webhooks: WebhookDeps; cursors: Cursors }): void {
   app.get(
     '/webhook-endpoints',
     {
@@ -23,10 +23,14 @@ export function listWebhookEndpoints(app: App, { webhooks }: { webhooks: Webhook
       },
     },
     async (request) => {
-      const { after, limit } = textPageRequest(request.query);
-      const { rows, more } = await webhooks.endpoints.list(keyOf(request).id, after, limit);
+      // Endpoints are listed in the order of their ids: a cursor names the last id of the page before.
+      const owner = keyOf(request).id;
+      const scope = scopeOf('webhook-endpoints', owner);
+      const { cursor, limit = 20 } = request.query;
+      const after = cursor === undefined ? '' : cursors.decode(cursor, scope);
+      const { rows, more } = await webhooks.endpoints.list(owner, after, limit);
       const last = rows.at(-1);
-      return { data: rows, nextCursor: more && last ? textCursorOf(last.id) : null };
+      return { data: rows, nextCursor: more && last ? cursors.encode(last.id, scope) : null };
     },
   );
 }

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Db, openDatabase } from '../../src/db/database.js';
 import { Migrator } from 'kysely';
 import { migrate, migrations } from '../../src/db/migrations.js';
+import { serviceSecret } from '../../src/db/secrets.js';
 import { PET_CATALOGUE } from '../../src/pets/catalogue.js';
 import { OLDEST_VERSION } from '../../src/versions/versions.js';
 import { postgresAvailable, testDatabase } from '../helpers/database.js';
@@ -20,6 +21,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
     // An empty schema of our own, then eight "instances" migrating it at once, each on its own pool.
     const { db, url, drop } = await testDatabase({ kind: 'postgres' });
     drops.push(drop);
+    await db.schema.dropTable('service_secrets').execute();
     await db.schema.dropTable('webhook_deliveries').execute();
     await db.schema.dropTable('webhook_endpoints').execute();
     await db.schema.dropTable('event_heads').execute();
@@ -55,6 +57,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       '007_new_key_notifications',
       '008_key_versions',
       '009_idempotency_expiry',
+      '010_service_secrets',
     ]);
   });
 });
@@ -111,6 +114,23 @@ describe('the key versions migration (008)', () => {
       expect(await db.selectFrom('api_keys').select(['id', 'api_version']).execute()).toEqual([{ id: 'key_1', api_version: OLDEST_VERSION }]);
     } finally {
       await db.destroy();
+    }
+  });
+});
+
+describe('the service secrets', () => {
+  it('are made once for each store, at random: two new stores sign cursors with different 32-byte secrets', async () => {
+    const stores = [openDatabase({ kind: 'sqlite', file: ':memory:' }), openDatabase({ kind: 'sqlite', file: ':memory:' })];
+    try {
+      const secrets = [];
+      for (const db of stores) {
+        await migrate(db, 'sqlite');
+        secrets.push(await serviceSecret(db, 'cursors'));
+      }
+      expect(secrets.map((s) => s.length)).toEqual([32, 32]);
+      expect(secrets[0]!.equals(secrets[1]!)).toBe(false);
+    } finally {
+      await Promise.all(stores.map((db) => db.destroy()));
     }
   });
 });

@@ -101,7 +101,9 @@ export async function side(over: 'socket' | 'inject', limiting: Limiting = 'at o
   apps.push(t);
   // On PostgreSQL, rows are trusted from memory once changes made elsewhere are heard.
   await t.changes.ready();
-  const free = await t.newKey('free');
+  const { key: free, record: freeRecord } = await t.keys.create({ plan: 'free' });
+  // The same id on both sides: a collection's cursors are signed for the key that reads it.
+  await t.db.updateTable('api_keys').set({ id: 'key_00000000000f7ee0' }).where('id', '=', freeRecord.id).execute();
   const { key: revoked, record } = await t.keys.create({ plan: 'pro' });
   await t.keys.revoke(record.id);
   const keys = { free, revoked, none: undefined };
