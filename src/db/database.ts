@@ -1,13 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { namedStatementsPool } from './named-statements.js';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
 import { StoreMovedError } from './errors.js';
 import { StoreFiles } from './store-files.js';
-import { type Connection, fileOf, forKysely, openConnection, pragma } from './sqlite.js';
+import { type Connection, EmbeddedDialect, fileOf, forKysely, openConnection, pragma } from './sqlite.js';
 
 export type Db = Kysely<Database>;
 
@@ -66,7 +66,7 @@ function openSqlite(file: string): Db {
   const refuseMoved = () => {
     if (files?.moved) throw new StoreMovedError();
   };
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: forKysely(database, refuseMoved) }) });
+  const db = new Kysely<Database>({ dialect: new EmbeddedDialect({ database: forKysely(database, refuseMoved) }) });
   sqliteHandles.set(db, database);
   if (files) watchedFiles.set(db, files);
   return db;

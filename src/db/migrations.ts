@@ -10,8 +10,9 @@ type Kind = DatabaseConfig['kind'];
 
 /**
  * Migrations live in code, in order. Kysely's migrator holds a lock while it runs (an advisory lock on
- * PostgreSQL), so instances that start at the same moment apply each migration exactly once; the pet
- * catalogue is seeded by a migration for the same reason.
+ * PostgreSQL; on SQLite, the file's write lock, taken as its transaction begins: db/sqlite.ts), so
+ * instances that start at the same moment apply each migration exactly once; the pet catalogue is
+ * seeded by a migration for the same reason.
  */
 /** Adds columns that must hold a value, in the order given. */
 function required(columns: Record<string, 'text' | 'integer'>) {

@@ -1,5 +1,5 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { type DialectAdapter, SqliteAdapter, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
 
 /**
  * The embedded store's connections: Node's own `node:sqlite`, the one module that knows the binding.
@@ -27,6 +27,32 @@ export function fileOf(connection: Connection): string | null {
 }
 
 /**
+ * How Kysely begins a transaction on SQLite: deferred. Its transactions here are the migrator's (the
+ * service's writes go through db/group-commit.ts), and they begin `IMMEDIATE`: the write lock is
+ * taken before the migrator reads which migrations were applied, so two processes that open a new
+ * file at the same moment (a server and the CLI, two instances) migrate it one after the other, the
+ * second finding nothing left to do, instead of both creating the same tables.
+ */
+const KYSELY_BEGIN = 'begin';
+
+/**
+ * Kysely's SQLite dialect, told that SQLite's DDL is transactional (it is; Kysely assumes not, for
+ * drivers that are not): its migrator then runs the pending migrations in one transaction, begun
+ * `IMMEDIATE` (`KYSELY_BEGIN`), all or nothing, one process at a time.
+ */
+export class EmbeddedDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdl();
+  }
+}
+
+class TransactionalDdl extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+/**
  * The connection as Kysely's SQLite dialect takes it (its documented `SqliteDatabase`: `prepare` and
  * `close`), with each statement compiled once and reused. Kysely prepares every query anew, and
  * compiling a statement costs SQLite more than running it; the service sends a few dozen distinct
@@ -36,8 +62,9 @@ export function fileOf(connection: Connection): string | null {
 export function forKysely(connection: Connection, beforeEach: () => void): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
-    prepare(source) {
+    prepare(text) {
       beforeEach();
+      const source = text === KYSELY_BEGIN ? 'begin immediate' : text;
       let statement = cache.get(source);
       if (!statement) {
         // Bounded, should some query's text ever vary (an IN list of varying length).
