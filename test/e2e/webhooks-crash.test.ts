@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
+import { WEBHOOK_DEFAULTS } from '../../src/config-webhooks.js';
 import { KeysRepository } from '../../src/keys/repository.js';
 import { testDatabase } from '../helpers/database.js';
 import { startServer, tempDir } from '../helpers/process.js';
@@ -24,6 +25,7 @@ describe('kill -9 while webhooks are being delivered', () => {
     const slow = receiver.received;
     const env = { DATABASE_URL: file, DEMO_KEYS: 'false', FULFILMENT_APPROVE_SECONDS: '0', WEBHOOK_TIMEOUT_SECONDS: '1' };
     const first = await startServer(env);
+    let heldAtKill: number | undefined;
     try {
       const created = await fetch(`${first.url}/webhook-endpoints`, {
         method: 'POST',
@@ -40,6 +42,7 @@ describe('kill -9 while webhooks are being delivered', () => {
       expect(placed.every((r) => r.status === 201)).toBe(true);
       // Some deliveries are under way (the receiver holds them): kill the service now.
       while (slow.length < 4) await new Promise((r) => setTimeout(r, 20));
+      heldAtKill = slow.length;
       first.child.kill('SIGKILL');
       expect(await first.exited).toBe('SIGKILL');
     } finally {
@@ -60,6 +63,11 @@ describe('kill -9 while webhooks are being delivered', () => {
       while (Date.now() < deadline && [...committed].some((id) => !delivered().has(id))) await new Promise((r) => setTimeout(r, 200));
       expect([...committed].filter((id) => !delivered().has(id))).toEqual([]);
       expect([...delivered()].every((id) => committed.has(id))).toBe(true);
+      // At least once, no more than that: only the attempts in flight at the kill (at most the endpoint's
+      // share, WEBHOOK_ENDPOINT_CONCURRENCY) are made twice.
+      const duplicates = receiver.received.filter((r) => r.headers['webhook-signature']).length - delivered().size;
+      console.info(`kill -9 with ${heldAtKill} deliveries received and unanswered: ${duplicates} delivered twice`);
+      expect(duplicates).toBeLessThanOrEqual(WEBHOOK_DEFAULTS.endpointConcurrency);
     } finally {
       await second.stop();
       await receiver.close();
