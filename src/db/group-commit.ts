@@ -15,16 +15,14 @@ export interface Transactions {
 }
 
 /**
- * How writes commit on `db`. The embedded store commits in groups (`GroupCommit`); PostgreSQL runs
- * each unit in a transaction of its own: its pool runs them side by side and PostgreSQL already
- * flushes the log once for the commits that arrive together. Grouping there would queue them on one
- * connection, and two instances' groups could each hold a row the other waits for (a deadlock where
- * single units cannot have one).
+ * How writes commit on `db`: in groups, on both stores. The units of one turn of the event loop (the
+ * requests read together) share one transaction and one commit: `GroupCommit` on SQLite's one
+ * connection, `PostgresGroupCommit` on one connection of PostgreSQL's pool.
  */
 export function transactionsOf(db: Db): Transactions {
   let transactions = byStore.get(db);
   if (transactions === undefined) {
-    transactions = isEmbedded(db) ? new GroupCommit(db) : { run: (unit) => db.transaction().execute(unit) };
+    transactions = isEmbedded(db) ? new GroupCommit(db) : new PostgresGroupCommit(db);
     byStore.set(db, transactions);
   }
   return transactions;
@@ -125,5 +123,47 @@ class GroupCommit implements Transactions {
       steps.release.run();
       return { ok: false, error };
     }
+  }
+}
+
+/**
+ * Group commit on PostgreSQL: the units that arrive within one turn run one after the other in one
+ * transaction on one pooled connection, committed once. A group pays `BEGIN`, `COMMIT` and the flush of
+ * the log once instead of once per unit, and holds one connection instead of one per unit (a unit
+ * alone would hold its own for three round trips). While a group commits, the units that arrive wait
+ * for the next, which is then larger: the busier the service, the fewer commits per unit.
+ *
+ * A unit that throws, or a statement PostgreSQL refuses (a unique key another instance wrote first, a
+ * deadlock between two instances' groups, which PostgreSQL breaks by failing one), rolls the group
+ * back whole; its units then run again, each in a transaction of its own, as they would alone, and
+ * each succeeds or fails by itself. A group whose units all ran but whose `COMMIT` failed rejects
+ * them all, none run again: a commit that failed may not be retried blindly.
+ */
+class PostgresGroupCommit implements Transactions {
+  readonly #waiting = new TurnBatch<Pending>((group) => this.#commit(group));
+
+  constructor(private readonly db: Db) {}
+
+  run<T>(unit: Unit<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => this.#waiting.add({ unit, resolve: resolve as (value: unknown) => void, reject }));
+  }
+
+  async #commit(group: Pending[]): Promise<void> {
+    if (group.length > 1) {
+      let ranAll = false;
+      try {
+        const values = await this.db.transaction().execute(async (trx) => {
+          const values: unknown[] = [];
+          for (const pending of group) values.push(await pending.unit(trx));
+          ranAll = true;
+          return values;
+        });
+        values.forEach((value, i) => group[i]!.resolve(value));
+        return;
+      } catch (error) {
+        if (ranAll) return group.forEach((pending) => pending.reject(error));
+      }
+    }
+    await Promise.all(group.map(({ unit, resolve, reject }) => this.db.transaction().execute(unit).then(resolve, reject)));
   }
 }

@@ -77,6 +77,24 @@ describe.each(kinds)('transactions on the %s store', (kind) => {
   });
 });
 
+describe.skipIf(!postgres)('group commit on PostgreSQL', () => {
+  it('runs the units that arrive in one turn in one transaction, committed once, and the next turn in another', async () => {
+    const { db } = await store('postgres');
+    const transactions = transactionsOf(db);
+    const inTransaction = (n: number) => async (trx: Db) => {
+      await note(n)(trx);
+      const { rows } = await sql<{ id: string }>`select txid_current()::text as id`.execute(trx);
+      return rows[0]!.id;
+    };
+    const first = await Promise.all(Array.from({ length: 20 }, (_, i) => transactions.run(inTransaction(i))));
+    expect(new Set(first).size).toBe(1);
+    const second = await Promise.all([transactions.run(inTransaction(100)), transactions.run(inTransaction(101))]);
+    expect(new Set(second).size).toBe(1);
+    expect(second[0]).not.toBe(first[0]);
+    expect(await notes(db)).toEqual([...Array.from({ length: 20 }, (_, i) => i), 100, 101]);
+  });
+});
+
 describe('group commit on the embedded store', () => {
   /** Another connection to the same file: what it sees is what is committed. */
   function otherConnection(t: TestDatabase) {
