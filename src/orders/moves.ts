@@ -3,6 +3,7 @@ import type { FulfilmentDelays } from '../config.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import { type Db, isEmbedded } from '../db/database.js';
 import { canExist } from '../db/ids.js';
+import { transactionsOf } from '../db/group-commit.js';
 import { prepared } from '../db/prepared.js';
 import type { OrdersTable } from '../db/schema.js';
 import { lockEventKeys } from '../events/key-locks.js';
@@ -10,6 +11,13 @@ import { type Metrics, orderMovesCounter } from '../ops/metrics.js';
 import { dueAfterEntering, isCancellable, isComplete, nextStatus, ORDER_STATUSES, type OrderStatus } from './lifecycle.js';
 import { ORDER_COLUMNS, toOrder } from './repository.js';
 import type { Order } from './schemas.js';
+
+/** An order to place: its key, what it asks for, and when it was asked. */
+export interface Placing {
+  owner: string;
+  fields: Pick<Order, 'petId' | 'quantity' | 'shipDate'>;
+  now: number;
+}
 
 /** An order as a move sees it: the record, and its key's. */
 export interface Owned {
@@ -33,7 +41,7 @@ export class OrderMoves {
   readonly #pg: boolean;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly delays: FulfilmentDelays,
     private readonly changes?: Pick<ChangeFeed, 'changed'>,
     private readonly counted: (status: OrderStatus, orders: number) => void = () => {},
@@ -61,6 +69,37 @@ export class OrderMoves {
     });
     this.changes?.changed('orders', owner);
     return { id: Number(rows[0]!.id), ...fields, status: 'placed' };
+  }
+
+  /**
+   * Places the orders of one turn together (./placement.ts): one statement inserts them all, in the
+   * order given, which is the order of their keys' events, in one transaction (db/group-commit.ts).
+   * Answers them in that order. Rejects, having placed none, when any cannot be placed.
+   */
+  async placeAll(placing: readonly Placing[]): Promise<Order[]> {
+    const rows = placing.map(({ owner, fields, now }) => {
+      const due = dueAfterEntering('placed', now, this.delays);
+      const row = {
+        api_key_id: owner,
+        pet_id: fields.petId,
+        quantity: fields.quantity,
+        ship_date: fields.shipDate,
+        status: 'placed' as const,
+        complete: 0,
+        created_at: new Date(now).toISOString(),
+        due_at: due === null ? null : new Date(due).toISOString(),
+      };
+      return row;
+    });
+    const ids = await transactionsOf(this.db).run(async (trx) => {
+      const inserted = await trx.insertInto('orders').values(rows).returning('id').execute();
+      for (const owner of new Set(placing.map((p) => p.owner))) this.changes?.changed('orders', owner);
+      return inserted.map((row) => Number(row.id));
+    });
+    // Ids are given in the order the rows are inserted, which is the order of the list: the ids
+    // sorted are the orders' ids in the order given, whatever order the store returns them in.
+    ids.sort((a, b) => a - b);
+    return placing.map(({ fields }, i) => ({ id: ids[i]!, ...fields, status: 'placed' }));
   }
 
   /** One order of the owner's, locked to the end of the transaction: a move decided on it stands. */

@@ -3,8 +3,10 @@ import { toUtcDateTime } from '../http/date-time.js';
 import { ProblemError } from '../http/problems.js';
 import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
 import type { PetCache } from '../pets/pet-cache.js';
-import type { OrderMoves } from './moves.js';
+import type { OrderMoves, Placing } from './moves.js';
 import type { NewOrder, Order } from './schemas.js';
+import type { Pet } from '../pets/schemas.js';
+import { TurnBatch } from '../turn-batch.js';
 
 const DEFAULT_SHIP_DELAY_MS = 2 * 24 * 60 * 60 * 1000;
 
@@ -28,25 +30,15 @@ export class OrderPlacement {
   ) {}
 
   async place(key: { id: string }, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
+    if (idempotencyKey === undefined) return { order: await this.#placeWithOthers(key.id, input), replayed: false };
     const placed = await this.writes.run(
       key.id,
       idempotencyKey,
       () => fingerprintOf('placeOrder', input),
       async (trx, pet) => {
-        if (!pet) throw new ProblemError('not-found', `There is no pet ${input.petId}.`);
-        if (pet.status !== 'available') throw new ProblemError('pet-not-available', `Pet ${input.petId} is ${pet.status}, not available.`);
+        placeable(input, pet);
         const now = this.clock();
-        const order = await this.moves.place(
-          trx,
-          key.id,
-          {
-            petId: input.petId,
-            quantity: input.quantity ?? 1,
-            // Validation accepted only date-times that convert (http/date-time.ts).
-            shipDate: input.shipDate ? toUtcDateTime(input.shipDate)! : new Date(now + DEFAULT_SHIP_DELAY_MS).toISOString(),
-          },
-          now,
-        );
+        const order = await this.moves.place(trx, key.id, fieldsOf(input, now), now);
         return { status: 201, body: order, orderId: order.id };
       },
       // Read before the transaction: on SQLite it holds the only connection, which a catalogue miss needs.
@@ -55,4 +47,43 @@ export class OrderPlacement {
     if (!placed.replayed) this.moves.moved([placed.body]);
     return { order: placed.body, replayed: placed.replayed };
   }
+
+  /**
+   * An order without an idempotency key, placed with the others of its turn in one statement
+   * (`OrderMoves.placeAll`): under load, one insert and one commit for many orders. Should the batch
+   * fail (a pet removed from the catalogue meanwhile), each of its orders is placed alone, so that
+   * only the one that cannot be placed fails.
+   */
+  async #placeWithOthers(owner: string, input: NewOrder): Promise<Order> {
+    placeable(input, await this.catalogue.find(input.petId));
+    const now = this.clock();
+    const order = await new Promise<Order>((resolve, reject) => this.#placing.add({ owner, fields: fieldsOf(input, now), now, resolve, reject }));
+    this.moves.moved([order]);
+    return order;
+  }
+
+  readonly #placing = new TurnBatch<Placing & { resolve(order: Order): void; reject(error: unknown): void }>(async (batch) => {
+    try {
+      const orders = await this.moves.placeAll(batch);
+      batch.forEach((placing, i) => placing.resolve(orders[i]!));
+    } catch {
+      await Promise.all(batch.map((placing) => this.moves.placeAll([placing]).then(([order]) => placing.resolve(order!), placing.reject)));
+    }
+  });
+}
+
+/** Throws the problem that refuses an order for `pet`, if one does. */
+function placeable(input: NewOrder, pet: Pet | undefined): void {
+  if (!pet) throw new ProblemError('not-found', `There is no pet ${input.petId}.`);
+  if (pet.status !== 'available') throw new ProblemError('pet-not-available', `Pet ${input.petId} is ${pet.status}, not available.`);
+}
+
+/** The order's fields as placed at `now`: a quantity of 1, and shipping two days later, unless it says otherwise. */
+function fieldsOf(input: NewOrder, now: number): Placing['fields'] {
+  return {
+    petId: input.petId,
+    quantity: input.quantity ?? 1,
+    // Validation accepted only date-times that convert (http/date-time.ts).
+    shipDate: input.shipDate ? toUtcDateTime(input.shipDate)! : new Date(now + DEFAULT_SHIP_DELAY_MS).toISOString(),
+  };
 }
