@@ -1,5 +1,16 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { type DialectAdapter, SqliteAdapter, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+  SqliteAdapter,
+  type SqliteDatabase,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  type SqliteStatement,
+} from 'kysely';
 
 /**
  * The embedded store's connections: Node's own `node:sqlite`, the one module that knows the binding.
@@ -27,22 +38,36 @@ export function fileOf(connection: Connection): string | null {
 }
 
 /**
- * How Kysely begins a transaction on SQLite: deferred. Its transactions here are the migrator's (the
- * service's writes go through db/group-commit.ts), and they begin `IMMEDIATE`: the write lock is
- * taken before the migrator reads which migrations were applied, so two processes that open a new
- * file at the same moment (a server and the CLI, two instances) migrate it one after the other, the
- * second finding nothing left to do, instead of both creating the same tables.
- */
-const KYSELY_BEGIN = 'begin';
-
-/**
- * Kysely's SQLite dialect, told that SQLite's DDL is transactional (it is; Kysely assumes not, for
- * drivers that are not): its migrator then runs the pending migrations in one transaction, begun
- * `IMMEDIATE` (`KYSELY_BEGIN`), all or nothing, one process at a time.
+ * Kysely's SQLite dialect with two of its parts changed through its documented extension points (a
+ * dialect makes its driver and its adapter):
+ * - SQLite's DDL is transactional (Kysely's adapter assumes not, for drivers that are not), so the
+ *   migrator runs the pending migrations in one transaction, all or nothing;
+ * - Kysely's transactions (here only the migrator's: the service's writes go through
+ *   db/group-commit.ts) begin `IMMEDIATE`, not deferred: the write lock is taken before the migrator
+ *   reads which migrations were applied, so two processes that open a new file at the same moment (a
+ *   server and the CLI, two instances) migrate it one after the other, the second finding nothing
+ *   left to do, instead of both creating the same tables.
  */
 export class EmbeddedDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateTransactions(this.#config);
+  }
+
   override createAdapter(): DialectAdapter {
     return new TransactionalDdl();
+  }
+}
+
+class ImmediateTransactions extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 }
 
@@ -62,9 +87,8 @@ class TransactionalDdl extends SqliteAdapter {
 export function forKysely(connection: Connection, beforeEach: () => void): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
-    prepare(text) {
+    prepare(source) {
       beforeEach();
-      const source = text === KYSELY_BEGIN ? 'begin immediate' : text;
       let statement = cache.get(source);
       if (!statement) {
         // Bounded, should some query's text ever vary (an IN list of varying length).

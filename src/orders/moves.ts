@@ -55,18 +55,8 @@ export class OrderMoves {
   }
 
   /** Places an order, scheduled for approval (the store writes its `order.placed`). */
-  async place(trx: Db, owner: string, fields: Pick<Order, 'petId' | 'quantity' | 'shipDate'>, now: number): Promise<Order> {
-    const due = dueAfterEntering('placed', now, this.delays);
-    const { rows } = await insertOrder(trx, this.#pg ? 'postgres' : 'sqlite', {
-      api_key_id: owner,
-      pet_id: fields.petId,
-      quantity: fields.quantity,
-      ship_date: fields.shipDate,
-      status: 'placed',
-      complete: 0,
-      created_at: new Date(now).toISOString(),
-      due_at: due === null ? null : new Date(due).toISOString(),
-    });
+  async place(trx: Db, owner: string, fields: Placing['fields'], now: number): Promise<Order> {
+    const { rows } = await insertOrder(trx, this.#pg ? 'postgres' : 'sqlite', this.#rowOf({ owner, fields, now }));
     this.changes?.changed('orders', owner);
     return { id: Number(rows[0]!.id), ...fields, status: 'placed' };
   }
@@ -77,20 +67,7 @@ export class OrderMoves {
    * Answers them in that order. Rejects, having placed none, when any cannot be placed.
    */
   async placeAll(placing: readonly Placing[]): Promise<Order[]> {
-    const rows = placing.map(({ owner, fields, now }) => {
-      const due = dueAfterEntering('placed', now, this.delays);
-      const row = {
-        api_key_id: owner,
-        pet_id: fields.petId,
-        quantity: fields.quantity,
-        ship_date: fields.shipDate,
-        status: 'placed' as const,
-        complete: 0,
-        created_at: new Date(now).toISOString(),
-        due_at: due === null ? null : new Date(due).toISOString(),
-      };
-      return row;
-    });
+    const rows = placing.map((one) => this.#rowOf(one));
     const ids = await transactionsOf(this.db).run(async (trx) => {
       const inserted = await trx.insertInto('orders').values(rows).returning('id').execute();
       for (const owner of new Set(placing.map((p) => p.owner))) this.changes?.changed('orders', owner);
@@ -100,6 +77,21 @@ export class OrderMoves {
     // sorted are the orders' ids in the order given, whatever order the store returns them in.
     ids.sort((a, b) => a - b);
     return placing.map(({ fields }, i) => ({ id: ids[i]!, ...fields, status: 'placed' }));
+  }
+
+  /** The row of an order placed at `now`, due for approval after the configured delay. */
+  #rowOf({ owner, fields, now }: Placing): Omit<Insertable<OrdersTable>, 'id' | 'moved_at'> {
+    const due = dueAfterEntering('placed', now, this.delays);
+    return {
+      api_key_id: owner,
+      pet_id: fields.petId,
+      quantity: fields.quantity,
+      ship_date: fields.shipDate,
+      status: 'placed',
+      complete: 0,
+      created_at: new Date(now).toISOString(),
+      due_at: due === null ? null : new Date(due).toISOString(),
+    };
   }
 
   /** One order of the owner's, locked to the end of the transaction: a move decided on it stands. */

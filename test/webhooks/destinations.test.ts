@@ -79,26 +79,11 @@ describe('in production', () => {
     const t = await app({ NODE_ENV: 'production' });
     const { record, key } = await t.keys.create({ plan: 'business' });
     // Made before the policy could judge it (as a name whose address changed since would be).
-    const port = new URL(r.url).port;
-    await t.db
-      .insertInto('webhook_endpoints')
-      .values({
-        id: 'we_000000000000000000000001',
-        api_key_id: record.id,
-        url: `http://localhost:${port}/hooks`,
-        description: '',
-        events: null,
-        secret: `whsec_${Buffer.alloc(32).toString('base64')}`,
-        previous_secret: null,
-        previous_until: null,
-        livemode: 1,
-        created_at: new Date(t.clock()).toISOString(),
-      })
-      .execute();
+    const [id] = await storeEndpoints(t, record.id, [`http://localhost:${new URL(r.url).port}/hooks`]);
     await placeOrder(t, key);
     await t.dispatcher.runDue();
     expect(r.received).toEqual([]);
-    const delivery = await lastDelivery(t, key, 'we_000000000000000000000001');
+    const delivery = await lastDelivery(t, key, id!);
     expect(delivery.attempts[0]!.error).toBe(`refused: ${NOT_ALLOWED}`);
     expect(delivery.state).toBe('pending');
   });
