@@ -24,13 +24,27 @@ export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'petstore-test-'));
 }
 
+/**
+ * A port a child process of a test may listen on: from 10,000 to 19,999, below the kernel's ephemeral
+ * range (32,768 and up here). A port the kernel gave to `listen(0)` and took back is the kernel's to
+ * give again, to any outgoing connection of any test, before the child binds it (a Prism proxy once
+ * found its port taken so). Below the range only another test's choice could take it: chosen at
+ * random, and checked free.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * 10_000);
+    if (await portIsFree(port)) return port;
+  }
+  throw new Error('no free port between 10,000 and 19,999');
+}
+
+/** Whether nothing listens on `port` of 127.0.0.1 now. */
+export function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 

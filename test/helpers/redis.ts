@@ -3,7 +3,7 @@
  * printed; in CI (CI=true) it fails them, so that a broken CI setup cannot pass by skipping.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
+import { portIsFree } from './process.js';
 import { Redis } from 'ioredis';
 
 /** The shared Redis (TEST_REDIS_URL, default the local one), or null when it is unreachable. */
@@ -38,14 +38,6 @@ export async function freeClusterPorts(): Promise<number> {
     if ((await Promise.all(ports.map(portIsFree))).every(Boolean)) return first;
   }
   throw new Error('no six free ports in a row for a Redis Cluster');
-}
-
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 export interface RedisServer {
@@ -94,4 +86,11 @@ function unavailable(reason: string): null {
   if (process.env.CI === 'true') throw new Error(`${reason}, and CI requires it`);
   console.warn(`Skipping Redis tests: ${reason}.`);
   return null;
+}
+
+/** A verdict (or anything a store answers) without the stamp only the Redis store's verdicts carry: to compare them with the memory store's. */
+export function unstamped<T>(answer: T): T {
+  if (answer === null || typeof answer !== 'object' || !('stamp' in answer)) return answer;
+  const { stamp: _, ...rest } = answer as T & { stamp: unknown };
+  return rest as T;
 }
