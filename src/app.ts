@@ -61,6 +61,7 @@ import { getPetFastRoute } from './pets/get.js';
 import { PetCache } from './pets/pet-cache.js';
 import { PetsRepository } from './pets/repository.js';
 import type { LimiterStore } from './ratelimit/store.js';
+import { restampKeys } from './ratelimit/callers.js';
 import { type Versioning, versioning } from './versions/versioning.js';
 import { NEWEST_VERSION, VERSION_HEADER } from './versions/versions.js';
 import { versionsRoutes } from './versions/routes.js';
@@ -110,7 +111,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   const keys = new KeyCache(new KeysRepository(db, clock, changes), { feed: changes, clock, max: config.cache.keys });
   const pets = new PetsRepository(db);
   const catalogue = new PetCache(pets, { feed: changes, clock, max: config.cache.pets });
-  const orderPages = new OrderPages({ feed: changes, max: config.cache.orderPages });
+  const orderPages = new OrderPages({ feed: changes, max: config.cache.orderPages, stamped: limiter.stamps, clock });
   const faults = faultSteps(publicUrl, new FaultDraws());
   const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
   // The first steps of every request, in order.
@@ -234,7 +235,7 @@ async function apiOperations(
   api.addHook('onRequest', stepHook(requireKey));
   api.addHook('onRequest', stepHook(versions.refuseVersion));
   const writes = new IdempotentWrites(db, clock);
-  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
+  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
   const placement = new OrderPlacement(writes, moves, clock, catalogue);
   const events = new EventsRepository(db);
   const deprecation = config.petsGet;
@@ -262,7 +263,7 @@ function fastEntrance(
     // Orders only where their pages are kept: elsewhere the lane would look the key up for Fastify to look it up again.
     routes: [
       getPetFastRoute({ catalogue, clock, deprecation: config.petsGet, notices, shapes }),
-      ...(orderPages.keeps ? [listOrdersFastRoute(orderPages, notices)] : []),
+      ...(orderPages.rule === 'told' ? [listOrdersFastRoute(orderPages, notices)] : []),
     ],
     steps: app.apiSteps,
     changes,

@@ -17,6 +17,8 @@ import { buildAdminApp } from './ops/app.js';
 import { createLogger, logFormatFor, stdout } from './ops/logger.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { openLimiter } from './ratelimit/open.js';
+import { restampKeys } from './ratelimit/callers.js';
+import type { LimiterStore } from './ratelimit/store.js';
 import type { Logger } from 'pino';
 
 /** How long a drain keeps listening before closing idle connections (see `stop`). */
@@ -47,7 +49,7 @@ async function main(config: Config): Promise<void> {
   const publicApp = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger });
   const { publicUrl, adminToken } = config;
   const adminApp = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl, adminToken, logger });
-  const jobs = backgroundJobs(config, db, changes, metrics, logger);
+  const jobs = backgroundJobs(config, db, changes, metrics, limiter, logger);
   await within(changes.ready(), FEED_WAIT_MS);
   await publicApp.listen({ host: config.host, port: config.port });
   await adminApp.listen({ host: config.adminHost, port: config.adminPort });
@@ -76,10 +78,10 @@ async function openStores(config: Config, logger: Logger) {
 }
 
 /** Off the request path: orders falling due move, webhooks go out, and events past their retention and Idempotency-Keys past their window go. */
-function backgroundJobs(config: Config, db: Db, changes: ChangeFeed, metrics: Metrics, logger: Logger) {
+function backgroundJobs(config: Config, db: Db, changes: ChangeFeed, metrics: Metrics, limiter: LimiterStore, logger: Logger) {
   const log = logger.child({ component: 'jobs' });
   const clock = systemClock;
-  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
+  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
   const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log });
   const expiry = new IdempotencyExpiry({ db, clock, log });

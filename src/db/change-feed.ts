@@ -22,8 +22,8 @@ export type Change = { table: CachedTable; id: string } | { table: null; id: nul
  *   (`LISTEN/NOTIFY`, migration 003), typically within milliseconds. While the notification channel
  *   is not known to be alive, a row read more than `RECHECK_MS` ago is read again.
  *
- * Orders are told by this process only (no trigger notifies them): their pages are kept only where
- * the feed is `immediate` (orders/order-pages.ts).
+ * Orders are told by this process only (no trigger notifies them): their pages are kept by this feed
+ * only where it is `immediate`, elsewhere under stamps in Redis (orders/order-pages.ts).
  */
 export interface ChangeFeed {
   /**

@@ -54,7 +54,8 @@ export function mayDeferCount(request: StepRequest): boolean {
  * counted here, as every request is; only the `304` is free.
  */
 async function conditionalSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  const etag = reply.statusCode === 200 && typeof payload === 'string' ? etagOf(payload) : undefined;
+  // A handler that answers a representation it holds (a page from memory) sets its tag: not hashed again.
+  const etag = reply.statusCode === 200 && typeof payload === 'string' ? ((reply.getHeader(ETAG_HEADER) as string | undefined) ?? etagOf(payload)) : undefined;
   const ifNoneMatch = request.headers[IF_NONE_MATCH_FIELD];
   if (etag !== undefined && typeof ifNoneMatch === 'string' && noneMatchHolds(ifNoneMatch, etag)) {
     reply.code(304).header(ETAG_HEADER, etag);

@@ -28,6 +28,6 @@ export const LANE_STEPS: Readonly<Record<string, Readonly<Record<string, string>
   },
   '/store/orders': {
     ...EVERY_LANE_ROUTE,
-    keepPageForLane: 'cannot apply: it keeps the page the lane answers from',
+    keepPage: 'cannot apply: it keeps the page the lane answers from',
   },
 };

@@ -65,7 +65,7 @@ export function advanceOrder(app: App, { writes, moves, clock }: AdvanceOrderDep
         },
       );
       markReplayed(reply, answered);
-      if (!answered.replayed) moves.moved([answered.body]);
+      if (!answered.replayed) await moves.moved([{ owner: key.id, order: answered.body }]);
       return answered.body;
     },
   );

@@ -39,7 +39,7 @@ export function cancelOrder(app: App, { db, moves, clock }: CancelOrderDeps): vo
       const id = request.params.orderId;
       const cancelled = await moves.cancel(db, key.id, id, clock());
       if (cancelled) {
-        moves.moved([cancelled]);
+        await moves.moved([{ owner: key.id, order: cancelled }]);
         return cancelled;
       }
       // Nothing to cancel: no such order, or one already final, which stays as it is.

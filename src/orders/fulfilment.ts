@@ -46,7 +46,7 @@ export class Fulfilment {
     await this.#job.pass(async (size) => {
       const now = clock();
       const { moved, taken, oldestDueAt } = await transactions.run((trx) => moves.moveDue(trx, now, size));
-      moves.moved(moved);
+      await moves.moved(moved);
       lag.set(oldestDueAt === null ? 0 : Math.max(0, now - oldestDueAt) / 1000);
       total += moved.length;
       return taken === size;

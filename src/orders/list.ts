@@ -10,17 +10,19 @@ import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import type { VersionNotices } from '../versions/notices.js';
 import { NEWEST_VERSION } from '../versions/versions.js';
-import type { OrderPages } from './order-pages.js';
+import type { OrderPages, ReadStart } from './order-pages.js';
 import { OrdersRepository } from './repository.js';
 import { Order, OrderListQuery } from './schemas.js';
 
 const PATH = '/store/orders';
+/** The type of a page's body, as its serialiser wrote it. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** `GET /store/orders` (listOrders): a page of the orders placed with the caller's key. */
 export function listOrders(app: App, { db, orderPages, cursors }: { db: Db; orderPages: OrderPages; cursors: Cursors }): void {
   const orders = new OrdersRepository(db);
-  // When each request's read began, in the pages' generations: a page read before a change is not kept.
-  const readSince = new WeakMap<FastifyRequest, number>();
+  // When each request's read from the store began: a page read before a change is not kept (./order-pages.ts).
+  const readSince = new WeakMap<FastifyRequest, ReadStart>();
   const read = conditionalRead(
     {
       operationId: 'listOrders',
@@ -38,28 +40,40 @@ export function listOrders(app: App, { db, orderPages, cursors }: { db: Db; orde
     PATH,
     {
       ...read,
-      onSend: [
-        read.onSend,
-        // A page answered in full is kept for the fast lane, in its version (test keys never take the lane).
-        function keepPageForLane(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
-          const since = readSince.get(request);
-          const etag = reply.getHeader(ETAG_HEADER);
-          if (reply.statusCode === 200 && since !== undefined && typeof payload === 'string' && typeof etag === 'string') {
-            const key = keyOf(request);
-            if (!key.test) orderPages.keep(key.id, pageKey(request.apiVersion, request.url), { body: payload, etag }, since);
-          }
-          done(null, payload);
-        },
-      ],
+      onSend: [read.onSend, keepPage(orderPages, readSince)],
     },
-    async (request) => {
-      readSince.set(request, orderPages.generation());
-      const { id } = keyOf(request);
+    async (request, reply) => {
+      const key = keyOf(request);
+      const { id } = key;
+      // A live key's page held in memory is answered as it was, with its ETag (http/conditional.ts).
+      // Test keys read the store: what they practise (faults, their clock) stays off the live path. An
+      // older version's page is held as answered, shaped (versions/): here only the newest's is served,
+      // since `inVersion` shapes what the handler returns (the lane serves every version's).
+      const stamp = request.rateLimit.stamp;
+      const held = key.test || request.apiVersion !== NEWEST_VERSION ? undefined : orderPages.find(id, request.url, stamp);
+      if (held !== undefined) {
+        reply.header(ETAG_HEADER, held.etag).type(JSON_TYPE);
+        return held.body;
+      }
+      readSince.set(request, orderPages.readStart(stamp));
       const { status } = request.query;
       const scope = scopeOf('orders', id, { status });
       return cursors.pageOf(await orders.list(id, { status }, cursors.pageRequest(request.query, scope)), scope);
     },
   );
+}
+
+/** The route's last `onSend` step: a live key's page read from the store and answered in full is kept, in its version. */
+function keepPage(orderPages: OrderPages, readSince: WeakMap<FastifyRequest, ReadStart>) {
+  return function keepPage(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
+    const since = readSince.get(request);
+    const etag = reply.getHeader(ETAG_HEADER);
+    if (reply.statusCode === 200 && since !== undefined && typeof payload === 'string' && typeof etag === 'string') {
+      const key = keyOf(request);
+      if (!key.test) orderPages.keep(key.id, pageKey(request.apiVersion, request.url), { body: payload, etag }, since);
+    }
+    done(null, payload);
+  };
 }
 
 /** Where a page is kept: by its URL, and for an older version by its version too. */
@@ -77,6 +91,7 @@ export function listOrdersFastRoute(orderPages: OrderPages, notices: VersionNoti
     url: PATH,
     headersFor: (version) => notices.headers(version),
     match: (url) => (url === PATH || url.startsWith(query) ? url : undefined),
-    answerFor: (url, keyId, version) => orderPages.find(keyId, pageKey(version, url)),
+    // The lane takes the route only where pages are told (the embedded store): it decides before it counts, before any stamp is read.
+    answerFor: (url, keyId, version) => orderPages.find(keyId, pageKey(version, url), undefined),
   };
 }

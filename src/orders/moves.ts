@@ -35,7 +35,9 @@ export interface Owned {
  *
  * Each write is told to `changes` before the call returns, so that the owner's pages held in memory
  * (./order-pages.ts) are forgotten before the change is answered (./repository.ts says why that is
- * soon enough). `moved` counts what was committed (metrics), once the caller's transaction is.
+ * soon enough). Once the caller's transaction has committed, `moved` counts what it moved (metrics)
+ * and restamps the owners, so that no instance serves a page read before the change (./order-pages.ts);
+ * the change is answered after.
  */
 export class OrderMoves {
   readonly #pg: boolean;
@@ -45,13 +47,20 @@ export class OrderMoves {
     private readonly delays: FulfilmentDelays,
     private readonly changes?: Pick<ChangeFeed, 'changed'>,
     private readonly counted: (status: OrderStatus, orders: number) => void = () => {},
+    private readonly restamp: (owners: readonly string[]) => Promise<void> = async () => {},
   ) {
     this.#pg = !isEmbedded(db);
   }
 
-  /** The moves of `db`, told to `changes`, counted in `metrics`. */
-  static of(db: Db, delays: FulfilmentDelays, changes: Pick<ChangeFeed, 'changed'>, metrics: Pick<Metrics, 'orderMoves'>): OrderMoves {
-    return new OrderMoves(db, delays, changes, orderMovesCounter(metrics));
+  /** The moves of `db`, told to `changes`, counted in `metrics`, their owners restamped by `restamp` once committed. */
+  static of(
+    db: Db,
+    delays: FulfilmentDelays,
+    changes: Pick<ChangeFeed, 'changed'>,
+    metrics: Pick<Metrics, 'orderMoves'>,
+    restamp: (owners: readonly string[]) => Promise<void>,
+  ): OrderMoves {
+    return new OrderMoves(db, delays, changes, orderMovesCounter(metrics), restamp);
   }
 
   /** Places an order, scheduled for approval (the store writes its `order.placed`). */
@@ -136,7 +145,7 @@ export class OrderMoves {
    * taken here are skipped by it), so that every move is made once. Answers the orders moved, how many
    * rows were taken (all `limit` of them: more may be due), and when the first fell due.
    */
-  async moveDue(trx: Db, now: number, limit: number): Promise<{ moved: Order[]; taken: number; oldestDueAt: number | null }> {
+  async moveDue(trx: Db, now: number, limit: number): Promise<{ moved: Owned[]; taken: number; oldestDueAt: number | null }> {
     let query = trx
       .selectFrom('orders')
       .select([...ORDER_COLUMNS, 'due_at', 'api_key_id'])
@@ -159,16 +168,24 @@ export class OrderMoves {
       if (step === undefined) byStep.set(to, (step = []));
       step.push({ owner: row.api_key_id, order });
     }
-    const moved: Order[] = [];
-    for (const [to, owned] of byStep) moved.push(...(await this.#moveAll(trx, owned, to, now)));
+    const moved: Owned[] = [];
+    for (const [to, owned] of byStep) {
+      const orders = await this.#moveAll(trx, owned, to, now);
+      orders.forEach((order, i) => moved.push({ owner: owned[i]!.owner, order }));
+    }
     return { moved, taken: rows.length, oldestDueAt: rows[0]?.due_at ? Date.parse(rows[0].due_at) : null };
   }
 
-  /** Counts what a committed transaction moved (metrics). */
-  moved(orders: readonly Pick<Order, 'status'>[]): void {
+  /** What a committed transaction moved: counted (metrics), and its owners restamped; resolves once they are. */
+  moved(owned: readonly Owned[]): Promise<void> {
     const byStatus = new Map<OrderStatus, number>();
-    for (const { status } of orders) byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    const owners = new Set<string>();
+    for (const { owner, order } of owned) {
+      byStatus.set(order.status, (byStatus.get(order.status) ?? 0) + 1);
+      owners.add(owner);
+    }
     for (const [status, n] of byStatus) this.counted(status, n);
+    return owners.size === 0 ? Promise.resolve() : this.restamp([...owners]);
   }
 
   async #moveAll(trx: Db, owned: readonly Owned[], to: OrderStatus, now: number): Promise<Order[]> {

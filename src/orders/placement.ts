@@ -44,7 +44,7 @@ export class OrderPlacement {
       // Read before the transaction: on SQLite it holds the only connection, which a catalogue miss needs.
       () => this.catalogue.find(input.petId),
     );
-    if (!placed.replayed) this.moves.moved([placed.body]);
+    if (!placed.replayed) await this.moves.moved([{ owner: key.id, order: placed.body }]);
     return { order: placed.body, replayed: placed.replayed };
   }
 
@@ -58,7 +58,7 @@ export class OrderPlacement {
     placeable(input, await this.catalogue.find(input.petId));
     const now = this.clock();
     const order = await new Promise<Order>((resolve, reject) => this.#placing.add({ owner, fields: fieldsOf(input, now), now, resolve, reject }));
-    this.moves.moved([order]);
+    await this.moves.moved([{ owner, order }]);
     return order;
   }
 

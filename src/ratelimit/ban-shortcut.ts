@@ -85,6 +85,14 @@ export class BanShortcut implements LimiterStore {
     return this.#store.banOf(caller, unbanSeq);
   }
 
+  get stamps(): boolean {
+    return this.#store.stamps;
+  }
+
+  restamp(callers: readonly string[]): Promise<void> {
+    return this.#store.restamp(callers);
+  }
+
   close(): Promise<void> {
     this.#held.clear();
     return this.#store.close();

@@ -148,6 +148,18 @@ export class FailoverLimiterStore implements LimiterStore {
     return this.#call((store) => store.banOf(caller, unbanSeq));
   }
 
+  /** Restamps in Redis within a call's deadline: a change is answered even while Redis does not take its stamp (orders/order-pages.ts). */
+  readonly stamps = true;
+
+  async restamp(callers: readonly string[]): Promise<void> {
+    const done = await withinDeadline(this.#primary.restamp(callers), this.#answered).catch(() => TIMED_OUT);
+    if (done === TIMED_OUT && this.#mode === 'redis')
+      this.#log.warn(
+        { callers: callers.length },
+        'Redis did not take the stamp of a change: other instances may serve what they hold of the callers for up to a second',
+      );
+  }
+
   async close(): Promise<void> {
     this.#closing = true;
     clearTimeout(this.#probe);

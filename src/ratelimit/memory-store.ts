@@ -176,6 +176,10 @@ export class MemoryLimiterStore implements LimiterStore {
     return { looked, done: false };
   }
 
+  /** Nothing: a store in memory serves one instance, whose verdicts carry no stamp. */
+  async restamp(_callers: readonly string[]): Promise<void> {}
+  readonly stamps: boolean = false;
+
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     if (this.#nextSlice) clearImmediate(this.#nextSlice);

@@ -1,4 +1,5 @@
 import { MINUTE_LOG_FUNCTIONS } from './redis-minute-log.js';
+import { STAMP_FUNCTION } from './redis-stamp.js';
 import { LIMITER_STATE_FIELDS } from './redis-state.js';
 import { DAY_MS, MINUTE_MS } from './state.js';
 
@@ -21,7 +22,7 @@ export const LOG_DEAD_PAIRS = 64;
  * every other verdict shape, is built by the core from its numbers (see ./redis-store.ts). It lives in
  * a TS module rather than a .lua file so that the build carries it along.
  *
- * KEYS, three per call: the caller's minute log (a LIST of pairs, oldest first: an instant that admitted
+ * KEYS, four per call: the caller's minute log (a LIST of pairs, oldest first: an instant that admitted
  *       requests and the running count before its first, one pair per millisecond, as ./minute-log.ts),
  *       rejections (LIST of instants, oldest first) and the rest of its state (a STRING, the fields of
  *       LIMITER_STATE_FIELDS packed as doubles: day, count, until, level, lastEnd, seq; rejEnd, when the
@@ -34,14 +35,15 @@ export const LOG_DEAD_PAIRS = 64;
  *       forgetting the oldest pair, as a busy caller does at nearly every admission, reads it and the
  *       next (one LRANGE) and moves mhead; the pairs that left are cut off LOG_DEAD_PAIRS at a time
  *       (LTRIM). Forgetting more finds where to cut by doubling steps from the oldest, so a call pays
- *       for what leaves, not for what the log holds. Redis 6.2 or newer (SET's PXAT).
+ *       for what leaves, not for what the log holds. Fourth, its stamp (./redis-stamp.ts). Redis
+ *       6.2 or newer (SET's PXAT). Lua numbers are doubles, exact for ms instants.
  * ARGV: the ban rules (rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs), then five per
  *       call: mode (hit | refuse | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq.
  * The reply holds one reply per call, in order. refuse is hit without admission (decide's `forced`).
  * hit, refuse and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
- * nextAdmitInMs, bannedUntil or 0, end of the ban this request started or 0, bindingUntil when
- * banned, else 0, when the minute's oldest counted request leaves or 0}; ban replies
- * {bannedUntil or 0, level}; unban, nothing. Lua numbers are doubles, exact for ms instants.
+ * nextAdmitInMs, bannedUntil or 0, end of the ban this request started or 0, bindingUntil when banned,
+ * else 0, when the minute's oldest counted request leaves or 0, and for an admission or a peek the
+ * caller's stamp (./redis-stamp.ts)}; ban replies {bannedUntil or 0, level}; unban, nothing.
  */
 export const LIMITER_SCRIPT = `
 local MINUTE, DAY = ${MINUTE_MS}, ${DAY_MS}
@@ -70,7 +72,7 @@ end
 -- The call being decided, set by the loop at the end for each call in turn: its keys and arguments
 -- (injected: the caller gave the instant), its state as read (stored, packed, and its exp; nil for a
 -- caller without one, or with one kept as a hash), and the fields of its state.
-local LOG, REJ, STATE, mode, injected, now, perMinute, perDay, signal, stored, storedExp
+local LOG, REJ, STATE, STAMP, mode, injected, now, perMinute, perDay, signal, stored, storedExp
 local day, count, banned, level, lastEnd, seq, rejEnd, mtot, mbase, mfirst, mlast, lexp, mhead
 
 local function newest(key)
@@ -114,8 +116,8 @@ local function assess(counted)
     dayLeft, dayReset, dayLeft > 0 and 0 or dayReset - now, oldestLeaves }
 end
 
-local function reply(kind, a, bannedUntil, banStarted, binding)
-  return { kind, now, a[1], a[2], a[3], a[4], a[5], a[6], bannedUntil, banStarted, binding or 0, a[7] }
+local function reply(kind, a, bannedUntil, banStarted, binding, stamp)
+  return { kind, now, a[1], a[2], a[3], a[4], a[5], a[6], bannedUntil, banStarted, binding or 0, a[7], stamp }
 end
 
 -- bindingUntil (verdict.ts), on the pruned log of counted requests.
@@ -195,7 +197,7 @@ local function clearRejections()
   redis.call('DEL', REJ)
   rejEnd = 0
 end
-
+${STAMP_FUNCTION}
 -- One call, decided on the state read for it: its reply, or nil for a mode it does not know.
 local function decide()
   if mode == 'hit' or mode == 'refuse' then
@@ -239,7 +241,7 @@ local function decide()
       end
       mtot, count = mtot + 1, count + 1
       save(pushed)
-      return reply('admitted', assess(counted + 1), 0, 0)
+      return reply('admitted', assess(counted + 1), 0, 0, 0, stamp())
     end
     local a = assess(counted)
     -- refuse and startBan, on the rejections of the window (at most the threshold's newest); an
@@ -263,7 +265,7 @@ local function decide()
   elseif mode == 'peek' then
     -- peek applies the unban signal in thought only: it writes nothing.
     if signal > seq then banned = 0 end
-    return reply('peek', assess(), banned > now and banned or 0, 0)
+    return reply('peek', assess(), banned > now and banned or 0, 0, 0, stamp())
   elseif mode == 'ban' then
     -- A pending unban signal shows as applied, as in peek.
     if signal > seq then banned = 0 end
@@ -280,11 +282,11 @@ local function decide()
   return nil
 end
 
--- Each call in turn, as if each were a run of its own: KEYS holds 3 per call, ARGV 5 per call after the rules.
+-- Each call in turn, as if each were a run of its own: KEYS holds 4 per call, ARGV 5 per call after the rules.
 local replies = {}
-for i = 1, #KEYS / 3 do
-  local k, a = 3 * (i - 1), 5 * i
-  LOG, REJ, STATE = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+for i = 1, #KEYS / 4 do
+  local k, a = 4 * (i - 1), 5 * i
+  LOG, REJ, STATE, STAMP = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
   mode, injected = ARGV[a + 1], ARGV[a + 2] ~= ''
   now = injected and tonumber(ARGV[a + 2]) or redisNow()
   perMinute, perDay, signal = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])

@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import { type BanRules, DEFAULT_BAN_RULES } from './decision.js';
 import type { Policy } from './plans.js';
 import { LIMITER_SCRIPT } from './redis-script.js';
+import { STAMP_TTL_MS } from './redis-stamp.js';
 import type { LimiterStore } from './store.js';
 import { TurnBatch } from '../turn-batch.js';
 import { type Assessment, banned, minuteWindowMs, rateLimited, type Verdict } from './verdict.js';
@@ -38,18 +39,19 @@ type Reply = [
   banStartedUntil: number,
   bindingUntil: number,
   minuteOldestLeavesAt: number,
+  stamp?: string | null,
 ];
 
 const SCRIPT_SHA = createHash('sha1').update(LIMITER_SCRIPT).digest('hex');
 
 /**
- * The keys of one caller: minute log, rejections, state. The minute log is `minute-ms` since it holds
- * one pair per millisecond (./redis-script.ts): a service upgraded across that change forgets the
+ * The keys of one caller: minute log, rejections, state, stamp. The minute log is `minute-ms` since it
+ * holds one pair per millisecond (./redis-script.ts): a service upgraded across that change forgets the
  * minute's counts once (the day's stay), rather than read the older list of instants as pairs.
  */
-export function limiterKeys(prefix: string, caller: string): [string, string, string] {
+export function limiterKeys(prefix: string, caller: string): [string, string, string, string] {
   const base = `${prefix}{${caller}}:`;
-  return [`${base}minute-ms`, `${base}rejections`, `${base}state`];
+  return [`${base}minute-ms`, `${base}rejections`, `${base}state`, `${base}stamp`];
 }
 
 /** One call of the script: a caller's keys and arguments, and who waits for its reply, in the shape it wants. */
@@ -93,6 +95,8 @@ export class RedisLimiterStore implements LimiterStore {
   readonly #single: boolean;
   /** This turn's calls, sent once its I/O is done, by the run they may share: all one on one Redis, by caller on a cluster. */
   readonly #pending = new TurnBatch<Call>((calls) => this.#sendAll(calls));
+  /** This turn's restamps: each caller's stamp is changed once for all of them. */
+  readonly #restamps = new TurnBatch<Restamp>((restamps) => this.#restampAll(restamps));
 
   /** See `RedisLimiterStoreOptions.judge`. */
   readonly #judge: RedisLimiterStoreOptions['judge'];
@@ -135,6 +139,18 @@ export class RedisLimiterStore implements LimiterStore {
     });
   }
 
+  /**
+   * Gives each caller a new stamp, which the verdicts of its admissions and peeks carry from then on
+   * (`Verdict.stamp`): what memory holds of a caller under its old stamp is no longer served on any
+   * instance (orders/order-pages.ts). Resolves once Redis has it. The restamps of one turn share one
+   * new stamp, each caller's set once.
+   */
+  readonly stamps = true;
+
+  restamp(callers: readonly string[]): Promise<void> {
+    return new Promise((resolve, reject) => this.#restamps.add({ callers, resolve, reject }));
+  }
+
   async close(): Promise<void> {
     // QUIT needs a live connection (the offline queue may be off); disconnect needs nothing.
     await this.#redis.quit().catch(() => this.#redis.disconnect());
@@ -161,6 +177,17 @@ export class RedisLimiterStore implements LimiterStore {
     for (const run of runs.values()) for (let i = 0; i < run.length; i += MAX_CALLS_PER_RUN) this.#send(run.slice(i, i + MAX_CALLS_PER_RUN));
   }
 
+  #restampAll(restamps: Restamp[]): void {
+    // Random: no stamp a caller had before, here or on another instance, can come back.
+    const stamp = randomBytes(12).toString('base64url');
+    const callers = new Set(restamps.flatMap((r) => r.callers));
+    const set = [...callers].map((caller) => this.#redis.set(limiterKeys(this.#prefix, caller)[3], stamp, 'PX', STAMP_TTL_MS));
+    Promise.all(set).then(
+      () => restamps.forEach((r) => r.resolve()),
+      (error: unknown) => restamps.forEach((r) => r.reject(error)),
+    );
+  }
+
   /** One run of the script for `calls`; each gets its own reply, or the run's error. */
   #send(calls: Call[]): void {
     // Plain loops: flatMap and spreading cost more than the rest of a run's work here.
@@ -181,6 +208,13 @@ export class RedisLimiterStore implements LimiterStore {
   }
 }
 
+/** Callers to restamp, and who waits for it. */
+interface Restamp {
+  callers: readonly string[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
 /** A call's reply, in the shape its caller takes; a reply that cannot be read fails that call alone. */
 function answer(call: Call, reply: unknown[]): void {
   try {
@@ -192,11 +226,25 @@ function answer(call: Call, reply: unknown[]): void {
 
 /** The verdict shapes of ./decision.ts, built by the same functions of ./verdict.ts from the numbers the script decided. */
 function verdictOf(reply: Reply, policy: Policy): Verdict {
-  const [kind, at, minuteRemaining, minuteResetAt, minuteNext, dayRemaining, dayResetAt, dayNext, bannedUntil, banStartedUntil, bindingUntil, oldestLeavesAt] =
-    reply;
+  const [
+    kind,
+    at,
+    minuteRemaining,
+    minuteResetAt,
+    minuteNext,
+    dayRemaining,
+    dayResetAt,
+    dayNext,
+    bannedUntil,
+    banStartedUntil,
+    bindingUntil,
+    oldestLeavesAt,
+    stamp,
+  ] = reply;
   const assessment: Assessment = {
     plan: policy.name,
     at,
+    stamp: stamp ?? undefined,
     minute: {
       limit: policy.perMinute,
       remaining: minuteRemaining,

@@ -30,5 +30,12 @@ export interface LimiterStore {
    * not yet applied counts as applied (without writing it), so a pending unban shows as lifted.
    */
   banOf(caller: string, unbanSeq?: number): Promise<{ until: number; level: number } | null>;
+  /**
+   * Where the store is shared by instances: gives each caller a new stamp (`Verdict.stamp`), once what
+   * its answers held in memory show has changed and before the change is answered. Elsewhere nothing.
+   */
+  restamp(callers: readonly string[]): Promise<void>;
+  /** Whether its admissions and peeks carry the caller's stamp (`Verdict.stamp`): a store shared by instances. */
+  readonly stamps: boolean;
   close(): Promise<void>;
 }

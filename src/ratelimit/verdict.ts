@@ -29,6 +29,11 @@ export interface Assessment {
   readonly at: number;
   readonly minute: WindowStatus;
   readonly day: WindowStatus;
+  /**
+   * Where the store is shared (Redis), the caller's stamp as the admission or peek read it: a new one
+   * once anything its answers held in memory show has changed (`LimiterStore.restamp`). Else undefined.
+   */
+  readonly stamp?: string | undefined;
 }
 
 export type Verdict =

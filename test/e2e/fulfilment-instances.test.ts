@@ -37,7 +37,7 @@ describe.skipIf(!available)('two instances on PostgreSQL', () => {
     instances = [0, 1].map(() => {
       const db = openDatabase(store.config);
       const changes = openChangeFeed(db, store.config, { clock });
-      const moves = OrderMoves.of(db, delays, changes, createMetrics());
+      const moves = OrderMoves.of(db, delays, changes, createMetrics(), async () => {});
       // Slices as the service takes them, with no rest: both instances work through the backlog at once.
       const pace = { sliceMs: 5, idleShare: 1, busyShare: 1, first: 50, min: 10, max: 200 };
       return { db, changes, moves, fulfilment: new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: { set() {} }, log: quiet, pace }) };

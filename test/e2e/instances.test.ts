@@ -104,6 +104,32 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
     console.info('propagation between two processes:', took);
   });
 
+  it("a change of a key's orders answered by one instance is in the other's next page, 100 times in a row, though each holds the key's pages in memory", async () => {
+    const { key } = await newKey({ plan: 'business' });
+    const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+    const page = async (server: Server) => {
+      const answer = await fetch(`${server.url}/store/orders?limit=100`, { headers });
+      expect(answer.status).toBe(200);
+      return ((await answer.json()) as { data: { id: number; status: string }[] }).data;
+    };
+    for (let i = 0; i < 100; i++) {
+      const [reader, writer] = i % 2 ? [a, b] : [b, a];
+      // Read twice: the second page comes from the reader's memory.
+      expect(await page(reader)).toHaveLength(i);
+      expect(await page(reader)).toHaveLength(i);
+      const placed = await fetch(`${writer.url}/store/orders`, { method: 'POST', headers, body: '{"petId":1,"quantity":1}' });
+      expect(placed.status).toBe(201);
+      const { id } = (await placed.json()) as { id: number };
+      expect(
+        (await page(reader)).map((order) => order.id),
+        `order ${i + 1}, placed through the other instance`,
+      ).toContain(id);
+    }
+    const [first] = await page(a);
+    expect((await fetch(`${b.url}/store/orders/${first!.id}`, { method: 'DELETE', headers: { 'x-api-key': key } })).status).toBe(200);
+    expect((await page(a)).find((order) => order.id === first!.id)?.status).toBe('cancelled');
+  });
+
   it('a plan change by the CLI applies on both instances at their next request', async () => {
     const { record, key } = await newKey({ plan: 'free' });
     expect((await fetch(`${a.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit')).toBe('60');

@@ -20,6 +20,7 @@ import { type FakeClock, fakeClock } from './clock.js';
 import { TEST_STORE, type TestDatabase, testDatabase } from './database.js';
 import { openDatabase } from '../../src/db/database.js';
 import { type Entrance, overSocket, type Received, type Sent } from './over-socket.js';
+import { restampKeys } from '../../src/ratelimit/callers.js';
 
 export interface TestApp {
   app: App;
@@ -92,7 +93,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const keys = new KeysRepository(db, clock, changes);
   // The jobs log where the app does: nowhere, or into `logLines`.
   const quiet = logger || { warn: () => {}, info: () => {} };
-  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics);
+  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
   const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log: quiet });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log: quiet });
   const idempotencyExpiry = new IdempotencyExpiry({ db, clock, log: quiet });

@@ -85,6 +85,10 @@ export class AwaitedLimiter implements LimiterStore {
   banOf(caller: string, unbanSeq?: number): Promise<{ until: number; level: number } | null> {
     return this.#memory.banOf(caller, unbanSeq);
   }
+  readonly stamps = false;
+  restamp(): Promise<void> {
+    return this.#memory.restamp([]);
+  }
   close(): Promise<void> {
     return this.#memory.close();
   }

@@ -77,6 +77,8 @@ class HeldLimiter implements LimiterStore {
   peek = (caller: string, policy: Policy, unbanSeq?: number) => this.#memory.peek(caller, policy, unbanSeq);
   unban = (caller: string) => this.#memory.unban(caller);
   banOf = (caller: string, unbanSeq?: number) => this.#memory.banOf(caller, unbanSeq);
+  readonly stamps = false;
+  restamp = () => this.#memory.restamp([]);
   close = () => this.#memory.close();
 }
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 import { TEST_STORE } from '../helpers/database.js';
 import { eventsOf, type Event } from '../helpers/events.js';
@@ -58,6 +59,44 @@ describe('fulfilment', () => {
     const placedAt = Date.parse(events[2]!.timestamp);
     expect(Date.parse(events[1]!.timestamp) - placedAt).toBe(10_000);
     expect(Date.parse(events[0]!.timestamp) - placedAt).toBe(70_000);
+  });
+
+  it('restamps the key of every order it moves, placed, cancelled or advanced, once the change is committed and before it is answered', async () => {
+    // What each restamp found committed: the key's orders and their states, as another instance would read them.
+    const seen: string[] = [];
+    const app: { t?: TestApp } = {};
+    // A limiter whose verdicts carry stamps, as the Redis store's do.
+    const limiter = new (class extends MemoryLimiterStore {
+      override readonly stamps = true;
+      override async restamp(callers: readonly string[]): Promise<void> {
+        const keyIds = callers.map((caller) => caller.replace(/^key:/, ''));
+        const rows = await app.t!.db.selectFrom('orders').select(['status']).where('api_key_id', 'in', keyIds).orderBy('id').execute();
+        seen.push(`${callers.join(',')}: ${rows.map((row) => row.status).join(' ')}`);
+      }
+    })({ clock: () => Date.now() });
+    const t = (app.t = await started({}, { limiter }));
+    const [key, test] = [await t.newKey('pro'), await t.newKey({ plan: 'pro', test: true })];
+    const [keyId, testId] = await Promise.all([key, test].map(async (k) => (await t.keys.findByKey(k))!.id));
+    const first = await placed(t, key);
+    await placed(t, key);
+    t.clock.advance(10_000);
+    expect(await t.fulfilment.runDue()).toBe(2);
+    expect((await ordersAs(t, key).del(`/store/orders/${first.id}`)).statusCode).toBe(200);
+    const practice = await placed(t, test);
+    expect((await t.app.inject({ method: 'POST', url: `/store/orders/${practice.id}/advance`, headers: { 'x-api-key': test } })).statusCode).toBe(200);
+    // On the embedded store every change is told at once and nothing is stamped (orders/order-pages.ts).
+    expect(seen).toEqual(
+      TEST_STORE === 'sqlite'
+        ? []
+        : [
+            `key:${keyId}: placed`,
+            `key:${keyId}: placed placed`,
+            `key:${keyId}: approved approved`,
+            `key:${keyId}: cancelled approved`,
+            `key:${testId}: placed`,
+            `key:${testId}: approved`,
+          ],
+    );
   });
 
   it('moves nothing by itself when a delay is 0: a test key advances it, and the next step then follows its own delay', async () => {

@@ -210,7 +210,7 @@ describe('POST /store/orders with Idempotency-Key', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     const pet = json<{ id: number }>(await t.app.inject({ url: `/pets/${available}`, headers: { 'x-api-key': await t.newKey('pro') } }));
     // A catalogue that answers only when the test says so: the original request stays in progress.
-    const moves = OrderMoves.of(t.db, t.config.fulfilment, t.changes, t.metrics);
+    const moves = OrderMoves.of(t.db, t.config.fulfilment, t.changes, t.metrics, async () => {});
     const placement = new OrderPlacement(new IdempotentWrites(t.db, t.clock), moves, t.clock, {
       find: async () => {
         await held;

@@ -94,6 +94,17 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
     expect((await store.hit(caller, free)).kind).toBe('admitted');
   });
 
+  it('restamps in Redis, and while Redis does not answer, gives up within the bound and says so', async () => {
+    const caller = randomUUID();
+    const before = (await store.hit(caller, free)).stamp;
+    await store.restamp([caller]);
+    expect((await store.hit(caller, free)).stamp).not.toBe(before);
+    await pause(server.url, 700);
+    // The change it stamps is answered anyway: the pages of other instances age out (orders/order-pages.ts).
+    await timed(store.restamp([caller]));
+    expect(logged.filter((line) => line.msg.startsWith('Redis did not take the stamp'))).toHaveLength(1);
+  });
+
   it('does not take a busy event loop for a Redis outage', async () => {
     const caller = randomUUID();
     await store.hit(caller, free);
