@@ -28,6 +28,7 @@ const STORE_SUITES = [
   'test/ops/**/!(log-batch).test.ts',
   'test/security/**/*.test.ts',
   'test/usage/**/*.test.ts',
+  'test/test-mode/**/!(*.unit).test.ts',
   'test/versions/**/*.test.ts',
   'test/faults/**/*.api.test.ts',
 ];

@@ -58,8 +58,10 @@ export class OrderNotCancellableError extends ConflictError {}
 /** A `delivered` or `cancelled` order: `advanceOrder` has no step left to take. */
 export class OrderNotAdvanceableError extends ConflictError {}
 export class ForbiddenError extends PetstoreError {}
-/** `advanceOrder` with a live key: only test keys (`pet_test_…`) move their orders by hand. */
+/** A test-mode operation (`advanceOrder`, the test clock, `resetTestData`) with a live key: only test keys (`pet_test_…`) have them. */
 export class TestKeyRequiredError extends ForbiddenError {}
+/** `testClock.advance` to an instant before the key's now: a test key's clock only moves forward. */
+export class ClockCannotGoBackError extends ConflictError {}
 /** An 11th webhook endpoint: a key has at most 10. */
 export class WebhookEndpointLimitError extends ConflictError {}
 /** The operation reached its sunset date and answers no more. */
@@ -142,6 +144,7 @@ export const PROBLEM_ERRORS = {
   'order-not-cancellable': OrderNotCancellableError,
   'order-not-advanceable': OrderNotAdvanceableError,
   'test-key-required': TestKeyRequiredError,
+  'clock-cannot-go-back': ClockCannotGoBackError,
   'webhook-endpoint-limit': WebhookEndpointLimitError,
   sunset: SunsetError,
   'unknown-version': UnknownVersionError,

@@ -14,6 +14,9 @@ export type WebhookEndpointWithSecret = components['schemas']['WebhookEndpointWi
 export type NewWebhookEndpoint = components['schemas']['NewWebhookEndpoint'];
 export type WebhookEndpointPatch = components['schemas']['WebhookEndpointPatch'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type TestClock = components['schemas']['TestClock'];
+export type ClockAdvance = components['schemas']['ClockAdvance'];
+export type TestDataRemoved = components['schemas']['TestDataRemoved'];
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> = operations[Op]['responses'][Status] extends {
   content: { 'application/json': infer T };
@@ -196,6 +199,37 @@ export class PetstoreClient {
   /** `GET /usage` (beta): the plan, both windows, the ban in force and today's count; asking counts nothing. */
   usage(): Promise<Usage> {
     return this.#transport.send({ operation: 'getUsage', method: 'GET', path: '/usage' });
+  }
+
+  /**
+   * A test key's own clock (experimental; test keys only, a live key gets `TestKeyRequiredError`): its
+   * windows, bans and `Retry-After` go by it. `advance({ seconds })` or `advance({ to })` moves it forward
+   * as if the time had passed (`ClockCannotGoBackError` for a `to` before its now); `freeze()` stops it,
+   * `resume()` starts it again. The moves are sent with an `Idempotency-Key`: a retry never moves it twice.
+   * None counts toward the key's limits.
+   */
+  readonly testClock = {
+    get: (): Promise<TestClock> => this.#transport.send({ operation: 'getTestClock', method: 'GET', path: '/test-clock' }),
+    advance: (by: ClockAdvance, options: { idempotencyKey?: string } = {}): Promise<TestClock> => this.#moveClock('advance', options, by),
+    freeze: (options: { idempotencyKey?: string } = {}): Promise<TestClock> => this.#moveClock('freeze', options),
+    resume: (options: { idempotencyKey?: string } = {}): Promise<TestClock> => this.#moveClock('resume', options),
+  };
+
+  /**
+   * `DELETE /test-data` (experimental; test keys only): removes everything the key made, clears its
+   * windows, ban and ban history, puts its clock back to the real time; answers how many were removed.
+   */
+  resetTestData(): Promise<TestDataRemoved> {
+    return this.#transport.send({ operation: 'resetTestData', method: 'DELETE', path: '/test-data' });
+  }
+
+  #moveClock(
+    how: 'advance' | 'freeze' | 'resume',
+    { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string },
+    body?: ClockAdvance,
+  ): Promise<TestClock> {
+    const headers = { 'idempotency-key': idempotencyKey };
+    return this.#transport.send({ operation: `${how}TestClock`, method: 'POST', path: `/test-clock/${how}`, headers, ...(body ? { body } : {}) });
   }
 
   /** `DELETE /store/orders/{orderId}` (experimental): cancels; cancelling twice is harmless. */

@@ -62,6 +62,7 @@ import { PetCache } from './pets/pet-cache.js';
 import { PetsRepository } from './pets/repository.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import { restampKeys } from './ratelimit/callers.js';
+import { TestClocks } from './test-mode/clocks.js';
 import { type Versioning, versioning } from './versions/versioning.js';
 import { NEWEST_VERSION, VERSION_HEADER } from './versions/versions.js';
 import { versionsRoutes } from './versions/routes.js';
@@ -108,20 +109,18 @@ export interface PublicAppDeps {
  */
 export async function buildPublicApp({ config, db, changes, limiter, metrics, clock, logger }: PublicAppDeps): Promise<App> {
   const { publicUrl } = config;
-  const keys = new KeyCache(new KeysRepository(db, clock, changes), { feed: changes, clock, max: config.cache.keys });
-  const pets = new PetsRepository(db);
-  const catalogue = new PetCache(pets, { feed: changes, clock, max: config.cache.pets });
-  const orderPages = new OrderPages({ feed: changes, max: config.cache.orderPages, stamped: limiter.stamps, clock });
+  const records = recordsOf({ config, db, changes, limiter, clock });
+  const { keyCache, clocks, catalogue, orderPages } = records;
   const faults = faultSteps(publicUrl, new FaultDraws());
   const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
   // The first steps of every request, in order.
   const steps = [
     setRequestId,
     CORS.cors,
-    identifyHook((key) => keys.find(key)),
+    identifyHook(keyCache.find.bind(keyCache), clocks.of.bind(clocks)),
     versions.chooseVersion,
     faults.planFault,
-    rateLimitHook(limiter, metrics, publicUrl, (request) => request.identity),
+    rateLimitHook(limiter, metrics, publicUrl, (request) => request.identity, clock),
   ];
   // Every step of every request before its route, in order.
   const onRequestSteps = [...steps, faults.failNow, requireHost, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath];
@@ -149,7 +148,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   await app.register(swagger, swaggerOptions(publicUrl, config.ban));
   routeEveryMethod(app);
   const routes = collectRoutes(app);
-  await app.register(async (api: App) => apiOperations(api, { config, db, changes, limiter, metrics, clock, orderPages, pets, catalogue, versions }));
+  await app.register(async (api: App) => apiOperations(api, { config, db, changes, limiter, metrics, clock, versions, records }));
   documentation(app, config, versions);
   registerMethodNotAllowed(app, routes);
   await app.ready();
@@ -214,6 +213,20 @@ function everyRequest(
   });
 }
 
+/** What the app reads records through, and what it holds of them in memory. */
+function recordsOf({ config, db, changes, limiter, clock }: Pick<PublicAppDeps, 'config' | 'db' | 'changes' | 'limiter' | 'clock'>) {
+  const keys = new KeysRepository(db, clock, changes);
+  const pets = new PetsRepository(db);
+  return {
+    keys,
+    keyCache: new KeyCache(keys, { feed: changes, clock, max: config.cache.keys }),
+    pets,
+    catalogue: new PetCache(pets, { feed: changes, clock, max: config.cache.pets }),
+    clocks: new TestClocks(db, changes),
+    orderPages: new OrderPages({ feed: changes, max: config.cache.orderPages, stamped: limiter.stamps, clock }),
+  };
+}
+
 /** The API's operations, each with its key required and the common problems declared. */
 async function apiOperations(
   api: App,
@@ -224,12 +237,11 @@ async function apiOperations(
     limiter,
     metrics,
     clock,
-    orderPages,
-    pets,
-    catalogue,
     versions,
-  }: Omit<PublicAppDeps, 'logger'> & { orderPages: OrderPages; pets: PetsRepository; catalogue: PetCache; versions: Versioning },
+    records,
+  }: Omit<PublicAppDeps, 'logger'> & { versions: Versioning; records: ReturnType<typeof recordsOf> },
 ): Promise<void> {
+  const { orderPages, pets, catalogue, clocks, keys } = records;
   const { publicUrl } = config;
   api.addHook('onRoute', declareCommonContract);
   api.addHook('onRequest', stepHook(requireKey));
@@ -248,8 +260,8 @@ async function apiOperations(
     clock,
     policy: { allowPrivate: config.webhooks.allowPrivate },
   };
-  const deps = { db, changes, orderPages, pets, catalogue, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks, cursors };
-  for (const operation of OPERATIONS) operation(api, deps);
+  const shared = { db, changes, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks, cursors };
+  for (const operation of OPERATIONS) operation(api, { ...shared, orderPages, pets, catalogue, clocks, keys });
 }
 
 /** The fast entrance, over the routes whose answers memory holds: it runs the API's steps, as Fastify does. */

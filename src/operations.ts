@@ -18,6 +18,11 @@ import type { OrderPlacement } from './orders/placement.js';
 import type { Deprecation } from './pets/deprecation.js';
 import { getPet } from './pets/get.js';
 import { listPets } from './pets/list.js';
+import type { TestClocks } from './test-mode/clocks.js';
+import { resetTestData } from './test-mode/reset.js';
+import { getTestClock } from './test-mode/get-clock.js';
+import { advanceTestClock, freezeTestClock, resumeTestClock } from './test-mode/move-clock.js';
+import type { KeysRepository } from './keys/repository.js';
 import { getUsage } from './usage/get.js';
 import type { PetCache } from './pets/pet-cache.js';
 import type { PetsRepository } from './pets/repository.js';
@@ -56,6 +61,10 @@ export interface OperationDeps {
   webhooks: WebhookDeps;
   /** The signed cursors of collections. */
   cursors: Cursors;
+  /** Test keys' clocks (test-mode/). */
+  clocks: TestClocks;
+  /** The keys' records (a test key's reset restarts its fault sequence). */
+  keys: KeysRepository;
 }
 
 /** One operation of the API, in its own file: registers its route, schema and handler together. */
@@ -85,4 +94,9 @@ export const OPERATIONS: readonly Operation[] = [
   listWebhookDeliveries,
   retryWebhookDelivery,
   getUsage,
+  getTestClock,
+  advanceTestClock,
+  freezeTestClock,
+  resumeTestClock,
+  resetTestData,
 ];

@@ -14,6 +14,14 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   service_secrets: ServiceSecretsTable;
+  test_clocks: TestClocksTable;
+}
+
+/** A test key's clock, once a test moved it (test-mode/clock.ts): none is the real time. */
+export interface TestClocksTable {
+  api_key_id: string;
+  offset_ms: number;
+  frozen_at: number | null;
 }
 
 /** Secrets of the service, made by a migration and shared by every instance on the store (never shown). */

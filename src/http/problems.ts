@@ -56,6 +56,12 @@ export const PROBLEM_TYPES = {
     description:
       'This operation is for test keys (`pet_test_…`) only: it lets a client practise against moves that live orders only make on their own schedule. Create a test key with `petstore keys create --test`, or wait for the live order to move.',
   },
+  'clock-cannot-go-back': {
+    status: 409,
+    title: 'Test clock cannot go back',
+    description:
+      "A test key's clock only moves forward: `POST /test-clock/advance` with a `to` before the key's now would undo what already happened in its time (orders moved, bans ended). The clock did not move. Advance to a later instant, or reset the key (`DELETE /test-data`) to put its clock back to the real time along with everything it made.",
+  },
   sunset: {
     status: 410,
     title: 'Operation sunset',

@@ -1,4 +1,6 @@
+import type { Clock } from '../clock.js';
 import type { TalliedCounter } from '../ops/tallies.js';
+import { type KeyClock, offsetAt } from '../test-mode/clock.js';
 import { documentationCaller } from '../ratelimit/callers.js';
 import { type HeaderList, pushRateLimitHeaders } from '../ratelimit/headers.js';
 import { DOCUMENTATION_POLICY, type Policy } from '../ratelimit/plans.js';
@@ -10,8 +12,11 @@ import { readSlowly } from './pipelining.js';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
 import { setHeaders, type StepReply, type StepRequest } from './steps.js';
 
-/** The index, the docs, the document, the problem pages, `/usage` and `/versions` count nothing, but still carry the headers. */
-const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|usage($|\?)|versions($|\?))/;
+/**
+ * The index, the docs, the document, the problem pages, `/usage`, `/versions` and a test key's clock
+ * and reset (test-mode/) count nothing, but still carry the headers.
+ */
+const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|usage($|\?)|versions($|\?)|test-clock(\/|$|\?)|test-data($|\?))/;
 
 export function countsTowardLimit(url: string): boolean {
   return !UNCOUNTED.test(url);
@@ -43,6 +48,8 @@ export interface Caller {
   unbanSeq: number;
   /** Counted on the paths that count nothing too: a bad key, so that no path lets an address test keys for free. */
   countedEverywhere: boolean;
+  /** A test key's clock, as the store held it when the request came (test-mode/); none for a live key or an address. */
+  clock?: KeyClock;
 }
 
 /**
@@ -51,62 +58,62 @@ export interface Caller {
  * all (no exception, no error handler, the invariant parts of the body built once). The fast lane
  * (./fast-lane.ts) answers the same refusals with the same parts.
  */
-export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, publicUrl: string, callerOf: (request: StepRequest) => Caller) {
-  const answer = verdictAnswer(metrics, publicUrl);
+export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, publicUrl: string, callerOf: (request: StepRequest) => Caller, clock: Clock) {
+  const answer = verdictAnswer(metrics, publicUrl, clock);
   /** A counted request: answered at once when the limiter decides in memory, else once it has. */
   function limit(request: StepRequest, reply: StepReply): StepReply | undefined | Promise<StepReply | undefined> {
     const identity = callerOf(request);
     if (request.forcedRefusal || (identity.kind === 'key' && mayDeferCount(request)) || !(countsTowardLimit(request.url) || identity.countedEverywhere)) {
       return limitOtherwise(request, reply, identity);
     }
-    const { caller, policy, unbanSeq } = identity;
-    const now = limiter.hitNow(caller, policy, unbanSeq);
+    const { caller, policy, unbanSeq, clock } = identity;
+    const now = limiter.hitNow(caller, policy, unbanSeq, clock);
     if (now) return finish(request, reply, now, identity);
-    return limiter.hit(caller, policy, unbanSeq).then((verdict) => finish(request, reply, verdict, identity));
+    return limiter.hit(caller, policy, unbanSeq, clock).then((verdict) => finish(request, reply, verdict, identity));
   }
 
   /** A forced refusal, a key's conditional read, or a path that counts nothing. */
   async function limitOtherwise(request: StepRequest, reply: StepReply, identity: Caller): Promise<StepReply | undefined> {
-    const { caller, policy, unbanSeq } = identity;
+    const { caller, policy, unbanSeq, clock } = identity;
     // Who a refusal is counted to: the caller, or the address's throttle of the uncounted paths.
-    let counted: Pick<Caller, 'caller' | 'policy'> = identity;
+    let counted: Counted = identity;
     let verdict: Verdict;
     if (request.forcedRefusal) {
-      verdict = await limiter.refuse(caller, policy, unbanSeq);
+      verdict = await limiter.refuse(caller, policy, unbanSeq, clock);
     } else if (identity.kind === 'key' && mayDeferCount(request)) {
       // A key's conditional read: a `304` counts nothing, so only a look now; a banned key is refused
       // as ever; the count is made once the answer is known not to be a `304` (./conditional.ts).
-      verdict = await limiter.peek(caller, policy, unbanSeq);
-      if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined) verdict = await limiter.hit(caller, policy, unbanSeq);
+      verdict = await limiter.peek(caller, policy, unbanSeq, clock);
+      if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined) verdict = await limiter.hit(caller, policy, unbanSeq, clock);
       else request.countLater = countLater(request, identity);
     } else {
       // The uncounted paths: the caller's own headers, under the address's throttle of their own.
       const throttle = { caller: documentationCaller(request.ip), policy: DOCUMENTATION_POLICY };
       const throttled = await limiter.hit(throttle.caller, throttle.policy);
       if (isRefusal(throttled)) [verdict, counted] = [throttled, throttle];
-      else verdict = await limiter.peek(caller, policy, unbanSeq);
+      else verdict = await limiter.peek(caller, policy, unbanSeq, clock);
     }
     return finish(request, reply, verdict, counted);
   }
 
-  const finish = (request: StepRequest, reply: StepReply, verdict: Verdict, counted: Pick<Caller, 'caller' | 'policy'>): StepReply | undefined => {
+  const finish = (request: StepRequest, reply: StepReply, verdict: Verdict, counted: Counted): StepReply | undefined => {
     const body = answer(request, reply, verdict, counted);
     return body === undefined ? undefined : reply.code(429).send(body);
   };
   /** The count a conditional read left for later (./conditional.ts): the refusal's body, if refused. */
   const countLater = (request: StepRequest, identity: Caller) => async (reply: StepReply) =>
-    answer(request, reply, await limiter.hit(identity.caller, identity.policy, identity.unbanSeq), identity);
+    answer(request, reply, await limiter.hit(identity.caller, identity.policy, identity.unbanSeq, identity.clock), identity);
 
   return limit;
 }
 
 /** A verdict's headers on the reply (and on the request, for the handler); for a refusal, its note and its body. */
-function verdictAnswer(metrics: RefusalMetrics, publicUrl: string) {
+function verdictAnswer(metrics: RefusalMetrics, publicUrl: string, clock: Clock) {
   const refusal = refusalBody(publicUrl);
-  return (request: StepRequest, reply: StepReply, verdict: Verdict, counted: Pick<Caller, 'caller' | 'policy'>): string | undefined => {
+  return (request: StepRequest, reply: StepReply, verdict: Verdict, counted: Counted): string | undefined => {
     request.rateLimit = verdict;
     const headers: HeaderList = [];
-    pushRateLimitHeaders(headers, verdict);
+    pushRateLimitHeaders(headers, verdict, counted.clock ? offsetAt(counted.clock, clock()) : 0);
     for (let i = 0; i < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1] as string);
     if (!isRefusal(verdict)) return undefined;
     if (verdict.kind === 'banned') readSlowly(request.raw);
@@ -115,6 +122,9 @@ function verdictAnswer(metrics: RefusalMetrics, publicUrl: string) {
     return refusal(verdict, request.url, request.forcedRefusal);
   };
 }
+
+/** Whom a verdict was for: the caller, or the address's throttle of the uncounted paths. */
+type Counted = Pick<Caller, 'caller' | 'policy' | 'clock'>;
 
 export type Refusal = Extract<Verdict, { kind: 'rate-limited' | 'banned' }>;
 

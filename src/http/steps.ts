@@ -41,7 +41,9 @@ export interface StepRequest {
   /** Whether no route takes the request. */
   readonly is404: boolean;
   readonly log: StepLog;
-  readonly routeOptions: { readonly config?: { readonly conditional?: boolean } };
+  readonly routeOptions: {
+    readonly config?: { readonly conditional?: boolean; readonly everyVersion?: boolean; readonly deprecation?: { readonly sunsetAt: Date } };
+  };
   identity: Identity;
   /** The version the answer is shaped in (versions/), set by `chooseVersion`. */
   apiVersion: string;

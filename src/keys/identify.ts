@@ -6,6 +6,7 @@ import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
 import { isWellFormedKey } from './key-format.js';
 import { type KeyRecord, policyOfKey } from './repository.js';
 import type { StepRequest } from '../http/steps.js';
+import type { KeyClock } from '../test-mode/clock.js';
 
 /** The header a key travels in, as documented; Node hands header names over in lower case. */
 export const API_KEY_HEADER = 'X-API-Key';
@@ -30,8 +31,14 @@ export type FindKey = (key: string) => KeyRecord | undefined | Promise<KeyRecord
 const NO_KEY = `Send your API key in the ${API_KEY_HEADER} header.`;
 const MALFORMED = `The ${API_KEY_HEADER} header does not hold a key of the form pet_….`;
 
-/** The first step of every request: who is calling. Synchronous when the key is known in memory. */
-export function identifyHook(findKey: FindKey) {
+/** A test key's clock, read from the store at each of its requests (test-mode/clocks.ts). */
+export type ClockOf = (keyId: string) => KeyClock | Promise<KeyClock>;
+
+/**
+ * The first step of every request: who is calling. Synchronous when the key is known in memory; a test
+ * key's clock is read at each of its requests, so that a move made through any instance holds at once.
+ */
+export function identifyHook(findKey: FindKey, clockOf: ClockOf) {
   return function identify(request: StepRequest): Promise<void> | undefined {
     const sent = request.headers[API_KEY_FIELD];
     if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY, false));
@@ -45,8 +52,21 @@ export function identifyHook(findKey: FindKey) {
     } catch (failure) {
       return unchecked(failure);
     }
-    if (!(found instanceof Promise)) return void (request.identity = identityOf(request, found));
-    return found.then((key) => void (request.identity = identityOf(request, key)), unchecked);
+    if (!(found instanceof Promise)) return settle(request, found);
+    return found.then((key) => settle(request, key), unchecked);
+
+    function settle(request: StepRequest, key: KeyRecord | undefined): Promise<void> | undefined {
+      const identity = identityOf(request, key);
+      if (identity.kind !== 'key' || !identity.key.test) return void (request.identity = identity);
+      let clock: ReturnType<ClockOf>;
+      try {
+        clock = clockOf(identity.key.id);
+      } catch (failure) {
+        return unchecked(failure);
+      }
+      if (!(clock instanceof Promise)) return void (request.identity = { ...identity, clock });
+      return clock.then((read) => void (request.identity = { ...identity, clock: read }), unchecked);
+    }
   };
 }
 

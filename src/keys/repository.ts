@@ -155,6 +155,14 @@ export class KeysRepository {
     return this.#update(id, (row) => row.set({ fault_profile: faults && JSON.stringify(faults) }));
   }
 
+  /** Starts a test key's fault sequence over, on every instance, with its profile unchanged (a reset: test-mode/reset.ts). */
+  async restartFaults(id: string): Promise<KeyRecord | undefined> {
+    const found = await this.get(id);
+    if (!found?.faults) return found;
+    const faults = { ...found.faults, setAt: new Date(this.clock()).toISOString() };
+    return this.#update(id, (row) => row.set({ fault_profile: JSON.stringify(faults) }));
+  }
+
   /** Revoking twice keeps the first revocation time. */
   async revoke(id: string): Promise<KeyRecord | undefined> {
     return this.#update(id, (row) => row.set({ revoked_at: new Date(this.clock()).toISOString() }).where('revoked_at', 'is', null));

@@ -9,6 +9,7 @@ export const TAG = {
   webhooks: 'Webhooks',
   usage: 'Usage',
   versions: 'Versions',
+  testing: 'Testing',
 } as const;
 
 export const TAG_GROUPS = [
@@ -32,6 +33,10 @@ export const TAG_GROUPS = [
     tags: [
       { name: TAG.usage, description: 'What your plan allows, and what is left of it: counts nothing.' },
       { name: TAG.versions, description: 'The versions of the API and what each changed: needs no key, counts nothing.' },
+      {
+        name: TAG.testing,
+        description: "Test keys only: move your key's own clock (windows, bans, orders, sunsets follow it) and start its data over. Counts nothing.",
+      },
     ],
   },
 ] as const;

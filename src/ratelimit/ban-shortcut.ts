@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import type { KeyClock } from '../test-mode/clock.js';
 import type { Policy } from './plans.js';
 import type { LimiterStore } from './store.js';
 import { type Banned, ceilSeconds, type Verdict } from './verdict.js';
@@ -35,7 +36,9 @@ export class BanShortcut implements LimiterStore {
     this.#max = max;
   }
 
-  async hit(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+  async hit(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
+    // A test key's clock moves by jumps: its bans are the store's to judge, every time.
+    if (clock) return this.#store.hit(caller, policy, unbanSeq, clock);
     const known = this.hitNow(caller, policy, unbanSeq);
     if (known) return known;
     const verdict = await this.#store.hit(caller, policy, unbanSeq);
@@ -44,7 +47,8 @@ export class BanShortcut implements LimiterStore {
   }
 
   /** The ban held for the caller, else what the store can decide at once. */
-  hitNow(caller: string, policy: Policy, unbanSeq = 0): Verdict | undefined {
+  hitNow(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Verdict | undefined {
+    if (clock) return this.#store.hitNow(caller, policy, unbanSeq, clock);
     const held = this.#heldBan(caller, policy, unbanSeq);
     if (held) return held;
     const verdict = this.#store.hitNow(caller, policy, unbanSeq);
@@ -53,7 +57,8 @@ export class BanShortcut implements LimiterStore {
   }
 
   /** A forced refusal meets a held ban as any request does. */
-  async refuse(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+  async refuse(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
+    if (clock) return this.#store.refuse(caller, policy, unbanSeq, clock);
     const held = this.#heldBan(caller, policy, unbanSeq);
     if (held) return held;
     const verdict = await this.#store.refuse(caller, policy, unbanSeq);
@@ -72,8 +77,13 @@ export class BanShortcut implements LimiterStore {
     return undefined;
   }
 
-  peek(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
-    return this.#store.peek(caller, policy, unbanSeq);
+  peek(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict> {
+    return this.#store.peek(caller, policy, unbanSeq, clock);
+  }
+
+  forget(caller: string): Promise<void> {
+    this.#held.delete(caller);
+    return this.#store.forget(caller);
   }
 
   unban(caller: string): Promise<void> {
@@ -81,8 +91,8 @@ export class BanShortcut implements LimiterStore {
     return this.#store.unban(caller);
   }
 
-  banOf(caller: string, unbanSeq?: number): Promise<{ until: number; level: number } | null> {
-    return this.#store.banOf(caller, unbanSeq);
+  banOf(caller: string, unbanSeq?: number, clock?: KeyClock): Promise<{ until: number; level: number } | null> {
+    return this.#store.banOf(caller, unbanSeq, clock);
   }
 
   get stamps(): boolean {

@@ -1,28 +1,22 @@
 import { once } from 'node:events';
 import { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
+import type { KeyClock } from '../test-mode/clock.js';
 import type { RedisConfig } from '../config.js';
 import { MemoryLimiterStore } from './memory-store.js';
 import type { Policy } from './plans.js';
 import { RedisLimiterStore, type RedisLimiterStoreOptions } from './redis-store.js';
 import type { LimiterStore } from './store.js';
 import type { Verdict } from './verdict.js';
+import { type Answered, COMMAND_TIMEOUT_MS, TIMED_OUT, withinDeadline } from './deadline.js';
+
+export { COMMAND_TIMEOUT_MS } from './deadline.js';
 
 export type LimiterMode = 'redis' | 'memory';
 
-/** How long a request waits for Redis's reply before it is decided in memory. */
-export const COMMAND_TIMEOUT_MS = 100;
-/**
- * A timer this late means the event loop was busy, not Redis: the wait starts again. So does a wait in
- * which one Redis answered other commands of the same connection: it works through a queue that ours
- * is in. Either excuse is given at most `MAX_EXCUSES` times to one command.
- */
-const BUSY_LOOP_MS = 20;
-const MAX_EXCUSES = 4;
 /** Consecutive replies that were really late before the whole store decides in memory. */
 const TIMEOUTS_TO_SWITCH = 3;
 
-const TIMED_OUT = Symbol('timed out');
 /** While a cluster decides in memory, how often it is asked whether every slot has a primary that answers again. */
 const CLUSTER_PROBE_MS = 250;
 /** Redis Cluster's slots: every key hashes to one of them. */
@@ -121,21 +115,27 @@ export class FailoverLimiterStore implements LimiterStore {
     return this.#mode;
   }
 
-  hit(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
-    return this.#call((store) => store.hit(caller, policy, unbanSeq));
+  hit(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict> {
+    return this.#call((store) => store.hit(caller, policy, unbanSeq, clock));
   }
 
   /** Decided at once only while deciding in memory (an outage); Redis is always waited for. */
-  hitNow(caller: string, policy: Policy, unbanSeq?: number): Verdict | undefined {
-    return this.#mode === 'memory' ? this.#fallback.hitNow(caller, policy, unbanSeq) : undefined;
+  hitNow(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Verdict | undefined {
+    return this.#mode === 'memory' ? this.#fallback.hitNow(caller, policy, unbanSeq, clock) : undefined;
   }
 
-  refuse(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
-    return this.#call((store) => store.refuse(caller, policy, unbanSeq));
+  refuse(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict> {
+    return this.#call((store) => store.refuse(caller, policy, unbanSeq, clock));
   }
 
-  peek(caller: string, policy: Policy, unbanSeq?: number): Promise<Verdict> {
-    return this.#call((store) => store.peek(caller, policy, unbanSeq));
+  peek(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict> {
+    return this.#call((store) => store.peek(caller, policy, unbanSeq, clock));
+  }
+
+  /** In both: what memory decided during an outage goes too. */
+  async forget(caller: string): Promise<void> {
+    await this.#fallback.forget(caller);
+    await this.#call((store) => store.forget(caller));
   }
 
   async unban(caller: string): Promise<void> {
@@ -144,13 +144,13 @@ export class FailoverLimiterStore implements LimiterStore {
     if (this.#mode === 'redis') await this.#call((store) => store.unban(caller));
   }
 
-  banOf(caller: string, unbanSeq?: number): Promise<{ until: number; level: number } | null> {
-    return this.#call((store) => store.banOf(caller, unbanSeq));
+  banOf(caller: string, unbanSeq?: number, clock?: KeyClock): Promise<{ until: number; level: number } | null> {
+    return this.#call((store) => store.banOf(caller, unbanSeq, clock));
   }
 
-  /** Restamps in Redis within a call's deadline: a change is answered even while Redis does not take its stamp (orders/order-pages.ts). */
   readonly stamps = true;
 
+  /** Restamps in Redis within a call's deadline: a change is answered even while Redis does not take its stamp (orders/order-pages.ts). */
   async restamp(callers: readonly string[]): Promise<void> {
     const done = await withinDeadline(this.#primary.restamp(callers), this.#answered).catch(() => TIMED_OUT);
     if (done === TIMED_OUT && this.#mode === 'redis')
@@ -249,50 +249,4 @@ async function everySlotAnswers(cluster: Cluster): Promise<boolean> {
   const primaries = cluster.nodes('master');
   const answers = await Promise.all(primaries.map((node) => withinDeadline(node.ping()).catch(() => TIMED_OUT)));
   return primaries.length > 0 && answers.every((answer) => answer === 'PONG');
-}
-
-/** When a connection last brought a reply (performance.now()): what every command on it shares. */
-interface Answered {
-  at: number;
-}
-
-/**
- * The reply, or `TIMED_OUT` once it is really late (see the class comment). `answered`: the replies
- * of the connection the command is on, when they come in order (one Redis).
- */
-function withinDeadline<T>(pending: Promise<T>, answered?: Answered): Promise<T | typeof TIMED_OUT> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    let excuses = 0;
-    let armedAt = performance.now();
-    const expire = () =>
-      setImmediate(() => {
-        if (settled) return;
-        const late = performance.now() - armedAt - COMMAND_TIMEOUT_MS;
-        const queued = answered !== undefined && answered.at > armedAt;
-        if ((late > BUSY_LOOP_MS || queued) && excuses++ < MAX_EXCUSES) {
-          armedAt = performance.now();
-          timer = setTimeout(expire, COMMAND_TIMEOUT_MS);
-          return;
-        }
-        settled = true;
-        resolve(TIMED_OUT);
-      });
-    let timer = setTimeout(expire, COMMAND_TIMEOUT_MS);
-    pending.then(
-      (value) => {
-        if (answered) answered.at = performance.now();
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }

@@ -29,8 +29,12 @@ export function rateLimitHeaders(verdict: Verdict): Record<string, string> {
   return headers;
 }
 
-/** `rateLimitHeaders`, appended to a header list (the fast lane's, http/fast-lane.ts) instead of built as an object. */
-export function pushRateLimitHeaders(list: HeaderList, verdict: Verdict): void {
+/**
+ * `rateLimitHeaders`, appended to a header list (the fast lane's, http/fast-lane.ts) instead of built as
+ * an object. `offsetMs`: how far the caller's clock is ahead of the real time (a test key's, contract
+ * §11): the waits stay in its time, and `X-RateLimit-Reset` is the real now plus the wait.
+ */
+export function pushRateLimitHeaders(list: HeaderList, verdict: Verdict, offsetMs = 0): void {
   const binding = verdict[bindingWindow(verdict)];
   const bannedUntil = verdict.kind === 'banned' || verdict.kind === 'peek' ? verdict.bannedUntil : undefined;
   // `t` (draft-ietf-httpapi-ratelimit-headers-11): the window in effect while quota remains, else the
@@ -49,7 +53,7 @@ export function pushRateLimitHeaders(list: HeaderList, verdict: Verdict): void {
     REMAINING_HEADER,
     String(bannedUntil === undefined ? binding.remaining : 0),
     RESET_HEADER,
-    String(ceilSeconds(bannedUntil ?? binding.resetAt)),
+    String(ceilSeconds((bannedUntil ?? binding.resetAt) - offsetMs)),
     POLICY_HEADER,
     policyText(verdict.minute.limit, verdict.day.limit),
     RATE_LIMIT_HEADER,

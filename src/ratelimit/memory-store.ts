@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { type KeyClock, keyNow } from '../test-mode/clock.js';
 import { type BanRules, DEFAULT_BAN_RULES, decide, peek, pruneState, unban, withUnbanSignal } from './decision.js';
 import type { Policy } from './plans.js';
 import { logSize } from './instant-log.js';
@@ -88,26 +89,35 @@ export class MemoryLimiterStore implements LimiterStore {
     return this.#callers.size;
   }
 
-  async hit(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
-    return this.hitNow(caller, policy, unbanSeq);
+  async hit(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
+    return this.hitNow(caller, policy, unbanSeq, clock);
   }
 
-  hitNow(caller: string, policy: Policy, unbanSeq = 0): Verdict {
+  hitNow(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Verdict {
     const table = this.#callers.tableOf(caller);
-    const { verdict, state } = decide(table.get(caller), this.#clock(), policy, this.#rules, unbanSeq);
+    const { verdict, state } = decide(table.get(caller), this.#now(clock), policy, this.#rules, unbanSeq);
     table.set(caller, state);
     return verdict;
   }
 
-  async refuse(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
+  async refuse(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
     const table = this.#callers.tableOf(caller);
-    const { verdict, state } = decide(table.get(caller), this.#clock(), policy, this.#rules, unbanSeq, true);
+    const { verdict, state } = decide(table.get(caller), this.#now(clock), policy, this.#rules, unbanSeq, true);
     table.set(caller, state);
     return verdict;
   }
 
-  async peek(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
-    return peek(this.#callers.tableOf(caller).get(caller), this.#clock(), policy, unbanSeq);
+  async peek(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
+    return peek(this.#callers.tableOf(caller).get(caller), this.#now(clock), policy, unbanSeq);
+  }
+
+  async forget(caller: string): Promise<void> {
+    this.#callers.tableOf(caller).delete(caller);
+  }
+
+  /** The caller's now: the real time, or a test key's own. */
+  #now(clock: KeyClock | undefined): number {
+    return clock === undefined ? this.#clock() : keyNow(clock, this.#clock());
   }
 
   async unban(caller: string): Promise<void> {
@@ -116,10 +126,10 @@ export class MemoryLimiterStore implements LimiterStore {
     if (state) table.set(caller, unban(state));
   }
 
-  async banOf(caller: string, unbanSeq = 0): Promise<{ until: number; level: number } | null> {
+  async banOf(caller: string, unbanSeq = 0, clock?: KeyClock): Promise<{ until: number; level: number } | null> {
     const found = this.#callers.tableOf(caller).get(caller);
     const state = found && withUnbanSignal(found, unbanSeq);
-    return state && state.bannedUntil > this.#clock() ? { until: state.bannedUntil, level: state.banLevel } : null;
+    return state && state.bannedUntil > this.#now(clock) ? { until: state.bannedUntil, level: state.banLevel } : null;
   }
 
   /** Drops what has expired, and forgets callers whose state now behaves like no state at all: all at once. */

@@ -13,14 +13,11 @@ export const LOG_DEAD_PAIRS = 64;
  * The Redis store's only script, so that every call is atomic and a request costs at most one round
  * trip. One run decides one or several calls, each in turn as if alone (./redis-store.ts sends the
  * calls of one event-loop turn together), and a run is atomic as a whole. The script is a deliberate
- * mirror of ./decision.ts and of the window arithmetic of ./verdict.ts, step by step (the
- * names in the comments point there), rather than a call to them: the shared vectors
- * (test/ratelimit/vectors.json, run by test/ratelimit/vectors.ts against both the memory and the Redis
- * store) and the differential test in test/ratelimit/redis-store.test.ts hold the two equal. The window
- * lengths come from ./state.ts, written into the source once when this module loads, so the script and
- * its SHA stay the same for every call. The script only counts; which window a refusal names, and
- * every other verdict shape, is built by the core from its numbers (see ./redis-store.ts). It lives in
- * a TS module rather than a .lua file so that the build carries it along.
+ * mirror of ./decision.ts and of the window arithmetic of ./verdict.ts, step by step (the names in the
+ * comments point there): the shared vectors (test/ratelimit/vectors.json) and the differential test
+ * (test/ratelimit/redis-differential.test.ts) hold the two equal. The window lengths come from
+ * ./state.ts, written in once when this module loads, so the SHA stays the same. The script only
+ * counts; every verdict shape is built by the core from its numbers (see ./redis-store.ts).
  *
  * KEYS, four per call: the caller's minute log (a LIST of pairs, oldest first: an instant that admitted
  *       requests and the running count before its first, one pair per millisecond, as ./minute-log.ts),
@@ -38,7 +35,8 @@ export const LOG_DEAD_PAIRS = 64;
  *       for what leaves, not for what the log holds. Fourth, its stamp (./redis-stamp.ts). Redis
  *       6.2 or newer (SET's PXAT). Lua numbers are doubles, exact for ms instants.
  * ARGV: the ban rules (rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs), then five per
- *       call: mode (hit | refuse | peek | ban | unban), now in ms ('' = Redis TIME), perMinute, perDay, unbanSeq.
+ *       call: mode (hit | refuse | peek | ban | unban), now in ms ('' = Redis TIME, '+<ms>' = Redis TIME
+ *       moved: a test key's clock), perMinute, perDay, unbanSeq.
  * The reply holds one reply per call, in order. refuse is hit without admission (decide's `forced`).
  * hit, refuse and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
  * nextAdmitInMs, bannedUntil or 0, end of the ban this request started or 0, bindingUntil when banned,
@@ -69,9 +67,13 @@ local function redisNow()
   return timeNow
 end
 
+-- A call's given now: an instant, or Redis's clock moved by '+<ms>' (a test key's clock).
+local function nowOf(arg)
+  return string.sub(arg, 1, 1) == '+' and redisNow() + tonumber(string.sub(arg, 2)) or tonumber(arg)
+end
+
 -- The call being decided, set by the loop at the end for each call in turn: its keys and arguments
--- (injected: the caller gave the instant), its state as read (stored, packed, and its exp; nil for a
--- caller without one, or with one kept as a hash), and the fields of its state.
+-- (injected: the caller gave now), its state as read (stored, packed, its exp), and its fields.
 local LOG, REJ, STATE, STAMP, mode, injected, now, perMinute, perDay, signal, stored, storedExp
 local day, count, banned, level, lastEnd, seq, rejEnd, mtot, mbase, mfirst, mlast, lexp, mhead
 
@@ -288,7 +290,7 @@ for i = 1, #KEYS / 4 do
   local k, a = 4 * (i - 1), 5 * i
   LOG, REJ, STATE, STAMP = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
   mode, injected = ARGV[a + 1], ARGV[a + 2] ~= ''
-  now = injected and tonumber(ARGV[a + 2]) or redisNow()
+  now = injected and nowOf(ARGV[a + 2]) or redisNow()
   perMinute, perDay, signal = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
   readState()
   replies[i] = decide()

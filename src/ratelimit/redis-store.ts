@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
+import { type KeyClock, keyNow } from '../test-mode/clock.js';
 import { type BanRules, DEFAULT_BAN_RULES } from './decision.js';
 import type { Policy } from './plans.js';
 import { LIMITER_SCRIPT } from './redis-script.js';
@@ -111,12 +112,12 @@ export class RedisLimiterStore implements LimiterStore {
     this.#prefix = prefix;
   }
 
-  hit(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
-    return this.#run('hit', caller, policy, unbanSeq);
+  hit(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
+    return this.#run('hit', caller, policy, unbanSeq, clock);
   }
 
-  refuse(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
-    return this.#run('refuse', caller, policy, unbanSeq);
+  refuse(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
+    return this.#run('refuse', caller, policy, unbanSeq, clock);
   }
 
   /** Redis is always asked: one round trip. */
@@ -124,16 +125,21 @@ export class RedisLimiterStore implements LimiterStore {
     return undefined;
   }
 
-  peek(caller: string, policy: Policy, unbanSeq = 0): Promise<Verdict> {
-    return this.#run('peek', caller, policy, unbanSeq);
+  peek(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
+    return this.#run('peek', caller, policy, unbanSeq, clock);
   }
 
   async unban(caller: string): Promise<void> {
-    await this.#run('unban', caller, undefined, 0, () => undefined);
+    await this.#run('unban', caller, undefined, 0, undefined, () => undefined);
   }
 
-  banOf(caller: string, unbanSeq = 0): Promise<{ until: number; level: number } | null> {
-    return this.#run('ban', caller, undefined, unbanSeq, (reply) => {
+  /** Deletes the caller's minute log, rejections and state (its stamp stays: it guards what memory holds). */
+  async forget(caller: string): Promise<void> {
+    await this.#redis.del(...limiterKeys(this.#prefix, caller).slice(0, 3));
+  }
+
+  banOf(caller: string, unbanSeq = 0, clock?: KeyClock): Promise<{ until: number; level: number } | null> {
+    return this.#run('ban', caller, undefined, unbanSeq, clock, (reply) => {
       const [until, level] = reply as [number, number];
       return until > 0 ? { until, level } : null;
     });
@@ -157,14 +163,31 @@ export class RedisLimiterStore implements LimiterStore {
   }
 
   /** One call, answered with its reply in the shape `shape` makes (by default, `policy`'s verdict). */
-  #run(mode: 'hit' | 'refuse' | 'peek', caller: string, policy: Policy, unbanSeq: number): Promise<Verdict>;
-  #run<T>(mode: 'ban' | 'unban', caller: string, policy: undefined, unbanSeq: number, shape: (reply: unknown[]) => T): Promise<T>;
-  #run(mode: Mode, caller: string, policy: Policy | undefined, unbanSeq: number, shape?: (reply: unknown[]) => unknown): Promise<unknown> {
+  #run(mode: 'hit' | 'refuse' | 'peek', caller: string, policy: Policy, unbanSeq: number, clock: KeyClock | undefined): Promise<Verdict>;
+  #run<T>(mode: 'ban' | 'unban', caller: string, policy: undefined, unbanSeq: number, clock: KeyClock | undefined, shape: (reply: unknown[]) => T): Promise<T>;
+  #run(
+    mode: Mode,
+    caller: string,
+    policy: Policy | undefined,
+    unbanSeq: number,
+    clock: KeyClock | undefined,
+    shape?: (reply: unknown[]) => unknown,
+  ): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const args = [mode, this.#clock?.() ?? '', policy?.perMinute ?? 0, policy?.perDay ?? 0, unbanSeq];
+      const args = [mode, this.#nowArg(clock), policy?.perMinute ?? 0, policy?.perDay ?? 0, unbanSeq];
       const run = this.#single ? '' : caller;
       this.#pending.add({ run, keys: limiterKeys(this.#prefix, caller), args, policy, shape, resolve, reject });
     });
+  }
+
+  /**
+   * The script's `now`: '' for Redis's `TIME`; a test key's time as Redis's moved by its offset
+   * (`+<ms>`), or where its frozen clock stands; with a clock given to the store (tests), that clock's.
+   */
+  #nowArg(clock: KeyClock | undefined): string | number {
+    if (this.#clock) return clock ? keyNow(clock, this.#clock()) : this.#clock();
+    if (clock === undefined) return '';
+    return clock.frozenAt ?? (clock.offsetMs === 0 ? '' : `+${clock.offsetMs}`);
   }
 
   #sendAll(calls: Call[]): void {

@@ -46,7 +46,7 @@ export function getUsage(app: App, { limiter }: { limiter: LimiterStore }): void
     async (request): Promise<Usage> => {
       const key = keyOf(request);
       const verdict = request.rateLimit;
-      const ban = await limiter.banOf(keyCaller(key.id), key.unbanSeq);
+      const ban = await limiter.banOf(keyCaller(key.id), key.unbanSeq, request.identity.clock);
       const window = (status: WindowStatus) => ({
         limit: status.limit,
         used: status.limit - status.remaining,

@@ -2,8 +2,16 @@ import type { Clock } from '../clock.js';
 import { ProblemError } from '../http/problems.js';
 import type { Step, StepRequest } from '../http/steps.js';
 import { dayOrInstant, isSunset, type Notice } from '../pets/deprecation.js';
+import { callerNow } from '../test-mode/clock.js';
 import { noticeOf } from './notices.js';
 import { isVersion, NEWEST_VERSION, VERSION_FIELD, VERSION_HEADER, VERSIONS } from './versions.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route answers in every version, past its sunset too (a test key's clock, test-mode/): `refuseVersion` lets it through. */
+    everyVersion?: boolean;
+  }
+}
 
 /** The version a request is answered in: the one it names, else its key's, else the newest. An unknown one: the newest shapes its `400`. */
 function versionOf(request: Pick<StepRequest, 'headers' | 'identity'>): string {
@@ -17,10 +25,14 @@ export function unknownVersion(where: string): ProblemError {
   return new ProblemError('unknown-version', `${where} names no version of the API: send one of ${VERSIONS.join(', ')}.`, { versions: [...VERSIONS] });
 }
 
-/** Why an API request is refused in the version it is answered in: an unknown version sent, or one past its sunset (the clock read only then). */
-function refusalOf(sent: unknown, version: string, oldest: Notice, clock: Clock): 'unknown' | 'sunset' | undefined {
+/**
+ * Why an API request is refused in the version it is answered in: an unknown version sent, or one past
+ * its sunset in the caller's time (a test key's clock, test-mode/; the clock read only then).
+ */
+function refusalOf(request: Pick<StepRequest, 'headers' | 'identity'>, version: string, oldest: Notice, clock: Clock): 'unknown' | 'sunset' | undefined {
+  const sent = request.headers[VERSION_FIELD];
   if (sent !== undefined && !isVersion(sent)) return 'unknown';
-  if (noticeOf(version, oldest) && isSunset(oldest, clock())) return 'sunset';
+  if (noticeOf(version, oldest) && isSunset(oldest, callerNow(request.identity.clock, clock()))) return 'sunset';
   return undefined;
 }
 
@@ -51,11 +63,15 @@ export function versionSteps(clock: Clock, oldest: Notice): { chooseVersion: Ste
     chooseVersion: function chooseVersion(request, reply) {
       const version = versionOf(request);
       // Before the version is set: the lane's exchange decides whether to go on as it is set.
-      request.versionRefusal = refusalOf(request.headers[VERSION_FIELD], version, oldest, clock);
+      request.versionRefusal = refusalOf(request, version, oldest, clock);
       request.apiVersion = version;
       reply.header(VERSION_HEADER, version);
     },
     refuseVersion: function refuseVersion(request) {
+      // Past the sunset: a route answered in every version goes on, and so does an operation whose own
+      // sunset came first (its `410` answers; on a tie, the version's).
+      const config = request.routeOptions.config;
+      if (request.versionRefusal === 'sunset' && (config?.everyVersion || (config?.deprecation && config.deprecation.sunsetAt < oldest.sunsetAt))) return;
       const refusal = versionRefusal(request, oldest);
       if (refusal) throw refusal;
     },

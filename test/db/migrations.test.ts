@@ -21,6 +21,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
     // An empty schema of our own, then eight "instances" migrating it at once, each on its own pool.
     const { db, url, drop } = await testDatabase({ kind: 'postgres' });
     drops.push(drop);
+    await db.schema.dropTable('test_clocks').execute();
     await db.schema.dropTable('service_secrets').execute();
     await db.schema.dropTable('webhook_deliveries').execute();
     await db.schema.dropTable('webhook_endpoints').execute();
@@ -58,6 +59,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       '008_key_versions',
       '009_idempotency_expiry',
       '010_service_secrets',
+      '011_test_clocks',
     ]);
   });
 });

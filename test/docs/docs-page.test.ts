@@ -20,11 +20,12 @@ const WEBHOOK_OPERATIONS = [
 ];
 
 /** Operation ids of the page (`operations-<tag>-<operationId>`) by navigation group. */
+const TEST_MODE_OPERATIONS = ['getTestClock', 'advanceTestClock', 'freezeTestClock', 'resumeTestClock', 'resetTestData'];
 const GROUPS = {
   Pets: ['listPets', 'getPet'],
   Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder', 'advanceOrder'],
   Notifications: ['listEvents', 'getEvent', ...WEBHOOK_OPERATIONS],
-  Account: ['getUsage', 'listVersions'],
+  Account: ['getUsage', 'listVersions', ...TEST_MODE_OPERATIONS],
 };
 const STABILITY: Record<string, string> = {
   listPets: 'beta',
@@ -37,6 +38,7 @@ const STABILITY: Record<string, string> = {
   ...Object.fromEntries(WEBHOOK_OPERATIONS.map((id) => [id, 'experimental'])),
   getUsage: 'beta',
   listVersions: 'beta',
+  ...Object.fromEntries(TEST_MODE_OPERATIONS.map((id) => [id, 'experimental'])),
 };
 
 // Chromium draws Swagger UI on the CPU, a second or more per operation opened on a busy two-core

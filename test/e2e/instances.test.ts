@@ -130,6 +130,46 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
     expect((await page(a)).find((order) => order.id === first!.id)?.status).toBe('cancelled');
   });
 
+  it("a test key's clock moved or reset through one instance is its time at its next request through the other, 100 times in a row", async () => {
+    const { key } = await newKey({ plan: 'business', test: true });
+    const headers = { 'x-api-key': key };
+    const clockOn = async (server: Server) =>
+      (await (await fetch(`${server.url}/test-clock`, { headers })).json()) as { offsetSeconds: number; frozen: boolean };
+    const post = (server: Server, path: string, body?: object) =>
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        ...(body ? { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) } : { headers }),
+      });
+    for (let i = 0; i < 100; i++) {
+      const [mover, reader] = i % 2 ? [a, b] : [b, a];
+      expect((await post(mover, '/test-clock/advance', { seconds: 60 })).status).toBe(200);
+      const seen = await clockOn(reader);
+      expect(Math.round(seen.offsetSeconds), `advance ${i + 1}, made through the other instance`).toBe(60 * (i + 1));
+    }
+    expect((await post(a, '/test-clock/freeze')).status).toBe(200);
+    expect((await clockOn(b)).frozen).toBe(true);
+    expect((await fetch(`${b.url}/test-data`, { method: 'DELETE', headers })).status).toBe(200);
+    expect(await clockOn(a)).toMatchObject({ frozen: false });
+    expect(Math.abs((await clockOn(a)).offsetSeconds)).toBeLessThan(1);
+  });
+
+  it("a free test key's windows follow its clock on both instances: refused through one, admitted through the other once advanced Retry-After seconds", async () => {
+    const { key } = await newKey({ plan: 'free', test: true });
+    const headers = { 'x-api-key': key };
+    await fetch(`${a.url}/test-clock/freeze`, { method: 'POST', headers });
+    for (let i = 0; i < 60; i++) expect(await get(i % 2 ? a.url : b.url, '/pets?limit=1', key)).toBe(200);
+    const refused = await fetch(`${a.url}/pets?limit=1`, { headers });
+    expect(refused.status).toBe(429);
+    const wait = Number(refused.headers.get('retry-after'));
+    expect(wait).toBe(60);
+    await fetch(`${a.url}/test-clock/advance`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ seconds: wait }),
+    });
+    expect(await get(b.url, '/pets?limit=1', key)).toBe(200);
+  });
+
   it('a plan change by the CLI applies on both instances at their next request', async () => {
     const { record, key } = await newKey({ plan: 'free' });
     expect((await fetch(`${a.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit')).toBe('60');

@@ -1,6 +1,8 @@
 import type { InjectOptions } from 'fastify';
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend';
 import type { TestApp } from './app.js';
+import type { Db } from '../../src/db/database.js';
+import { holdWrites } from './hold-writes.js';
 import { type PrismProxy, prismProxy, violationsOf } from './prism.js';
 
 /**
@@ -140,3 +142,28 @@ function operationOf(doc: Doc, operationId: string): { responses: Record<string,
   }
   throw new Error(`no operation ${operationId}`);
 }
+
+/**
+ * Sends one request three times at once while the store's writes are held, as another writer would
+ * hold them: the first to arrive waits for the store, the other two are refused at once as in
+ * progress; then the store lets the first through. The statuses, ascending.
+ */
+export async function threeAtOnce(db: Db, send: () => Promise<Answer>): Promise<number[]> {
+  const held = await holdWrites(db);
+  const answers = [send(), send(), send()];
+  await new Promise<void>((resolve) => {
+    let refused = 0;
+    for (const answer of answers) void answer.then(() => ++refused === 2 && resolve());
+  });
+  await held.release();
+  return (await Promise.all(answers)).map((answer) => answer.statusCode).sort((a, b) => a - b);
+}
+
+/** The operations of a test key's clock and data (test-mode/), as a request without a key sends them: like `/usage`, they count nothing. */
+export const testModeSamples: Record<string, InjectOptions> = {
+  getTestClock: { url: '/test-clock' },
+  advanceTestClock: { method: 'POST', url: '/test-clock/advance', payload: { seconds: 1 } },
+  freezeTestClock: { method: 'POST', url: '/test-clock/freeze' },
+  resumeTestClock: { method: 'POST', url: '/test-clock/resume' },
+  resetTestData: { method: 'DELETE', url: '/test-data' },
+};

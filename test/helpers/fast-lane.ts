@@ -86,6 +86,9 @@ export class AwaitedLimiter implements LimiterStore {
     return this.#memory.banOf(caller, unbanSeq);
   }
   readonly stamps = false;
+  forget(caller: string): Promise<void> {
+    return this.#memory.forget(caller);
+  }
   restamp(): Promise<void> {
     return this.#memory.restamp([]);
   }

@@ -29,6 +29,11 @@ export const EXPECTED_OPERATIONS = [
   'POST /webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry',
   'GET /usage',
   'GET /versions',
+  'GET /test-clock',
+  'POST /test-clock/advance',
+  'POST /test-clock/freeze',
+  'POST /test-clock/resume',
+  'DELETE /test-data',
 ];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 export const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];

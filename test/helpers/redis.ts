@@ -94,3 +94,13 @@ export function unstamped<T>(answer: T): T {
   const { stamp: _, ...rest } = answer as T & { stamp: unknown };
   return rest as T;
 }
+
+/** Deletes every key that starts with `prefix` (a suite's own keys, at its end). */
+export async function unlinkAll(admin: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await admin.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}

@@ -78,6 +78,7 @@ class HeldLimiter implements LimiterStore {
   unban = (caller: string) => this.#memory.unban(caller);
   banOf = (caller: string, unbanSeq?: number) => this.#memory.banOf(caller, unbanSeq);
   readonly stamps = false;
+  forget = (caller: string) => this.#memory.forget(caller);
   restamp = () => this.#memory.restamp([]);
   close = () => this.#memory.close();
 }

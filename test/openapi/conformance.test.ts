@@ -4,8 +4,7 @@ import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lookAtStoreFiles } from '../../src/db/database.js';
 import { type TestApp, testApp } from '../helpers/app.js';
-import { type Answer, Validators } from '../helpers/conformance.js';
-import { holdWrites } from '../helpers/hold-writes.js';
+import { type Answer, testModeSamples, threeAtOnce, Validators } from '../helpers/conformance.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -30,22 +29,6 @@ afterAll(async () => {
 });
 
 /**
- * Sends one request three times at once while the store's writes are held, as another writer would
- * hold them: the first to arrive waits for the store, the other two are refused at once as in
- * progress; then the store lets the first through. The statuses, ascending.
- */
-async function threeAtOnce(send: () => Promise<Answer>): Promise<number[]> {
-  const held = await holdWrites(t.db);
-  const answers = [send(), send(), send()];
-  await new Promise<void>((resolve) => {
-    let refused = 0;
-    for (const answer of answers) void answer.then(() => ++refused === 2 && resolve());
-  });
-  await held.release();
-  return (await Promise.all(answers)).map((answer) => answer.statusCode).sort((a, b) => a - b);
-}
-
-/**
  * `/usage` on another service whose embedded store's files were deleted from under it
  * (test/db/store-files.test.ts): a key not held in memory cannot be checked, a `503`. What both
  * validators met there counts as met here.
@@ -59,6 +42,9 @@ async function usageOutOfReach(): Promise<void> {
     unlinkSync(file);
     lookAtStoreFiles(elsewhere.db);
     expect((await checked.send('getUsage', { url: '/usage', headers: { 'x-api-key': key } })).statusCode).toBe(503);
+    for (const [operationId, options] of Object.entries(testModeSamples)) {
+      expect((await checked.send(operationId, { ...options, headers: { 'x-api-key': key } })).statusCode, operationId).toBe(503);
+    }
     validators.seen.push(...checked.seen);
     validators.mismatches.push(...checked.mismatches);
   } finally {
@@ -100,7 +86,7 @@ describe('every response of real traffic conforms to the served document', { tim
     // The Structured Field form of the same key: the replay; and retries while the original is in
     // progress (409).
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': '"k1"' }), payload: { petId: 1, quantity: 2 } });
-    const atOnce = await threeAtOnce(() =>
+    const atOnce = await threeAtOnce(t.db, () =>
       send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k-at-once' }), payload: { petId: 1 } }),
     );
     expect(atOnce).toEqual([201, 409, 409]);
@@ -178,6 +164,31 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('retryWebhookDelivery', hook('POST', `/webhook-endpoints/${hookId}/deliveries/${JSON.parse(tested.body).id}/retry`));
     await send('retryWebhookDelivery', hook('POST', `/webhook-endpoints/${hookId}/deliveries/dlv_zzz/retry`));
     await send('getEvent', { url: `/events/${JSON.parse(tested.body).eventId}`, headers: as(tester) });
+    // A test key's clock and data: moved, refused (a live key, going back, a bad body, a reused Idempotency-Key), reset.
+    const clockMove = (operationId: string, how: string, k: string, payload?: object, extra: Record<string, string> = {}) =>
+      send(operationId, { method: 'POST', url: `/test-clock/${how}`, headers: as(k, extra), ...(payload ? { payload } : {}) });
+    await send('getTestClock', { url: '/test-clock', headers: as(tester) });
+    await send('getTestClock', { url: '/test-clock', headers: as(key) });
+    await clockMove('advanceTestClock', 'advance', tester, { seconds: 60 }, { 'idempotency-key': 'c1' });
+    await clockMove('advanceTestClock', 'advance', tester, { seconds: 60 }, { 'idempotency-key': 'c1' });
+    await clockMove('advanceTestClock', 'advance', tester, { seconds: 61 }, { 'idempotency-key': 'c1' });
+    await clockMove('advanceTestClock', 'advance', tester, { to: '2000-01-01T00:00:00Z' });
+    await clockMove('advanceTestClock', 'advance', tester, {});
+    await clockMove('advanceTestClock', 'advance', key, { seconds: 1 });
+    for (const [operationId, how] of [
+      ['freezeTestClock', 'freeze'],
+      ['resumeTestClock', 'resume'],
+    ] as const) {
+      await clockMove(operationId, how, tester);
+      await clockMove(operationId, how, key);
+      await clockMove(operationId, how, tester, undefined, { 'idempotency-key': 'c1' });
+      expect(await threeAtOnce(t.db, () => clockMove(operationId, how, tester, undefined, { 'idempotency-key': `at-once-${how}` })), operationId).toEqual([
+        200, 409, 409,
+      ]);
+    }
+    const scratch = await t.newKey({ plan: 'pro', test: true });
+    await send('resetTestData', { method: 'DELETE', url: '/test-data', headers: as(scratch) });
+    await send('resetTestData', { method: 'DELETE', url: '/test-data', headers: as(key) });
     // Every operation's common answers: without a key (401), and a test key's forced 500, 503 and 429.
     const deliveryId = JSON.parse(tested.body).id as string;
     const samples: Record<string, InjectOptions> = {
@@ -200,12 +211,13 @@ describe('every response of real traffic conforms to the served document', { tim
       listWebhookDeliveries: { url: `/webhook-endpoints/${hookId}/deliveries` },
       retryWebhookDelivery: { method: 'POST', url: `/webhook-endpoints/${hookId}/deliveries/${deliveryId}/retry` },
       getUsage: { url: '/usage' },
+      ...testModeSamples,
     };
     for (const [operationId, sample] of Object.entries(samples)) {
       await send(operationId, sample);
       // A version the API does not have: the 400 every operation may answer.
       await send(operationId, { ...sample, headers: as(tester, { 'petstore-version': '2020-01-01' }) });
-      if (operationId === 'getUsage') continue; // counts nothing: faults do not apply (its document says so)
+      if (operationId === 'getUsage' || operationId in testModeSamples) continue; // count nothing: faults do not apply (their documents say so)
       for (const fault of ['500', '503', '429']) await send(operationId, { ...sample, headers: as(tester, { prefer: `fault=${fault}` }) });
       // Forced 429s count toward a ban like any other: a minute later they no longer do.
       t.clock.advance(61_000);
@@ -213,6 +225,7 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('getUsage', { url: '/usage', headers: as(other) });
     // The per-address throttle of what counts nothing: /usage's only 429.
     for (let i = 0; i < 400 && !validators.seen.includes('getUsage 429'); i++) await send('getUsage', { url: '/usage', headers: as(other) });
+    for (const [operationId, options] of Object.entries(testModeSamples)) await send(operationId, { ...options, headers: as(tester) });
     // The versions share that throttle; before it, their list; after it, their list and a parameter they do not take.
     await send('listVersions', { url: '/versions' });
     t.clock.advance(61_000);
@@ -227,7 +240,7 @@ describe('every response of real traffic conforms to the served document', { tim
       ['retryWebhookDelivery', `/webhook-endpoints/${hookId}/deliveries/${deliveryId}/retry`, 202],
     ] as const) {
       await send(operationId, hook('POST', path, undefined, { 'idempotency-key': 'w1' }));
-      const statuses = await threeAtOnce(() => send(operationId, hook('POST', path, undefined, { 'idempotency-key': `at-once-${operationId}` })));
+      const statuses = await threeAtOnce(t.db, () => send(operationId, hook('POST', path, undefined, { 'idempotency-key': `at-once-${operationId}` })));
       expect(statuses, operationId).toEqual([success, 409, 409]);
     }
     // A key's allowance of endpoints used up (409).
@@ -268,6 +281,8 @@ describe('every response of real traffic conforms to the served document', { tim
     const unseen = await t.newKey('free');
     await t.db.schema.alterTable('api_keys').renameTo('api_keys_gone').execute();
     expect((await send('getUsage', { url: '/usage', headers: as(unseen) })).statusCode).toBe(500);
+    for (const [operationId, options] of Object.entries(testModeSamples))
+      expect((await send(operationId, { ...options, headers: as(unseen) })).statusCode).toBe(500);
     await usageOutOfReach();
 
     const { seen, mismatches } = validators;

@@ -9,7 +9,7 @@ import { LOG_DEAD_PAIRS } from '../../src/ratelimit/redis-script.js';
 import { readLimiterState } from '../../src/ratelimit/redis-state.js';
 import { limiterKeys, RedisLimiterStore } from '../../src/ratelimit/redis-store.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
-import { redisForTests, unstamped } from '../helpers/redis.js';
+import { redisForTests, unlinkAll, unstamped } from '../helpers/redis.js';
 import { runVectors } from './vectors.js';
 
 /**
@@ -25,12 +25,7 @@ const NOON = Date.parse('2024-03-01T12:00:00.000Z');
 describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
   afterAll(async () => {
     const admin = new Redis(url);
-    let cursor = '0';
-    do {
-      const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await admin.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await unlinkAll(admin, prefix);
     await admin.quit();
   });
 

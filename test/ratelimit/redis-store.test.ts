@@ -6,7 +6,6 @@ import { RESET_HEADER, rateLimitHeaders } from '../../src/ratelimit/headers.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
 import { LOG_SLACK_MS } from '../../src/ratelimit/redis-script.js';
-import { STAMP_TTL_MS } from '../../src/ratelimit/redis-stamp.js';
 import { readLimiterState } from '../../src/ratelimit/redis-state.js';
 import { limiterKeys, MAX_CALLS_PER_RUN, RedisLimiterStore } from '../../src/ratelimit/redis-store.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
@@ -151,50 +150,6 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     await refuse();
     expect(await store.banOf(caller)).not.toBeNull();
     await store.close();
-  });
-
-  it("carries each caller's stamp on its admissions and peeks, the same on every instance until a restamp gives a new one", async () => {
-    const [one, two] = [storeAt(), storeAt()];
-    const [caller, other] = [randomUUID(), randomUUID()];
-    const free: Policy = { name: 'free', perMinute: 60, perDay: 1000 };
-    try {
-      // A peek never writes: a caller without a stamp peeks none.
-      expect((await one.peek(caller, free)).stamp).toBeUndefined();
-      const first = (await one.hit(caller, free)).stamp;
-      expect(first).toMatch(/^t\d+\.\d+$/);
-      expect((await two.hit(caller, free)).stamp).toBe(first);
-      expect((await two.peek(caller, free)).stamp).toBe(first);
-      const untouched = (await one.hit(other, free)).stamp;
-      // Restamps of one turn, one caller twice: one new stamp, random.
-      await Promise.all([one.restamp([caller]), one.restamp([caller])]);
-      const second = (await two.hit(caller, free)).stamp;
-      expect(second).not.toBe(first);
-      expect(second).toMatch(/^[A-Za-z0-9_-]{16}$/);
-      expect((await one.peek(caller, free)).stamp).toBe(second);
-      expect((await two.hit(other, free)).stamp).toBe(untouched);
-      // A refusal carries none: it shows nothing memory holds.
-      expect((await one.hit(caller, { ...free, perMinute: 0 })).stamp).toBeUndefined();
-    } finally {
-      await Promise.all([one.close(), two.close()]);
-    }
-  });
-
-  it('makes a stamp no earlier one can equal when the caller has none (expired, or a Redis that lost its data)', async () => {
-    const store = storeAt();
-    const caller = randomUUID();
-    const free: Policy = { name: 'free', perMinute: 60, perDay: 1000 };
-    try {
-      await store.restamp([caller]);
-      const seen = new Set([(await store.hit(caller, free)).stamp]);
-      for (let i = 0; i < 5; i++) {
-        await admin.del(limiterKeys(prefix, caller)[3]);
-        seen.add((await store.hit(caller, free)).stamp);
-      }
-      expect(seen.size).toBe(6);
-      expect(await admin.pttl(limiterKeys(prefix, caller)[3])).toBeGreaterThan(STAMP_TTL_MS - 60_000);
-    } finally {
-      await store.close();
-    }
   });
 
   it('forgets a caller when its state is as good as none, and never writes on a peek', async () => {
