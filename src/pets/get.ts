@@ -6,6 +6,7 @@ import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { TAG } from '../openapi/tags.js';
+import { callerNow } from '../test-mode/clock.js';
 import type { Shapes } from '../versions/shape.js';
 import type { VersionNotices } from '../versions/notices.js';
 import { type Deprecation, DEPRECATIONS_PAGE_PATH, dayOrInstant, isSunset, type Notice, sunsetDay } from './deprecation.js';
@@ -48,8 +49,9 @@ export function getPet(app: App, { catalogue, clock, deprecation }: GetPetDeps):
       ...read,
       // Every response of the operation carries its deprecation's headers, errors included (app.ts).
       config: { ...read.config, deprecation: noticeOf(deprecation) },
-      preValidation: function refuseAfterSunset(_request, _reply, done) {
-        if (!isSunset(deprecation, clock())) return done();
+      preValidation: function refuseAfterSunset(request, _reply, done) {
+        // In the caller's time: a test key's clock may be past the sunset (test-mode/).
+        if (!isSunset(deprecation, callerNow(request.identity.clock, clock()))) return done();
         done(new ProblemError('sunset', `GET /pets/{petId} reached its sunset on ${dayOrInstant(deprecation.sunsetAt)} and no longer answers.`));
       },
     },
