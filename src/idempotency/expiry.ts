@@ -18,6 +18,7 @@ export interface IdempotencyExpiryDeps {
  * takes room. Oldest first, in paced slices, at the events' retention pace: a slice reads the creation
  * time of its last row (by the `idempotency_records_created_at` index) and deletes every expired row
  * created by then. Instances on one PostgreSQL may sweep at once: a row deleted twice is deleted once.
+ * A test key's records whose clock a test moved are left to its own time.
  */
 export class IdempotencyExpiry {
   readonly #job: SlicedJob;
@@ -30,19 +31,23 @@ export class IdempotencyExpiry {
   async sweep(): Promise<number> {
     const { db, clock } = this.deps;
     const cutoff = new Date(clock() - IDEMPOTENCY_WINDOW_MS).toISOString();
+    // A test key whose clock a test moved keeps its records in its own time: they expire in it (./writes.ts),
+    // and go with its reset (test-mode/reset.ts), not by the real time.
+    const clocked = db.selectFrom('test_clocks').select('api_key_id');
     let deleted = 0;
     await this.#job.pass(async (size) => {
       const oldest = await db
         .selectFrom('idempotency_records')
         .select('created_at')
         .where('created_at', '<=', cutoff)
+        .where('api_key_id', 'not in', clocked)
         .orderBy('created_at')
         .limit(size)
         .execute();
       if (oldest.length === 0) return false;
       // Rows created in the same millisecond as the slice's last go with it: a slice may be a few rows larger.
       const through = oldest[oldest.length - 1]!.created_at;
-      const result = await db.deleteFrom('idempotency_records').where('created_at', '<=', through).executeTakeFirst();
+      const result = await db.deleteFrom('idempotency_records').where('created_at', '<=', through).where('api_key_id', 'not in', clocked).executeTakeFirst();
       deleted += Number(result.numDeletedRows);
       return oldest.length === size;
     });

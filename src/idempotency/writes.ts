@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import type { Owner } from '../keys/identify.js';
+import { callerNow, type KeyClock } from '../test-mode/clock.js';
 import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { type Transactions, transactionsOf } from '../db/group-commit.js';
@@ -47,7 +49,7 @@ export class IdempotentWrites {
    * which a read through the store would wait for), and hands `write` what it read.
    */
   async run<T, R = undefined>(
-    owner: string,
+    owner: Owner,
     idempotencyKey: string | undefined,
     fingerprint: () => string,
     write: (trx: Db, read: R) => Promise<Response<T>>,
@@ -59,11 +61,11 @@ export class IdempotentWrites {
     }
     // A retry while the original is still being processed here gets a 409. Across instances the
     // store's unique key makes the later one wait, fail, and replay the first one's response.
-    const slot = `${owner}\u0000${idempotencyKey}`;
+    const slot = `${owner.id}\u0000${idempotencyKey}`;
     if (this.#inProgress.has(slot))
       throw new ProblemError('idempotency-key-in-progress', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
     this.#inProgress.add(slot);
-    const remembered = { owner, key: idempotencyKey, fingerprint: fingerprint() };
+    const remembered = { owner: owner.id, key: idempotencyKey, fingerprint: fingerprint(), now: owner.clock };
     try {
       const found = (await read?.()) as R;
       const once = (trx: Db) => this.#once(trx, remembered, (t) => write(t, found));
@@ -78,8 +80,9 @@ export class IdempotentWrites {
     }
   }
 
-  async #once<T>(trx: Db, { owner, key, fingerprint }: Remembered, write: (trx: Db) => Promise<Response<T>>): Promise<Answered<T>> {
-    const now = this.clock();
+  async #once<T>(trx: Db, { owner, key, fingerprint, now: clock }: Remembered, write: (trx: Db) => Promise<Response<T>>): Promise<Answered<T>> {
+    // The window in the owner's time (a test key's clock, test-mode/).
+    const now = callerNow(clock, this.clock());
     const earlier = await trx
       .selectFrom('idempotency_records')
       .select(['request_hash', 'status', 'response_body', 'order_id', 'created_at'])
@@ -118,6 +121,8 @@ interface Remembered {
   owner: string;
   key: string;
   fingerprint: string;
+  /** The owner's clock, if a test key's. */
+  now: KeyClock | undefined;
 }
 
 /**

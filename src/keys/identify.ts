@@ -107,6 +107,17 @@ export function requireKey(request: StepRequest): void {
   throw (identity.failure as Error | undefined) ?? new ProblemError('unauthorized', identity.reason);
 }
 
+/** Whose records a request writes: its key, and a test key's clock, which their times follow (test-mode/). */
+export interface Owner {
+  id: string;
+  clock?: KeyClock;
+}
+
+/** The owner of what a request that passed `requireKey` writes. */
+export function ownerOf(request: FastifyRequest): Owner {
+  return { id: keyOf(request).id, clock: request.identity.clock };
+}
+
 /** The key of a request that passed `requireKey`. */
 export function keyOf(request: FastifyRequest): KeyRecord {
   if (request.identity.kind !== 'key') throw new Error('keyOf called on a request without a valid key');

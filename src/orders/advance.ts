@@ -5,8 +5,9 @@ import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
-import { keyOf } from '../keys/identify.js';
+import { keyOf, ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
+import { callerNow } from '../test-mode/clock.js';
 import { nextStatus } from './lifecycle.js';
 import type { OrderMoves } from './moves.js';
 import { notFound } from './not-found.js';
@@ -52,7 +53,7 @@ export function advanceOrder(app: App, { writes, moves, clock }: AdvanceOrderDep
       if (!key.test) throw new ProblemError('test-key-required', 'Only a test key (pet_test_…) can move its orders by hand; live orders move on their own.');
       const id = request.params.orderId;
       const answered = await writes.run(
-        key.id,
+        ownerOf(request),
         idempotencyKeyOf(request.headers),
         () => fingerprintOf('advanceOrder', { orderId: id }),
         async (trx) => {
@@ -60,7 +61,7 @@ export function advanceOrder(app: App, { writes, moves, clock }: AdvanceOrderDep
           if (!order) throw notFound(id);
           const to = nextStatus(order.status);
           if (to === undefined) throw new ProblemError('order-not-advanceable', `Order ${id} is ${order.status}: it moves no further.`);
-          const moved = await moves.move(trx, { owner: key.id, order }, to, clock());
+          const moved = await moves.move(trx, { owner: key.id, order }, to, callerNow(request.identity.clock, clock()));
           return { status: 200, body: moved, orderId: id };
         },
       );

@@ -6,6 +6,7 @@ import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
+import { callerNow } from '../test-mode/clock.js';
 import type { OrderMoves } from './moves.js';
 import { notFound } from './not-found.js';
 import { OrdersRepository } from './repository.js';
@@ -37,7 +38,7 @@ export function cancelOrder(app: App, { db, moves, clock }: CancelOrderDeps): vo
     async (request) => {
       const key = keyOf(request);
       const id = request.params.orderId;
-      const cancelled = await moves.cancel(db, key.id, id, clock());
+      const cancelled = await moves.cancel(db, key.id, id, callerNow(request.identity.clock, clock()));
       if (cancelled) {
         await moves.moved([{ owner: key.id, order: cancelled }]);
         return cancelled;

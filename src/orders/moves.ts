@@ -146,10 +146,12 @@ export class OrderMoves {
    * rows were taken (all `limit` of them: more may be due), and when the first fell due.
    */
   async moveDue(trx: Db, now: number, limit: number): Promise<{ moved: Owned[]; taken: number; oldestDueAt: number | null }> {
+    // A test key whose clock a test moved has its moves in its own time (`catchUp`).
     let query = trx
       .selectFrom('orders')
       .select([...ORDER_COLUMNS, 'due_at', 'api_key_id'])
       .where('due_at', '<=', new Date(now).toISOString())
+      .where('api_key_id', 'not in', trx.selectFrom('test_clocks').select('api_key_id'))
       .orderBy('due_at')
       .limit(limit);
     if (this.#pg) query = query.forUpdate().skipLocked();
@@ -174,6 +176,73 @@ export class OrderMoves {
       orders.forEach((order, i) => moved.push({ owner: owned[i]!.owner, order }));
     }
     return { moved, taken: rows.length, oldestDueAt: rows[0]?.due_at ? Date.parse(rows[0].due_at) : null };
+  }
+
+  /**
+   * A test key's moves that fell due by `to` in its time (contract §11: an advance is as if the time had
+   * passed): each made at the instant it fell due, in the order they fell due, at most `limit` of them.
+   * A move makes its order due again later (its next step), so rows are taken in due order only up to
+   * the earliest instant a move made here falls due again, then taken again. Answers the moves made and
+   * whether more may be due.
+   */
+  async catchUp(trx: Db, owner: string, to: number, limit: number): Promise<{ moved: Owned[]; more: boolean }> {
+    if (this.#pg) await lockEventKeys(trx, [owner]);
+    const moved: Owned[] = [];
+    while (moved.length < limit) {
+      let query = trx
+        .selectFrom('orders')
+        .select([...ORDER_COLUMNS, 'due_at'])
+        .where('api_key_id', '=', owner)
+        .where('due_at', '<=', new Date(to).toISOString())
+        .orderBy('due_at')
+        .orderBy('id')
+        .limit(limit - moved.length);
+      if (this.#pg) query = query.forUpdate();
+      const rows = await query.execute();
+      if (rows.length === 0) return { moved, more: false };
+      let dueAgain = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < rows.length;) {
+        const dueAt = rows[i]!.due_at!;
+        const at = Date.parse(dueAt);
+        if (at >= dueAgain) break;
+        const byStep = new Map<OrderStatus | undefined, Owned[]>();
+        for (; i < rows.length && rows[i]!.due_at === dueAt; i++) {
+          const order = toOrder(rows[i]!);
+          const step = nextStatus(order.status);
+          byStep.set(step, [...(byStep.get(step) ?? []), { owner, order }]);
+        }
+        for (const [step, owned] of byStep) {
+          if (step === undefined) {
+            await trx
+              .updateTable('orders')
+              .set({ due_at: null })
+              .where(
+                'id',
+                'in',
+                owned.map((o) => o.order.id),
+              )
+              .execute();
+            continue;
+          }
+          for (const order of await this.#moveAll(trx, owned, step, at)) moved.push({ owner, order });
+          dueAgain = Math.min(dueAgain, dueAfterEntering(step, at, this.delays) ?? Number.POSITIVE_INFINITY);
+        }
+      }
+    }
+    return { moved, more: true };
+  }
+
+  /** The test keys whose clock a test moved, running, with orders still to move: the fulfilment's `catchUp` of each, in its time. */
+  async runningClocksWithDueOrders(db: Db): Promise<{ owner: string; offsetMs: number }[]> {
+    const rows = await db
+      .selectFrom('test_clocks')
+      .select(['api_key_id', 'offset_ms'])
+      .where('frozen_at', 'is', null)
+      .where((eb) =>
+        eb.exists(eb.selectFrom('orders').select('id').whereRef('orders.api_key_id', '=', 'test_clocks.api_key_id').where('due_at', 'is not', null)),
+      )
+      .execute();
+    return rows.map((row) => ({ owner: row.api_key_id, offsetMs: Number(row.offset_ms) }));
   }
 
   /** What a committed transaction moved: counted (metrics), and its owners restamped; resolves once they are. */

@@ -2,7 +2,7 @@ import { conflictResponse, LOCATION_HEADER, problemResponses } from '../http/res
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
-import { keyOf } from '../keys/identify.js';
+import { ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import type { OrderPlacement } from './placement.js';
 import { NewOrder, Order } from './schemas.js';
@@ -36,7 +36,7 @@ export function placeOrder(app: App, { placement, publicUrl }: { placement: Orde
       },
     },
     async (request, reply) => {
-      const placed = await placement.place(keyOf(request), request.body, idempotencyKeyOf(request.headers));
+      const placed = await placement.place(ownerOf(request), request.body, idempotencyKeyOf(request.headers));
       markReplayed(reply, placed);
       return reply.code(201).header(LOCATION_HEADER, `${publicUrl}/store/orders/${placed.order.id}`).send(placed.order);
     },

@@ -1,4 +1,6 @@
 import type { Clock } from '../clock.js';
+import type { Owner } from '../keys/identify.js';
+import { callerNow } from '../test-mode/clock.js';
 import { toUtcDateTime } from '../http/date-time.js';
 import { ProblemError } from '../http/problems.js';
 import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
@@ -29,22 +31,23 @@ export class OrderPlacement {
     private readonly catalogue: Pick<PetCache, 'find'>,
   ) {}
 
-  async place(key: { id: string }, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
-    if (idempotencyKey === undefined) return { order: await this.#placeWithOthers(key.id, input), replayed: false };
+  /** Places an order for `owner`, at its now (a test key's clock's: test-mode/). */
+  async place(owner: Owner, input: NewOrder, idempotencyKey?: string): Promise<Placed> {
+    if (idempotencyKey === undefined) return { order: await this.#placeWithOthers(owner, input), replayed: false };
     const placed = await this.writes.run(
-      key.id,
+      owner,
       idempotencyKey,
       () => fingerprintOf('placeOrder', input),
       async (trx, pet) => {
         placeable(input, pet);
-        const now = this.clock();
-        const order = await this.moves.place(trx, key.id, fieldsOf(input, now), now);
+        const now = callerNow(owner.clock, this.clock());
+        const order = await this.moves.place(trx, owner.id, fieldsOf(input, now), now);
         return { status: 201, body: order, orderId: order.id };
       },
       // Read before the transaction: on SQLite it holds the only connection, which a catalogue miss needs.
       () => this.catalogue.find(input.petId),
     );
-    if (!placed.replayed) await this.moves.moved([{ owner: key.id, order: placed.body }]);
+    if (!placed.replayed) await this.moves.moved([{ owner: owner.id, order: placed.body }]);
     return { order: placed.body, replayed: placed.replayed };
   }
 
@@ -54,9 +57,9 @@ export class OrderPlacement {
    * fail (a pet removed from the catalogue meanwhile), each of its orders is placed alone, so that
    * only the one that cannot be placed fails.
    */
-  async #placeWithOthers(owner: string, input: NewOrder): Promise<Order> {
+  async #placeWithOthers({ id: owner, clock }: Owner, input: NewOrder): Promise<Order> {
     placeable(input, await this.catalogue.find(input.petId));
-    const now = this.clock();
+    const now = callerNow(clock, this.clock());
     const order = await new Promise<Order>((resolve, reject) => this.#placing.add({ owner, fields: fieldsOf(input, now), now, resolve, reject }));
     await this.moves.moved([{ owner, order }]);
     return order;

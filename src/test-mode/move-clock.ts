@@ -1,12 +1,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
+import type { Db } from '../db/database.js';
+import { transactionsOf } from '../db/group-commit.js';
 import { ProblemError } from '../http/problems.js';
 import { conflictResponse, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
+import { ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
+import { catchUp } from '../orders/fulfilment.js';
+import type { OrderMoves } from '../orders/moves.js';
 import { advancedTo, frozen, type KeyClock, keyNow, MAX_ADVANCE_MS, resumed } from './clock.js';
 import type { TestClocks } from './clocks.js';
 import { clockView, TEST_MODE_ABOUT, TEST_MODE_CONFIG, testKeyOf } from './get-clock.js';
@@ -16,6 +21,8 @@ export interface MoveClockDeps {
   clocks: TestClocks;
   writes: IdempotentWrites;
   clock: Clock;
+  db: Db;
+  moves: OrderMoves;
 }
 
 /** How a move turns the key's clock at the real instant `realNow` into the next (throws a problem to refuse). */
@@ -24,7 +31,7 @@ type Move = (current: KeyClock, realNow: number, body: ClockAdvance | undefined)
 const IDEMPOTENT = 'Send an `Idempotency-Key` to make a retry safe: a replay gets the original answer and moves nothing.';
 
 /** A move's route: the clock read and written in one transaction, once per `Idempotency-Key`. */
-function moveRoute(app: App, { clocks, writes, clock }: MoveClockDeps, operationId: string, schema: object, next: Move): void {
+function moveRoute(app: App, { clocks, writes, clock, db, moves }: MoveClockDeps, operationId: string, schema: object, next: Move): void {
   app.post(
     `/test-clock/${operationId.replace(/TestClock$/, '')}`,
     {
@@ -35,7 +42,7 @@ function moveRoute(app: App, { clocks, writes, clock }: MoveClockDeps, operation
       const key = testKeyOf(request);
       const body = request.body as ClockAdvance | undefined;
       const answered = await writes.run(
-        key.id,
+        ownerOf(request),
         idempotencyKeyOf(request.headers as { 'idempotency-key'?: string }),
         () => fingerprintOf(operationId, body ?? {}),
         async (trx) => {
@@ -46,6 +53,9 @@ function moveRoute(app: App, { clocks, writes, clock }: MoveClockDeps, operation
         },
       );
       markReplayed(reply, answered);
+      // As if the time had passed: the key's orders make every move that fell due by its new now, each
+      // at its instant, before the answer (a replay's too: what the first left undone, a crash say).
+      await catchUp(moves, transactionsOf(db), key.id, Date.parse(answered.body.now));
       return answered.body;
     },
   );

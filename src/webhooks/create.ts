@@ -3,7 +3,7 @@ import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf } from '../idempotency/writes.js';
-import { keyOf } from '../keys/identify.js';
+import { keyOf, ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import { checkDestination, type WebhookDeps } from './deps.js';
 import { EndpointWithSecret, MAX_ENDPOINTS_PER_KEY, NewEndpoint } from './schemas.js';
@@ -37,7 +37,7 @@ export function createWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
       const key = keyOf(request);
       await checkDestination(request.body.url, policy);
       const made = await writes.run(
-        key.id,
+        ownerOf(request),
         idempotencyKeyOf(request.headers),
         () => fingerprintOf('createWebhookEndpoint', request.body),
         async (trx) => ({

@@ -4,7 +4,7 @@ import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf } from '../idempotency/writes.js';
-import { keyOf } from '../keys/identify.js';
+import { ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import { seqOfDeliveryId } from './deliveries.js';
 import type { WebhookDeps } from './deps.js';
@@ -33,14 +33,14 @@ export function retryWebhookDelivery(app: App, { webhooks }: { webhooks: Webhook
       },
     },
     async (request, reply) => {
-      const owner = keyOf(request).id;
+      const owner = ownerOf(request);
       const { endpointId, deliveryId } = request.params;
       const retried = await writes.run(
         owner,
         idempotencyKeyOf(request.headers),
         () => fingerprintOf('retryWebhookDelivery', { endpointId, deliveryId }),
         async (trx) => {
-          const delivery = await deliveries.withStore(trx).retryNow(owner, endpointId, seqOfDeliveryId(deliveryId), clock());
+          const delivery = await deliveries.withStore(trx).retryNow(owner.id, endpointId, seqOfDeliveryId(deliveryId), clock());
           if (!delivery) throw new ProblemError('not-found', `Webhook endpoint ${endpointId} has no delivery ${deliveryId}.`);
           return { status: 202, body: delivery };
         },

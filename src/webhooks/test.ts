@@ -3,7 +3,7 @@ import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf } from '../idempotency/writes.js';
-import { keyOf } from '../keys/identify.js';
+import { keyOf, ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import { endpointNotFound, type WebhookDeps } from './deps.js';
 import { Delivery, EndpointParams } from './schemas.js';
@@ -34,7 +34,7 @@ export function testWebhookEndpoint(app: App, { webhooks }: { webhooks: WebhookD
       const key = keyOf(request);
       const { endpointId } = request.params;
       const sent = await writes.run(
-        key.id,
+        ownerOf(request),
         idempotencyKeyOf(request.headers),
         () => fingerprintOf('testWebhookEndpoint', { endpointId }),
         async (trx) => {
