@@ -4,14 +4,18 @@ import type { Pace } from '../jobs/paced.js';
 import { type JobLog, SlicedJob } from '../jobs/sliced-job.js';
 import type { OrderMoves } from './moves.js';
 
-/** The most moves of one key's catch-up in one transaction: short enough to leave the event loop and the store to others between. */
-const CATCH_UP_SLICE = 200;
+/**
+ * The most moves of one key's catch-up in one transaction: on SQLite, whose statements hold the event
+ * loop, few enough to leave it to others between slices; on PostgreSQL, which holds nothing but the
+ * key's rows, more, to spare transactions.
+ */
+const CATCH_UP_SLICE = { sqlite: 100, postgres: 1_000 } as const;
 
 /** Makes every move of `owner`'s that fell due by `to` in its time, in slices; answers how many. */
 export async function catchUp(moves: OrderMoves, transactions: Transactions, owner: string, to: number): Promise<number> {
   let total = 0;
   for (;;) {
-    const { moved, more } = await transactions.run((trx) => moves.catchUp(trx, owner, to, CATCH_UP_SLICE));
+    const { moved, more } = await transactions.run((trx) => moves.catchUp(trx, owner, to, CATCH_UP_SLICE[moves.store]));
     await moves.moved(moved);
     total += moved.length;
     if (!more) return total;

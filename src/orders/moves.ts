@@ -52,6 +52,11 @@ export class OrderMoves {
     this.#pg = !isEmbedded(db);
   }
 
+  /** Which store the moves are written to. */
+  get store(): 'sqlite' | 'postgres' {
+    return this.#pg ? 'postgres' : 'sqlite';
+  }
+
   /** The moves of `db`, told to `changes`, counted in `metrics`, their owners restamped by `restamp` once committed. */
   static of(
     db: Db,
