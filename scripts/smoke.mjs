@@ -135,6 +135,11 @@ try {
   const deliveries = await call('GET', '/webhook-endpoints/{endpointId}/deliveries', `${at}/deliveries`, 200, { key: testKey });
   await call('POST', '/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry', `${at}/deliveries/${deliveries.data[0].id}/retry`, 202, { key: testKey });
   await call('DELETE', '/webhook-endpoints/{endpointId}', at, 204, { key: testKey });
+  await call('GET', '/test-clock', '/test-clock', 200, { key: testKey });
+  await call('POST', '/test-clock/freeze', '/test-clock/freeze', 200, { key: testKey });
+  await call('POST', '/test-clock/advance', '/test-clock/advance', 200, { key: testKey, body: { seconds: 70 } });
+  await call('POST', '/test-clock/resume', '/test-clock/resume', 200, { key: testKey });
+  await call('DELETE', '/test-data', '/test-data', 200, { key: testKey });
 
   for (const path of ['/healthz', '/readyz', '/metrics']) {
     const response = await fetch(`http://127.0.0.1:${adminPort}${path}`);

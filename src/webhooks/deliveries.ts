@@ -15,6 +15,14 @@ export interface Claimed {
   eventSeq: number;
   attempts: Attempt[];
   claimedUntil: string;
+  /** For a test key whose clock a test moved: when the attempt fell due in its time, the instant it is made at (test-mode/). */
+  dueAt?: number;
+}
+
+/** A test key whose clock a test moved, and its now: its deliveries fall due in its time. */
+export interface ClockedKey {
+  keyId: string;
+  now: number;
 }
 
 /** What an attempt decided: the delivery's state after it, and what it does to its endpoint. */
@@ -85,8 +93,11 @@ export class DeliveriesRepository {
    * endpoints, take only its own share). A delivery another instance claims meanwhile is not claimed
    * here: the claim says which states and claims it takes, and the store makes one writer win.
    */
-  async claim(now: number, until: number, limit: number, shares: Shares, inFlight: InFlight): Promise<Claimed[]> {
+  async claim(now: number, until: number, limit: number, shares: Shares, inFlight: InFlight, clocked?: ClockedKey): Promise<Claimed[]> {
     const at = new Date(now).toISOString();
+    // A key whose clock a test moved is claimed alone, due by its now; the others by the real time, without it.
+    const due = clocked ? new Date(clocked.now).toISOString() : at;
+    const whose = clocked ? sql`and e.api_key_id = ${clocked.keyId}` : sql`and e.api_key_id not in (select api_key_id from test_clocks)`;
     const full = (counts: ReadonlyMap<string, number>, share: number) => [...counts].filter(([, n]) => n >= share).map(([id]) => id);
     const notIn = (column: string, ids: string[]) => (ids.length === 0 ? sql`` : sql`and ${sql.ref(column)} not in (${sql.join(ids)})`);
     // Each endpoint's first due, then each key's first of those: a key's dead endpoint does not hide its others.
@@ -98,7 +109,7 @@ export class DeliveriesRepository {
           select d.seq, d.endpoint_id, e.api_key_id as key_id, d.next_attempt_at,
             row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.seq) as endpoint_rank
           from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-          where d.state = 'pending' and d.next_attempt_at <= ${at} and (d.claimed_until is null or d.claimed_until <= ${at}) and e.enabled = 1
+          where d.state = 'pending' and d.next_attempt_at <= ${due} and (d.claimed_until is null or d.claimed_until <= ${at}) and e.enabled = 1 ${whose}
             ${notIn('e.api_key_id', full(inFlight.keys, shares.perKey))} ${notIn('d.endpoint_id', full(inFlight.endpoints, shares.perEndpoint))}
         ) by_endpoint where endpoint_rank <= ${shares.perEndpoint}
       ) by_key where key_rank <= ${shares.perKey}
@@ -117,7 +128,7 @@ export class DeliveriesRepository {
       )
       .where('state', '=', 'pending')
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', at)]))
-      .returning(['seq', 'endpoint_id', 'event_seq', 'attempts'])
+      .returning(['seq', 'endpoint_id', 'event_seq', 'attempts', 'next_attempt_at'])
       .execute();
     return claimed.map((row) => ({
       seq: row.seq,
@@ -126,7 +137,27 @@ export class DeliveriesRepository {
       eventSeq: Number(row.event_seq),
       attempts: JSON.parse(row.attempts) as Attempt[],
       claimedUntil,
+      ...(clocked ? { dueAt: Date.parse(row.next_attempt_at!) } : {}),
     }));
+  }
+
+  /** The test keys whose clock a test moved with deliveries waiting, each with its now at the real `now`. */
+  async clockedKeys(now: number): Promise<ClockedKey[]> {
+    const rows = await this.db
+      .selectFrom('test_clocks as c')
+      .select(['c.api_key_id', 'c.offset_ms', 'c.frozen_at'])
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('webhook_deliveries as d')
+            .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+            .select('d.seq')
+            .whereRef('e.api_key_id', '=', 'c.api_key_id')
+            .where('d.state', '=', 'pending'),
+        ),
+      )
+      .execute();
+    return rows.map((row) => ({ keyId: row.api_key_id, now: row.frozen_at === null ? now + Number(row.offset_ms) : Number(row.frozen_at) }));
   }
 
   /**
@@ -206,16 +237,20 @@ export class DeliveriesRepository {
     return row.seq;
   }
 
-  /** How many deliveries are due at `now` and in no instance's hands. */
-  async due(now: number): Promise<number> {
+  /** How many deliveries are due at `now` (a clocked key's: at its now) and in no instance's hands. */
+  async due(now: number, clocked?: ClockedKey): Promise<number> {
     const at = new Date(now).toISOString();
-    const { n } = await this.db
-      .selectFrom('webhook_deliveries')
+    let query = this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('state', '=', 'pending')
-      .where('next_attempt_at', '<=', at)
-      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', at)]))
-      .executeTakeFirstOrThrow();
+      .where('d.state', '=', 'pending')
+      .where('d.next_attempt_at', '<=', clocked ? new Date(clocked.now).toISOString() : at)
+      .where((eb) => eb.or([eb('d.claimed_until', 'is', null), eb('d.claimed_until', '<=', at)]));
+    query = clocked
+      ? query.where('e.api_key_id', '=', clocked.keyId)
+      : query.where('e.api_key_id', 'not in', (eb) => eb.selectFrom('test_clocks').select('api_key_id'));
+    const { n } = await query.executeTakeFirstOrThrow();
     return Number(n);
   }
 

@@ -88,7 +88,14 @@ export class Dispatcher {
     if (free <= 0 || this.#stopped.signal.aborted) return [];
     const now = this.deps.clock();
     const inFlight = { keys: this.#perKey, endpoints: this.#perEndpoint };
-    const claimed = await this.deps.deliveries.claim(now, now + timeoutMs + CLAIM_MARGIN_MS, free, concurrency, inFlight);
+    const until = now + timeoutMs + CLAIM_MARGIN_MS;
+    const claimed = await this.deps.deliveries.claim(now, until, free, concurrency, inFlight);
+    // Test keys whose clock a test moved: each due by its own now (test-mode/), within what is left.
+    for (const clocked of await this.deps.deliveries.clockedKeys(now)) {
+      const left = free - claimed.length;
+      if (left <= 0) break;
+      claimed.push(...(await this.deps.deliveries.claim(now, until, left, concurrency, inFlight, clocked)));
+    }
     return claimed.map((delivery) => this.#start(delivery));
   }
 
@@ -104,8 +111,17 @@ export class Dispatcher {
       attempted += started.length;
       if (started.length > 0) await Promise.race(started);
       else if (this.#inFlight.size > 0) await Promise.race(this.#inFlight.values());
-      else if ((await this.deps.deliveries.due(this.deps.clock())) === 0) return attempted;
+      else if ((await this.#dueAnywhere()) === 0) return attempted;
     }
+  }
+
+  /** How many deliveries are due, by the real time and in each moved clock's time. */
+  async #dueAnywhere(): Promise<number> {
+    const { deliveries, clock } = this.deps;
+    const now = clock();
+    let due = await deliveries.due(now);
+    for (const clocked of await deliveries.clockedKeys(now)) due += await deliveries.due(now, clocked);
+    return due;
   }
 
   start(): void {
@@ -143,8 +159,11 @@ export class Dispatcher {
 
   async #attempt(claimed: Claimed): Promise<void> {
     const { deliveries, endpoints, events, config, clock, random, metrics } = this.deps;
-    const at = clock();
-    const [destination, event] = await Promise.all([endpoints.destination(claimed.endpointId, at), events.bySeq(claimed.eventSeq)]);
+    const realNow = clock();
+    // A moved clock's attempt is made at the instant it fell due in its time (its log and its next
+    // attempt follow from there); its `webhook-timestamp` stays the real time, so that signatures verify.
+    const at = claimed.dueAt ?? realNow;
+    const [destination, event] = await Promise.all([endpoints.destination(claimed.endpointId, realNow), events.bySeq(claimed.eventSeq)]);
     if (!destination) return;
     const schedule = destination.livemode ? config.retryScheduleMs : config.testRetryScheduleMs;
     if (!event) {
@@ -156,7 +175,7 @@ export class Dispatcher {
     // In the version the owner's key is pinned to now, as its `GET /events` answers without a header.
     const payload = eventIn(event, destination.apiVersion);
     const shape = PAYLOADS.record('Event', destination.apiVersion);
-    const sent = await this.#send(destination.url, destination.secrets, JSON.stringify(shape ? shape(payload) : payload), event.id, at);
+    const sent = await this.#send(destination.url, destination.secrets, JSON.stringify(shape ? shape(payload) : payload), event.id, realNow);
     if (this.#stopped.signal.aborted) return;
     const recorded = decide(sent, at, claimed.attempts.length, schedule, random);
     const disabled = await deliveries.record(claimed, recorded, config.disableAfter);

@@ -6,6 +6,7 @@ import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_H
 import { fingerprintOf } from '../idempotency/writes.js';
 import { ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
+import { callerNow } from '../test-mode/clock.js';
 import { seqOfDeliveryId } from './deliveries.js';
 import type { WebhookDeps } from './deps.js';
 import { Delivery, DeliveryParams } from './schemas.js';
@@ -40,7 +41,7 @@ export function retryWebhookDelivery(app: App, { webhooks }: { webhooks: Webhook
         idempotencyKeyOf(request.headers),
         () => fingerprintOf('retryWebhookDelivery', { endpointId, deliveryId }),
         async (trx) => {
-          const delivery = await deliveries.withStore(trx).retryNow(owner.id, endpointId, seqOfDeliveryId(deliveryId), clock());
+          const delivery = await deliveries.withStore(trx).retryNow(owner.id, endpointId, seqOfDeliveryId(deliveryId), callerNow(owner.clock, clock()));
           if (!delivery) throw new ProblemError('not-found', `Webhook endpoint ${endpointId} has no delivery ${deliveryId}.`);
           return { status: 202, body: delivery };
         },

@@ -5,6 +5,7 @@ import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_H
 import { fingerprintOf } from '../idempotency/writes.js';
 import { keyOf, ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
+import { callerNow } from '../test-mode/clock.js';
 import { endpointNotFound, type WebhookDeps } from './deps.js';
 import { Delivery, EndpointParams } from './schemas.js';
 
@@ -39,7 +40,8 @@ export function testWebhookEndpoint(app: App, { webhooks }: { webhooks: WebhookD
         () => fingerprintOf('testWebhookEndpoint', { endpointId }),
         async (trx) => {
           if (!(await endpoints.withStore(trx).find(key.id, endpointId))) throw endpointNotFound(endpointId);
-          const now = clock();
+          // The test event is in the key's time, as its others (a test key's clock, test-mode/).
+          const now = callerNow(request.identity.clock, clock());
           const event = await eventLog.record(trx, { owner: key.id, type: 'webhook.test', livemode: !key.test, data: { endpointId } }, now);
           const seq = await deliveries.add(trx, endpointId, event, now);
           return { status: 202, body: (await deliveries.withStore(trx).find(key.id, endpointId, seq))! };
