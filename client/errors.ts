@@ -62,6 +62,8 @@ export class ForbiddenError extends PetstoreError {}
 export class TestKeyRequiredError extends ForbiddenError {}
 /** `testClock.advance` to an instant before the key's now: a test key's clock only moves forward. */
 export class ClockCannotGoBackError extends ConflictError {}
+/** A 101st child test key alive: delete some (`deleteTestKey`) or reset (`resetTestData`). */
+export class TestKeyLimitError extends ConflictError {}
 /** An 11th webhook endpoint: a key has at most 10. */
 export class WebhookEndpointLimitError extends ConflictError {}
 /** The operation reached its sunset date and answers no more. */
@@ -145,6 +147,7 @@ export const PROBLEM_ERRORS = {
   'order-not-advanceable': OrderNotAdvanceableError,
   'test-key-required': TestKeyRequiredError,
   'clock-cannot-go-back': ClockCannotGoBackError,
+  'test-key-limit': TestKeyLimitError,
   'webhook-endpoint-limit': WebhookEndpointLimitError,
   sunset: SunsetError,
   'unknown-version': UnknownVersionError,

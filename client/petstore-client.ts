@@ -17,6 +17,7 @@ export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type TestClock = components['schemas']['TestClock'];
 export type ClockAdvance = components['schemas']['ClockAdvance'];
 export type TestDataRemoved = components['schemas']['TestDataRemoved'];
+export type TestKey = components['schemas']['TestKey'];
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> = operations[Op]['responses'][Status] extends {
   content: { 'application/json': infer T };
@@ -221,6 +222,21 @@ export class PetstoreClient {
    */
   resetTestData(): Promise<TestDataRemoved> {
     return this.#transport.send({ operation: 'resetTestData', method: 'DELETE', path: '/test-data' });
+  }
+
+  /**
+   * `POST /test-keys` (experimental; test keys only): a child test key of this key's plan and version,
+   * with its own clock and data, for one job of a parallel run; `key` is shown this once (a retry with the
+   * same `Idempotency-Key`, always sent, shows it again). At most 100 alive (`TestKeyLimitError`).
+   */
+  createTestKey({ idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {}): Promise<TestKey> {
+    const headers = { 'idempotency-key': idempotencyKey };
+    return this.#transport.send({ operation: 'createTestKey', method: 'POST', path: '/test-keys', headers });
+  }
+
+  /** `DELETE /test-keys/{keyId}` (experimental): one of this key's children, with everything it made. */
+  async deleteTestKey(keyId: string): Promise<void> {
+    await this.#transport.send({ operation: 'deleteTestKey', method: 'DELETE', path: `/test-keys/${keyId}` });
   }
 
   #moveClock(

@@ -139,6 +139,8 @@ try {
   await call('POST', '/test-clock/freeze', '/test-clock/freeze', 200, { key: testKey });
   await call('POST', '/test-clock/advance', '/test-clock/advance', 200, { key: testKey, body: { seconds: 70 } });
   await call('POST', '/test-clock/resume', '/test-clock/resume', 200, { key: testKey });
+  const child = await call('POST', '/test-keys', '/test-keys', 201, { key: testKey });
+  await call('DELETE', '/test-keys/{keyId}', `/test-keys/${child.id}`, 204, { key: testKey });
   await call('DELETE', '/test-data', '/test-data', 200, { key: testKey });
 
   for (const path of ['/healthz', '/readyz', '/metrics']) {

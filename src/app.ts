@@ -63,6 +63,7 @@ import { PetsRepository } from './pets/repository.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import { restampKeys } from './ratelimit/callers.js';
 import { TestClocks } from './test-mode/clocks.js';
+import { TestData } from './test-mode/test-data.js';
 import { type Versioning, versioning } from './versions/versioning.js';
 import { NEWEST_VERSION, VERSION_HEADER } from './versions/versions.js';
 import { versionsRoutes } from './versions/routes.js';
@@ -252,6 +253,8 @@ async function apiOperations(
   const events = new EventsRepository(db);
   const deprecation = config.petsGet;
   const cursors = new Cursors(await serviceSecret(db, 'cursors'));
+  const testData = new TestData({ db, changes, limiter, clocks, keys });
+  const testKeySecret = await serviceSecret(db, 'test-keys');
   const webhooks = {
     endpoints: new EndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
@@ -261,7 +264,7 @@ async function apiOperations(
     policy: { allowPrivate: config.webhooks.allowPrivate },
   };
   const shared = { db, changes, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks, cursors };
-  for (const operation of OPERATIONS) operation(api, { ...shared, orderPages, pets, catalogue, clocks, keys });
+  for (const operation of OPERATIONS) operation(api, { ...shared, orderPages, pets, catalogue, clocks, keys, testData, testKeySecret });
 }
 
 /** The fast entrance, over the routes whose answers memory holds: it runs the API's steps, as Fastify does. */

@@ -20,6 +20,8 @@ import { getPet } from './pets/get.js';
 import { listPets } from './pets/list.js';
 import type { TestClocks } from './test-mode/clocks.js';
 import { resetTestData } from './test-mode/reset.js';
+import type { TestData } from './test-mode/test-data.js';
+import { createTestKey, deleteTestKey } from './test-mode/test-keys.js';
 import { getTestClock } from './test-mode/get-clock.js';
 import { advanceTestClock, freezeTestClock, resumeTestClock } from './test-mode/move-clock.js';
 import type { KeysRepository } from './keys/repository.js';
@@ -63,8 +65,12 @@ export interface OperationDeps {
   cursors: Cursors;
   /** Test keys' clocks (test-mode/). */
   clocks: TestClocks;
-  /** The keys' records (a test key's reset restarts its fault sequence). */
+  /** The keys' records (a test key's reset restarts its fault sequence; its children are keys). */
   keys: KeysRepository;
+  /** What a test key made, and how it starts over. */
+  testData: TestData;
+  /** The secret a child test key's key is derived with (test-mode/test-keys.ts). */
+  testKeySecret: Buffer;
 }
 
 /** One operation of the API, in its own file: registers its route, schema and handler together. */
@@ -99,4 +105,6 @@ export const OPERATIONS: readonly Operation[] = [
   freezeTestClock,
   resumeTestClock,
   resetTestData,
+  createTestKey,
+  deleteTestKey,
 ];

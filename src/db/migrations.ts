@@ -1,3 +1,4 @@
+import { childTestKeys, testClocks } from './test-mode-migrations.js';
 import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { DatabaseConfig } from '../config.js';
@@ -44,7 +45,8 @@ export function migrations(kind: Kind): Record<string, Migration> {
     '008_key_versions': keyVersions(d),
     '009_idempotency_expiry': idempotencyExpiry(d),
     '010_service_secrets': serviceSecrets(d),
-    '011_test_clocks': testClocks(d),
+    '011_test_clocks': testClocks,
+    '012_child_test_keys': childTestKeys,
   };
 }
 
@@ -258,18 +260,6 @@ const serviceSecrets = (_d: Dialect): Migration => ({
     await db
       .insertInto('service_secrets' as never)
       .values({ name: 'cursors', value: randomBytes(32).toString('base64') } as never)
-      .execute();
-  },
-});
-
-const testClocks = (_d: Dialect): Migration => ({
-  // A test key's clock, when a test moved it (test-mode/clock.ts, contract §11): ms, as the clock keeps them.
-  async up(db: Kysely<unknown>) {
-    await db.schema
-      .createTable('test_clocks')
-      .addColumn('api_key_id', 'text', (c) => c.primaryKey().references('api_keys.id'))
-      .addColumn('offset_ms', 'bigint', (c) => c.notNull())
-      .addColumn('frozen_at', 'bigint')
       .execute();
   },
 });

@@ -51,6 +51,8 @@ export interface ApiKeysTable {
   fault_profile: ColumnType<string | null, string | null | undefined, string | null>;
   /** The version the key is pinned to, `YYYY-MM-DD` (versions/). */
   api_version: ColumnType<string, string | undefined, string>;
+  /** The test key that made this one (`POST /test-keys`, test-mode/); null for any other key. */
+  parent_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PetsTable {

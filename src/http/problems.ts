@@ -56,6 +56,12 @@ export const PROBLEM_TYPES = {
     description:
       'This operation is for test keys (`pet_test_…`) only: it lets a client practise against moves that live orders only make on their own schedule. Create a test key with `petstore keys create --test`, or wait for the live order to move.',
   },
+  'test-key-limit': {
+    status: 409,
+    title: 'Too many child test keys',
+    description:
+      'A test key has at most 100 child keys alive (`POST /test-keys`): one for each job of a parallel test run. Delete the ones a finished run no longer needs (`DELETE /test-keys/{keyId}`), or reset your key (`DELETE /test-data`), which deletes them all.',
+  },
   'clock-cannot-go-back': {
     status: 409,
     title: 'Test clock cannot go back',

@@ -15,6 +15,11 @@ export function generateKey(test = false): string {
   return `${test ? TEST : LIVE}${randomBytes(24).toString('base64url')}`;
 }
 
+/** A test key made from `material` (a digest of at least 24 bytes): the same material, the same key. */
+export function testKeyFrom(material: Buffer): string {
+  return `${TEST}${material.subarray(0, 24).toString('base64url')}`;
+}
+
 export function isWellFormedKey(value: string): boolean {
   return KEY_PATTERN.test(value);
 }

@@ -25,6 +25,8 @@ export interface KeyRecord {
   faults: FaultProfile | null;
   /** The version its requests get when they name none (versions/). */
   apiVersion: string;
+  /** The test key that made it (`POST /test-keys`), or null. */
+  parentId: string | null;
 }
 
 /** A plan with, for enterprise only, the key's own numbers. */
@@ -65,18 +67,23 @@ export class KeysRepository {
     private readonly changes?: Pick<ChangeFeed, 'changed'>,
   ) {}
 
-  /** Returns the record and, this once, the full key. A fault profile is for a test key only; the version is the newest unless given. */
+  /**
+   * Returns the record and, this once, the full key. A fault profile is for a test key only; the version
+   * is the newest unless given. A test key's child (`parentId`) may come with its key made by the caller
+   * (test-mode/test-keys.ts), and is written through `db` (a transaction's).
+   */
   async create(
-    input: { name?: string; test?: boolean; faults?: FaultProfileInput; apiVersion?: string } & PlanChoice,
+    input: { name?: string; test?: boolean; faults?: FaultProfileInput; apiVersion?: string; parentId?: string; id?: string; key?: string } & PlanChoice,
+    db: Db = this.db,
   ): Promise<{ record: KeyRecord; key: string }> {
     const limits = checkedLimits(input);
     const apiVersion = checkedVersion(input.apiVersion ?? NEWEST_VERSION);
     const test = input.test === true;
     if (input.faults && !test) throw new KeyInputError('a fault profile is for test keys only (create the key as a test key)', 'faults');
     const faults = input.faults ? this.#profile(input.faults) : null;
-    const key = generateKey(test);
+    const key = input.key ?? generateKey(test);
     const row = {
-      id: generateKeyId(),
+      id: input.id ?? generateKeyId(),
       name: checkedName(input.name) || `${input.plan} key`,
       plan: input.plan,
       per_minute: limits.perMinute,
@@ -88,11 +95,19 @@ export class KeysRepository {
       test: test ? 1 : 0,
       fault_profile: faults && JSON.stringify(faults),
       api_version: apiVersion,
+      parent_id: input.parentId ?? null,
     };
-    await this.db.insertInto('api_keys').values(row).execute();
-    // Heard before this returns, so that the key works at once here (keys/known-keys.ts).
-    this.changes?.changed('api_keys', row.id);
+    await db.insertInto('api_keys').values(row).execute();
+    // Heard before this returns, so that the key works at once here (keys/known-keys.ts); in a
+    // transaction, by the caller once it has committed (`created`): heard before, it would be read
+    // before it is there.
+    if (db === this.db) this.created(row.id);
     return { record: toRecord({ ...row, unban_seq: 0 }), key };
+  }
+
+  /** Tells the caches of a key created in a transaction, once it committed. */
+  created(id: string): void {
+    this.changes?.changed('api_keys', id);
   }
 
   async findByKey(key: string): Promise<KeyRecord | undefined> {
@@ -241,5 +256,6 @@ function toRecord(row: Selectable<ApiKeysTable>): KeyRecord {
     test: row.test === 1,
     faults: row.fault_profile === null ? null : (JSON.parse(row.fault_profile) as FaultProfile),
     apiVersion: row.api_version,
+    parentId: row.parent_id,
   };
 }

@@ -2,7 +2,7 @@ import { Event, WebhookTestData } from '../events/schemas.js';
 import { PROBLEM_SCHEMA_LIST } from '../http/problem-schemas.js';
 import { NewOrder, Order } from '../orders/schemas.js';
 import { Pet } from '../pets/schemas.js';
-import { ClockAdvance, TestClock, TestDataRemoved } from '../test-mode/schemas.js';
+import { ClockAdvance, TestClock, TestDataRemoved, TestKey } from '../test-mode/schemas.js';
 import { Usage } from '../usage/schemas.js';
 import { Version } from '../versions/routes.js';
 import { Delivery as WebhookDelivery, Endpoint as WebhookEndpoint, EndpointPatch, EndpointWithSecret, NewEndpoint } from '../webhooks/schemas.js';
@@ -25,4 +25,5 @@ export const NAMED_SCHEMAS = [
   TestClock,
   ClockAdvance,
   TestDataRemoved,
+  TestKey,
 ];

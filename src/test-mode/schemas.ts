@@ -58,3 +58,25 @@ export const TestDataRemoved = Type.Object(
   { $id: 'TestDataRemoved', additionalProperties: false, description: 'What the reset removed.' },
 );
 export type TestDataRemoved = Static<typeof TestDataRemoved>;
+
+/** A child test key as `POST /test-keys` answers it: the only time its key is shown. */
+export const TestKey = Type.Object(
+  {
+    id: Type.String({ maxLength: 40, description: "The child key's id (for `DELETE /test-keys/{keyId}`)." }),
+    key: Type.String({
+      maxLength: 60,
+      description: 'The child key itself, `pet_test_…`: shown this once (and again to a retry with the same `Idempotency-Key`).',
+    }),
+    name: Type.String({ maxLength: 100 }),
+    plan: Type.String({ maxLength: 20, description: "Your key's plan: a child has its parent's plan, limits and version." }),
+    apiVersion: Type.String({ maxLength: 10 }),
+    parentId: Type.String({ maxLength: 40, description: 'Your key: the parent whose reset removes this child too.' }),
+    createdAt: Type.String({ format: 'date-time', maxLength: 30 }),
+  },
+  { $id: 'TestKey', additionalProperties: false, description: 'A child test key, with its own clock and data.' },
+);
+export type TestKey = Static<typeof TestKey>;
+
+export const TestKeyParams = Type.Object({
+  keyId: Type.String({ minLength: 1, maxLength: 40, pattern: '^key_[0-9a-f]+$', description: "The child key's id.", example: 'key_0123456789abcdef' }),
+});

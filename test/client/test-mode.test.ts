@@ -1,6 +1,6 @@
 /** The typed client's test clock and reset (contract §11), against the real server. */
 import { afterEach, expect, it } from 'vitest';
-import { ClockCannotGoBackError, PetstoreClient, TestKeyRequiredError } from '../../client/index.js';
+import { ClockCannotGoBackError, PetstoreClient, TestKeyRequiredError, UnauthorizedError } from '../../client/index.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 import { clientOptions } from './harness.js';
 
@@ -21,6 +21,18 @@ it("moves a test key's clock, freezes and resumes it, and resets the key's data"
   await client.placeOrder({ petId: 1 });
   expect(await client.resetTestData()).toEqual({ orders: 1, events: 1, webhookEndpoints: 0, deliveries: 0 });
   expect((await client.testClock.get()).offsetSeconds).toBe(0);
+});
+
+it('makes a child test key once per Idempotency-Key, which works at once, and deletes it', async () => {
+  t = await testApp();
+  const client = new PetstoreClient(clientOptions(t.app, t.clock, await t.newKey({ plan: 'pro', test: true })));
+  const child = await client.createTestKey({ idempotencyKey: 'job-1' });
+  expect(await client.createTestKey({ idempotencyKey: 'job-1' })).toEqual(child);
+  const childClient = new PetstoreClient(clientOptions(t.app, t.clock, child.key));
+  expect((await childClient.testClock.advance({ seconds: 60 })).offsetSeconds).toBe(60);
+  expect((await client.testClock.get()).offsetSeconds).toBe(0);
+  await client.deleteTestKey(child.id);
+  await expect(childClient.usage()).rejects.toBeInstanceOf(UnauthorizedError);
 });
 
 it('gives a live key TestKeyRequiredError', async () => {

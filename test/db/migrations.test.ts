@@ -60,6 +60,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       '009_idempotency_expiry',
       '010_service_secrets',
       '011_test_clocks',
+      '012_child_test_keys',
     ]);
   });
 });

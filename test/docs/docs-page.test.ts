@@ -20,7 +20,7 @@ const WEBHOOK_OPERATIONS = [
 ];
 
 /** Operation ids of the page (`operations-<tag>-<operationId>`) by navigation group. */
-const TEST_MODE_OPERATIONS = ['getTestClock', 'advanceTestClock', 'freezeTestClock', 'resumeTestClock', 'resetTestData'];
+const TEST_MODE_OPERATIONS = ['getTestClock', 'advanceTestClock', 'freezeTestClock', 'resumeTestClock', 'resetTestData', 'createTestKey', 'deleteTestKey'];
 const GROUPS = {
   Pets: ['listPets', 'getPet'],
   Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder', 'advanceOrder'],

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { InjectOptions } from 'fastify';
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend';
 import type { TestApp } from './app.js';
@@ -167,3 +168,56 @@ export const testModeSamples: Record<string, InjectOptions> = {
   resumeTestClock: { method: 'POST', url: '/test-clock/resume' },
   resetTestData: { method: 'DELETE', url: '/test-data' },
 };
+
+/**
+ * A test key's clock and data, and its child keys (test-mode/), as the conformance suite sends them:
+ * moved, refused (a live key, going back, a bad body, a reused `Idempotency-Key`, the 101st child),
+ * made, deleted and reset.
+ */
+export async function testModeTraffic(
+  t: TestApp,
+  send: (operationId: string, options: InjectOptions) => Promise<Answer>,
+  { tester, live }: { tester: string; live: string },
+) {
+  const as = (k: string, extra: Record<string, string> = {}) => ({ 'x-api-key': k, ...extra });
+  // A test key's clock and data: moved, refused (a live key, going back, a bad body, a reused Idempotency-Key), reset.
+  const clockMove = (operationId: string, how: string, k: string, payload?: object, extra: Record<string, string> = {}) =>
+    send(operationId, { method: 'POST', url: `/test-clock/${how}`, headers: as(k, extra), ...(payload ? { payload } : {}) });
+  await send('getTestClock', { url: '/test-clock', headers: as(tester) });
+  await send('getTestClock', { url: '/test-clock', headers: as(live) });
+  await clockMove('advanceTestClock', 'advance', tester, { seconds: 60 }, { 'idempotency-key': 'c1' });
+  await clockMove('advanceTestClock', 'advance', tester, { seconds: 60 }, { 'idempotency-key': 'c1' });
+  await clockMove('advanceTestClock', 'advance', tester, { seconds: 61 }, { 'idempotency-key': 'c1' });
+  await clockMove('advanceTestClock', 'advance', tester, { to: '2000-01-01T00:00:00Z' });
+  await clockMove('advanceTestClock', 'advance', tester, {});
+  await clockMove('advanceTestClock', 'advance', live, { seconds: 1 });
+  for (const [operationId, how] of [
+    ['freezeTestClock', 'freeze'],
+    ['resumeTestClock', 'resume'],
+  ] as const) {
+    await clockMove(operationId, how, tester);
+    await clockMove(operationId, how, live);
+    await clockMove(operationId, how, tester, undefined, { 'idempotency-key': 'c1' });
+    expect(await threeAtOnce(t.db, () => clockMove(operationId, how, tester, undefined, { 'idempotency-key': `at-once-${how}` })), operationId).toEqual([
+      200, 409, 409,
+    ]);
+  }
+  // Child test keys: made, refused (a live key, a body of another type, the 101st), deleted.
+  const parent = await t.newKey({ plan: 'pro', test: true });
+  const child = await send('createTestKey', { method: 'POST', url: '/test-keys', headers: as(parent) });
+  await send('createTestKey', { method: 'POST', url: '/test-keys', headers: as(live) });
+  await send('createTestKey', { method: 'POST', url: '/test-keys', headers: as(parent, { 'content-type': 'text/plain' }), payload: 'x' });
+  expect(
+    await threeAtOnce(t.db, () => send('createTestKey', { method: 'POST', url: '/test-keys', headers: as(parent, { 'idempotency-key': 'at-once' }) })),
+  ).toEqual([201, 409, 409]);
+  // Up to the limit, around the validators: the 101st is the 409 they see.
+  for (let i = 0; i < 98; i++) await t.app.inject({ method: 'POST', url: '/test-keys', headers: as(parent) });
+  await send('createTestKey', { method: 'POST', url: '/test-keys', headers: as(parent) });
+  await send('deleteTestKey', { method: 'DELETE', url: `/test-keys/${JSON.parse(child.body).id}`, headers: as(parent) });
+  await send('deleteTestKey', { method: 'DELETE', url: '/test-keys/key_00', headers: as(parent) });
+  await send('deleteTestKey', { method: 'DELETE', url: '/test-keys/nope', headers: as(parent) });
+  await send('deleteTestKey', { method: 'DELETE', url: '/test-keys/key_00', headers: as(live) });
+  const scratch = await t.newKey({ plan: 'pro', test: true });
+  await send('resetTestData', { method: 'DELETE', url: '/test-data', headers: as(scratch) });
+  await send('resetTestData', { method: 'DELETE', url: '/test-data', headers: as(live) });
+}

@@ -34,6 +34,8 @@ export const EXPECTED_OPERATIONS = [
   'POST /test-clock/freeze',
   'POST /test-clock/resume',
   'DELETE /test-data',
+  'POST /test-keys',
+  'DELETE /test-keys/{keyId}',
 ];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 export const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];

@@ -4,7 +4,7 @@ import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lookAtStoreFiles } from '../../src/db/database.js';
 import { type TestApp, testApp } from '../helpers/app.js';
-import { type Answer, testModeSamples, threeAtOnce, Validators } from '../helpers/conformance.js';
+import { type Answer, testModeSamples, testModeTraffic, threeAtOnce, Validators } from '../helpers/conformance.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -164,31 +164,7 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('retryWebhookDelivery', hook('POST', `/webhook-endpoints/${hookId}/deliveries/${JSON.parse(tested.body).id}/retry`));
     await send('retryWebhookDelivery', hook('POST', `/webhook-endpoints/${hookId}/deliveries/dlv_zzz/retry`));
     await send('getEvent', { url: `/events/${JSON.parse(tested.body).eventId}`, headers: as(tester) });
-    // A test key's clock and data: moved, refused (a live key, going back, a bad body, a reused Idempotency-Key), reset.
-    const clockMove = (operationId: string, how: string, k: string, payload?: object, extra: Record<string, string> = {}) =>
-      send(operationId, { method: 'POST', url: `/test-clock/${how}`, headers: as(k, extra), ...(payload ? { payload } : {}) });
-    await send('getTestClock', { url: '/test-clock', headers: as(tester) });
-    await send('getTestClock', { url: '/test-clock', headers: as(key) });
-    await clockMove('advanceTestClock', 'advance', tester, { seconds: 60 }, { 'idempotency-key': 'c1' });
-    await clockMove('advanceTestClock', 'advance', tester, { seconds: 60 }, { 'idempotency-key': 'c1' });
-    await clockMove('advanceTestClock', 'advance', tester, { seconds: 61 }, { 'idempotency-key': 'c1' });
-    await clockMove('advanceTestClock', 'advance', tester, { to: '2000-01-01T00:00:00Z' });
-    await clockMove('advanceTestClock', 'advance', tester, {});
-    await clockMove('advanceTestClock', 'advance', key, { seconds: 1 });
-    for (const [operationId, how] of [
-      ['freezeTestClock', 'freeze'],
-      ['resumeTestClock', 'resume'],
-    ] as const) {
-      await clockMove(operationId, how, tester);
-      await clockMove(operationId, how, key);
-      await clockMove(operationId, how, tester, undefined, { 'idempotency-key': 'c1' });
-      expect(await threeAtOnce(t.db, () => clockMove(operationId, how, tester, undefined, { 'idempotency-key': `at-once-${how}` })), operationId).toEqual([
-        200, 409, 409,
-      ]);
-    }
-    const scratch = await t.newKey({ plan: 'pro', test: true });
-    await send('resetTestData', { method: 'DELETE', url: '/test-data', headers: as(scratch) });
-    await send('resetTestData', { method: 'DELETE', url: '/test-data', headers: as(key) });
+    await testModeTraffic(t, send, { tester, live: key });
     // Every operation's common answers: without a key (401), and a test key's forced 500, 503 and 429.
     const deliveryId = JSON.parse(tested.body).id as string;
     const samples: Record<string, InjectOptions> = {
@@ -211,6 +187,8 @@ describe('every response of real traffic conforms to the served document', { tim
       listWebhookDeliveries: { url: `/webhook-endpoints/${hookId}/deliveries` },
       retryWebhookDelivery: { method: 'POST', url: `/webhook-endpoints/${hookId}/deliveries/${deliveryId}/retry` },
       getUsage: { url: '/usage' },
+      createTestKey: { method: 'POST', url: '/test-keys' },
+      deleteTestKey: { method: 'DELETE', url: '/test-keys/key_00' },
       ...testModeSamples,
     };
     for (const [operationId, sample] of Object.entries(samples)) {

@@ -1,0 +1,32 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Migration } from 'kysely';
+
+/** The migrations of test keys' own time and children (test-mode/): the same on both stores. */
+
+export const testClocks: Migration = {
+  // A test key's clock, when a test moved it (test-mode/clock.ts, contract §11): ms, as the clock keeps them.
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('test_clocks')
+      .addColumn('api_key_id', 'text', (c) => c.primaryKey().references('api_keys.id'))
+      .addColumn('offset_ms', 'bigint', (c) => c.notNull())
+      .addColumn('frozen_at', 'bigint')
+      .execute();
+  },
+};
+
+export const childTestKeys: Migration = {
+  // A test key's children (test-mode/test-keys.ts, contract §11), and the secret their keys are derived
+  // with when asked for with an Idempotency-Key (a replay shows the same key without it being stored).
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('api_keys')
+      .addColumn('parent_id', 'text', (c) => c.references('api_keys.id'))
+      .execute();
+    await db.schema.createIndex('api_keys_parent_id').on('api_keys').column('parent_id').execute();
+    await db
+      .insertInto('service_secrets' as never)
+      .values({ name: 'test-keys', value: randomBytes(32).toString('base64') } as never)
+      .execute();
+  },
+};
