@@ -74,7 +74,7 @@
   // rate-limit headers of every response the page receives, and by GET /usage when a key is authorised.
   const meter = (() => {
     // Shown once a key is authorised: before, the headers are the address's, not a key's.
-    const state = { windows: {}, until: 0, banned: false, authorised: false };
+    const state = { windows: {}, until: 0, banned: false, authorised: false, key: '', clock: null };
     const panel = document.createElement('aside');
     panel.id = 'petstore-meter';
     panel.hidden = true;
@@ -100,9 +100,45 @@
         waiting > 0
           ? `<div class="petstore-meter__countdown" data-seconds="${waiting}" data-banned="${state.banned}">${state.banned ? 'Banned' : 'Rate limited'}: ${waiting} s to wait</div>`
           : '';
-      panel.innerHTML = `<div class="petstore-meter__title">Your rate limits</div>${rows.join('')}${countdown}`;
+      panel.innerHTML = `<div class="petstore-meter__title">Your rate limits</div>${rows.join('')}${countdown}${clockRow()}`;
       panel.hidden = !state.authorised || rows.length === 0;
     }
+
+    // A test key's own clock (GET /test-clock): where it stands, and buttons that move it.
+    function clockRow() {
+      const clock = state.clock;
+      if (!clock) return '';
+      const buttons = [
+        ['60', '+1 min'],
+        ['3600', '+1 h'],
+        ['86400', '+1 day'],
+      ].map(([seconds, label]) => `<button type="button" data-advance="${seconds}">${label}</button>`);
+      buttons.push(`<button type="button" data-move="${clock.frozen ? 'resume' : 'freeze'}">${clock.frozen ? 'Resume' : 'Freeze'}</button>`);
+      return (
+        `<div class="petstore-meter__clock" data-offset="${clock.offsetSeconds}" data-frozen="${clock.frozen}">` +
+        `<div class="petstore-meter__label">Your test key's clock: <strong>${clock.now.slice(0, 19).replace('T', ' ')} UTC</strong>` +
+        `${clock.frozen ? ' (frozen)' : ''}</div><div class="petstore-meter__buttons">${buttons.join('')}</div></div>`
+      );
+    }
+
+    async function readClock() {
+      if (!state.key.startsWith('pet_test_')) return void (state.clock = null);
+      const response = await fetch('/test-clock', { headers: { 'X-API-Key': state.key } });
+      state.clock = response.ok ? await response.json() : null;
+    }
+
+    // A button of the clock: the move, then the clock and the usage as they now stand.
+    panel.addEventListener('click', async (event) => {
+      const button = event.target instanceof HTMLElement ? event.target.closest('button') : null;
+      if (!button || !state.clock) return;
+      const advance = button.dataset.advance;
+      const how = advance ? 'advance' : button.dataset.move;
+      const init = { method: 'POST', headers: { 'X-API-Key': state.key } };
+      if (advance) [init.headers['Content-Type'], init.body] = ['application/json', JSON.stringify({ seconds: Number(advance) })];
+      const response = await fetch(`/test-clock/${how}`, init);
+      if (response.ok) state.clock = await response.json();
+      await authorised(state.key);
+    });
 
     // `"minute";q=60;w=60, "day";q=1000;w=86400` and `"minute";r=57;t=60, …`: members by window.
     function items(header) {
@@ -146,6 +182,8 @@
     async function authorised(key) {
       if (!key) return;
       state.authorised = true;
+      state.key = key;
+      await readClock();
       const response = await fetch('/usage', { headers: { 'X-API-Key': key } });
       if (response.ok) fromUsage(await response.json());
       else fromHeaders(Object.fromEntries(response.headers), response.status, await response.text());

@@ -44,6 +44,8 @@ const PAGE = `<!doctype html>
   .petstore-meter__window { margin: 6px 0; }
   .petstore-meter__bar { height: 8px; background: #eaeef2; border-radius: 4px; overflow: hidden; }
   .petstore-meter__fill { height: 100%; background: #2da44e; transition: width .2s; }
+  .petstore-meter__clock { margin-top: 8px; padding-top: 6px; border-top: 1px solid #eaeef2; }
+  .petstore-meter__buttons button { margin: 4px 4px 0 0; padding: 2px 8px; border: 1px solid #d0d7de; border-radius: 4px; background: #f6f8fa; cursor: pointer; }
   #petstore-versions { padding: 12px 20px 0; font: 14px/1.4 sans-serif; color: #3b4151; }
   .petstore-meter__countdown { margin-top: 8px; font-weight: 700; color: #cf222e; }
 </style>

@@ -245,6 +245,18 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
     expect(await live.textContent()).toMatch(/preference-applied:\s*fault=503/);
   });
 
+  it("shows the authorised test key's clock beside the meter, with buttons that move it", async () => {
+    // The test key the test before authorised.
+    const clock = page.locator('#petstore-meter .petstore-meter__clock');
+    await clock.waitFor();
+    expect(await clock.getAttribute('data-offset')).toBe('0');
+    await clock.locator('button[data-advance="3600"]').click();
+    await page.waitForFunction(() => document.querySelector('#petstore-meter .petstore-meter__clock')?.getAttribute('data-offset') === '3600');
+    await page.locator('#petstore-meter button[data-move="freeze"]').click();
+    await page.waitForFunction(() => document.querySelector('#petstore-meter .petstore-meter__clock')?.getAttribute('data-frozen') === 'true');
+    expect(await page.locator('#petstore-meter .petstore-meter__clock').textContent()).toContain('(frozen)');
+  });
+
   it('requests nothing outside localhost', () => {
     expect(outside).toEqual([]);
   });
