@@ -37,15 +37,52 @@ export class EventRetention {
 
   /** Deletes the events and delivery-log entries that expired by now; answers how many rows. */
   async sweep(): Promise<number> {
-    const cutoff = new Date(this.deps.clock() - this.deps.retentionMs).toISOString();
-    return (await this.#expire('events', cutoff)) + (await this.#expire('webhook_deliveries', cutoff));
+    const now = this.deps.clock();
+    const cutoff = new Date(now - this.deps.retentionMs).toISOString();
+    return (await this.#expire('events', cutoff)) + (await this.#expire('webhook_deliveries', cutoff)) + (await this.#expireClocked(now));
+  }
+
+  /**
+   * The keys whose clock a test moved keep their records in their own time: left out of the sweep by
+   * the real time (their rows' times are not in `seq`'s order), each is swept by its own now, and an
+   * event whose deliveries are pending stays (contract §11).
+   */
+  async #expireClocked(now: number): Promise<number> {
+    const { db, retentionMs } = this.deps;
+    let deleted = 0;
+    for (const clock of await db.selectFrom('test_clocks').select(['api_key_id', 'offset_ms', 'frozen_at']).execute()) {
+      const keyNow = clock.frozen_at === null ? now + Number(clock.offset_ms) : Number(clock.frozen_at);
+      const cutoff = new Date(keyNow - retentionMs).toISOString();
+      const endpoints = db.selectFrom('webhook_endpoints').select('id').where('api_key_id', '=', clock.api_key_id);
+      const pending = db.selectFrom('webhook_deliveries').select('event_seq').where('state', '=', 'pending').where('endpoint_id', 'in', endpoints);
+      const deliveries = await db
+        .deleteFrom('webhook_deliveries')
+        .where('endpoint_id', 'in', endpoints)
+        .where('state', '<>', 'pending')
+        .where('created_at', '<', cutoff)
+        .executeTakeFirst();
+      const events = await db
+        .deleteFrom('events')
+        .where('api_key_id', '=', clock.api_key_id)
+        .where('created_at', '<', cutoff)
+        .where('seq', 'not in', pending)
+        .executeTakeFirst();
+      deleted += Number(deliveries.numDeletedRows) + Number(events.numDeletedRows);
+    }
+    return deleted;
   }
 
   async #expire(table: 'events' | 'webhook_deliveries', cutoff: string): Promise<number> {
     const { db } = this.deps;
+    const clocked = db.selectFrom('test_clocks').select('api_key_id');
     let deleted = 0;
     await this.#job.pass(async (size) => {
-      const oldest = await db.selectFrom(table).select(['seq', 'created_at']).orderBy('seq').limit(size).execute();
+      let query = db.selectFrom(table).select(['seq', 'created_at']).orderBy('seq').limit(size);
+      query =
+        table === 'events'
+          ? query.where('api_key_id', 'not in', clocked)
+          : query.where('endpoint_id', 'not in', db.selectFrom('webhook_endpoints').select('id').where('api_key_id', 'in', clocked));
+      const oldest = await query.execute();
       const expired = oldest.filter((row) => row.created_at < cutoff).map((row) => row.seq);
       if (expired.length > 0) await db.deleteFrom(table).where('seq', 'in', expired).execute();
       deleted += expired.length;
