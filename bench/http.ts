@@ -8,6 +8,7 @@
  * it); one row puts a whole run on a single key, on purpose.
  */
 import { randomBytes } from 'node:crypto';
+import { type AdvanceFigures, measureAdvance } from './advance.js';
 import {
   type EventGrowthFigures,
   type FulfilmentFigures,
@@ -79,6 +80,7 @@ export interface ModeResult {
   fulfilment?: FulfilmentFigures;
   retention?: RetentionFigures;
   stuckReceiver?: StuckReceiverFigures;
+  advance?: AdvanceFigures;
   eventGrowth?: EventGrowthFigures;
   /** The oldest version against the newest, by turns on one service (versions.ts). */
   versionsByTurns?: VersionFigures;
@@ -248,12 +250,13 @@ async function measureEvents(
   mode: string,
   env: Record<string, string>,
   settings: LoadSettings,
-): Promise<Pick<ModeResult, 'fulfilment' | 'retention' | 'stuckReceiver' | 'eventGrowth'>> {
+): Promise<Pick<ModeResult, 'fulfilment' | 'retention' | 'stuckReceiver' | 'eventGrowth' | 'advance'>> {
   const fulfilment = await measureFulfilment(mode, env, settings);
   const retention = await measureRetention(mode, env);
   const stuckReceiver = await measureStuckReceiver(mode, env, settings);
   const eventGrowth = await measureEventGrowth(mode, env, settings);
-  return { fulfilment, retention, stuckReceiver, eventGrowth };
+  const advance = await measureAdvance(mode, env);
+  return { fulfilment, retention, stuckReceiver, eventGrowth, advance };
 }
 
 function redacted(env: Record<string, string>): Record<string, string> {

@@ -22,8 +22,9 @@
  *   growth   embedded only: a store of 1,000,000 keys, one with 1,000,000 orders (bench/growth.ts):
  *            deep order pages, GET /pets/{petId} over 100,000 of the keys, RSS per key seen
  *   events   embedded only: 100,000 orders falling due at once on a service under load, 1,000,000 expired
- *            events deleted, 10,000 webhook deliveries to a receiver that never answers, and GET /events
- *            of a key with 1,000,000 events against a small store's (bench/events.ts)
+ *            events deleted, 10,000 webhook deliveries to a receiver that never answers, GET /events
+ *            of a key with 1,000,000 events against a small store's (bench/events.ts), and a test key
+ *            with 10,000 pending orders advanced a year beside other keys' load (bench/advance.ts)
  *
  * BENCH_ONLY=phase,… runs only those (limiter, memory, addresses, hot-key, paths, config, peers, growth, events; default all), e.g.
  * BENCH_ONLY=peers,growth while working on them. BENCH_DURATION (seconds per path, default 10) shortens
@@ -39,6 +40,7 @@ import { join } from 'node:path';
 import { postgresSchema } from '../test/helpers/database.js';
 import { type AddressFigures, addressesTable } from './addresses.js';
 import { chart } from './chart.js';
+import { advanceLine } from './advance.js';
 import { eventGrowthLine, fulfilmentLine, retentionLine, stuckReceiverLine } from './events.js';
 import { growthLine } from './growth.js';
 import { type HotKeyFigures, hotKeyTable } from './hot-key.js';
@@ -172,6 +174,7 @@ for (const mode of modes) {
   if (mode.fulfilment) console.log(fulfilmentLine(mode.fulfilment));
   if (mode.retention) console.log(retentionLine(mode.retention));
   if (mode.stuckReceiver) console.log(stuckReceiverLine(mode.stuckReceiver));
+  if (mode.advance) console.log(advanceLine(mode.advance));
   if (mode.eventGrowth) console.log(eventGrowthLine(mode.eventGrowth));
 }
 const verdicts = targets(modes);

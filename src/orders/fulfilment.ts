@@ -9,7 +9,7 @@ import type { OrderMoves } from './moves.js';
  * loop, few enough to leave it to others between slices; on PostgreSQL, which holds nothing but the
  * key's rows, more, to spare transactions.
  */
-const CATCH_UP_SLICE = { sqlite: 100, postgres: 1_000 } as const;
+const CATCH_UP_SLICE = { sqlite: 40, postgres: 1_000 } as const;
 
 /** Makes every move of `owner`'s that fell due by `to` in its time, in slices; answers how many. */
 export async function catchUp(moves: OrderMoves, transactions: Transactions, owner: string, to: number): Promise<number> {

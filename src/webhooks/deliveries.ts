@@ -1,3 +1,4 @@
+import { clockedCandidates, clockedKeys } from './clocked.js';
 import { type Selectable, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { transactionsOf } from '../db/group-commit.js';
@@ -97,23 +98,9 @@ export class DeliveriesRepository {
     const at = new Date(now).toISOString();
     // A key whose clock a test moved is claimed alone, due by its now; the others by the real time, without it.
     const due = clocked ? new Date(clocked.now).toISOString() : at;
-    const whose = clocked ? sql`and e.api_key_id = ${clocked.keyId}` : sql`and e.api_key_id not in (select api_key_id from test_clocks)`;
-    const full = (counts: ReadonlyMap<string, number>, share: number) => [...counts].filter(([, n]) => n >= share).map(([id]) => id);
-    const notIn = (column: string, ids: string[]) => (ids.length === 0 ? sql`` : sql`and ${sql.ref(column)} not in (${sql.join(ids)})`);
-    // Each endpoint's first due, then each key's first of those: a key's dead endpoint does not hide its others.
-    const { rows: candidates } = await sql<{ seq: number; endpoint_id: string; key_id: string }>`
-      select seq, endpoint_id, key_id from (
-        select seq, endpoint_id, key_id, next_attempt_at,
-          row_number() over (partition by key_id order by next_attempt_at, seq) as key_rank
-        from (
-          select d.seq, d.endpoint_id, e.api_key_id as key_id, d.next_attempt_at,
-            row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.seq) as endpoint_rank
-          from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-          where d.state = 'pending' and d.next_attempt_at <= ${due} and (d.claimed_until is null or d.claimed_until <= ${at}) and e.enabled = 1 ${whose}
-            ${notIn('e.api_key_id', full(inFlight.keys, shares.perKey))} ${notIn('d.endpoint_id', full(inFlight.endpoints, shares.perEndpoint))}
-        ) by_endpoint where endpoint_rank <= ${shares.perEndpoint}
-      ) by_key where key_rank <= ${shares.perKey}
-      order by next_attempt_at, seq limit ${limit + inFlight.keys.size * shares.perKey}`.execute(this.db);
+    const candidates = clocked
+      ? await clockedCandidates(this.db, clocked.keyId, { due, at, limit, shares })
+      : await this.#dueCandidates(at, limit, shares, inFlight);
     const wanted = withinShares(candidates, limit, shares, inFlight);
     if (wanted.length === 0) return [];
     const keyOfSeq = new Map(wanted.map((c) => [c.seq, c.key_id]));
@@ -141,23 +128,31 @@ export class DeliveriesRepository {
     }));
   }
 
-  /** The test keys whose clock a test moved with deliveries waiting, each with its now at the real `now`. */
-  async clockedKeys(now: number): Promise<ClockedKey[]> {
-    const rows = await this.db
-      .selectFrom('test_clocks as c')
-      .select(['c.api_key_id', 'c.offset_ms', 'c.frozen_at'])
-      .where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('webhook_deliveries as d')
-            .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-            .select('d.seq')
-            .whereRef('e.api_key_id', '=', 'c.api_key_id')
-            .where('d.state', '=', 'pending'),
-        ),
-      )
-      .execute();
-    return rows.map((row) => ({ keyId: row.api_key_id, now: row.frozen_at === null ? now + Number(row.offset_ms) : Number(row.frozen_at) }));
+  /** Every key's due deliveries but the moved clocks', within the shares: each endpoint's first due, then each key's first of those. */
+  async #dueCandidates(at: string, limit: number, shares: Shares, inFlight: InFlight) {
+    const full = (counts: ReadonlyMap<string, number>, share: number) => [...counts].filter(([, n]) => n >= share).map(([id]) => id);
+    const notIn = (column: string, ids: string[]) => (ids.length === 0 ? sql`` : sql`and ${sql.ref(column)} not in (${sql.join(ids)})`);
+    // Each endpoint's first due, then each key's first of those: a key's dead endpoint does not hide its others.
+    const { rows } = await sql<{ seq: number; endpoint_id: string; key_id: string }>`
+      select seq, endpoint_id, key_id from (
+        select seq, endpoint_id, key_id, next_attempt_at,
+          row_number() over (partition by key_id order by next_attempt_at, seq) as key_rank
+        from (
+          select d.seq, d.endpoint_id, e.api_key_id as key_id, d.next_attempt_at,
+            row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.seq) as endpoint_rank
+          from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+          where d.state = 'pending' and d.next_attempt_at <= ${at} and (d.claimed_until is null or d.claimed_until <= ${at}) and e.enabled = 1
+            and e.api_key_id not in (select api_key_id from test_clocks)
+            ${notIn('e.api_key_id', full(inFlight.keys, shares.perKey))} ${notIn('d.endpoint_id', full(inFlight.endpoints, shares.perEndpoint))}
+        ) by_endpoint where endpoint_rank <= ${shares.perEndpoint}
+      ) by_key where key_rank <= ${shares.perKey}
+      order by next_attempt_at, seq limit ${limit + inFlight.keys.size * shares.perKey}`.execute(this.db);
+    return rows;
+  }
+
+  /** The test keys whose clock a test moved with deliveries waiting, each with its now at the real `now` (./clocked.ts). */
+  clockedKeys(now: number): Promise<ClockedKey[]> {
+    return clockedKeys(this.db, now);
   }
 
   /**
