@@ -52,22 +52,24 @@ export function identifyHook(findKey: FindKey, clockOf: ClockOf) {
     } catch (failure) {
       return unchecked(failure);
     }
-    if (!(found instanceof Promise)) return settle(request, found);
-    return found.then((key) => settle(request, key), unchecked);
-
-    function settle(request: StepRequest, key: KeyRecord | undefined): Promise<void> | undefined {
-      const identity = identityOf(request, key);
-      if (identity.kind !== 'key' || !identity.key.test) return void (request.identity = identity);
-      let clock: ReturnType<ClockOf>;
-      try {
-        clock = clockOf(identity.key.id);
-      } catch (failure) {
-        return unchecked(failure);
-      }
-      if (!(clock instanceof Promise)) return void (request.identity = { ...identity, clock });
-      return clock.then((read) => void (request.identity = { ...identity, clock: read }), unchecked);
-    }
+    if (!(found instanceof Promise)) return settle(request, found, clockOf);
+    return found.then((key) => settle(request, key, clockOf), unchecked);
   };
+}
+
+/** The identity of a request whose key was looked up; a test key's with its clock, read now. */
+function settle(request: StepRequest, key: KeyRecord | undefined, clockOf: ClockOf): Promise<void> | undefined {
+  const identity = identityOf(request, key);
+  if (identity.kind !== 'key' || !identity.key.test) return void (request.identity = identity);
+  const unchecked = (failure: unknown) => void (request.identity = anonymous(request, 'The API key could not be checked.', false, failure));
+  let clock: ReturnType<ClockOf>;
+  try {
+    clock = clockOf(identity.key.id);
+  } catch (failure) {
+    return unchecked(failure);
+  }
+  if (!(clock instanceof Promise)) return void (request.identity = { ...identity, clock });
+  return clock.then((read) => void (request.identity = { ...identity, clock: read }), unchecked);
 }
 
 function identityOf(request: StepRequest, key: KeyRecord | undefined): Identity {
