@@ -17,7 +17,7 @@ export interface Database {
   test_clocks: TestClocksTable;
 }
 
-/** A test key's clock, once a test moved it (test-mode/clock.ts): none is the real time. */
+/** A test key's clock, once a test moved it (clock.ts `KeyClock`, test-mode/): none is the real time. */
 export interface TestClocksTable {
   api_key_id: string;
   offset_ms: number;

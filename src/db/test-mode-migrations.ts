@@ -4,7 +4,7 @@ import type { Kysely, Migration } from 'kysely';
 /** The migrations of test keys' own time and children (test-mode/): the same on both stores. */
 
 export const testClocks: Migration = {
-  // A test key's clock, when a test moved it (test-mode/clock.ts, contract §11): ms, as the clock keeps them.
+  // A test key's clock, when a test moved it (clock.ts `KeyClock`, contract §11): ms, as the clock keeps them.
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('test_clocks')

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { TalliedCounter } from '../ops/tallies.js';
-import { type KeyClock, offsetAt } from '../test-mode/clock.js';
+import { type KeyClock, offsetAt } from '../clock.js';
 import { documentationCaller } from '../ratelimit/callers.js';
 import { type HeaderList, pushRateLimitHeaders } from '../ratelimit/headers.js';
 import { DOCUMENTATION_POLICY, type Policy } from '../ratelimit/plans.js';

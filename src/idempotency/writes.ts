@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Owner } from '../keys/identify.js';
-import { callerNow, type KeyClock } from '../test-mode/clock.js';
+import { callerNow, type KeyClock } from '../clock.js';
 import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { type Transactions, transactionsOf } from '../db/group-commit.js';

@@ -6,7 +6,7 @@ import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
 import { isWellFormedKey } from './key-format.js';
 import { type KeyRecord, policyOfKey } from './repository.js';
 import type { StepRequest } from '../http/steps.js';
-import type { KeyClock } from '../test-mode/clock.js';
+import type { KeyClock } from '../clock.js';
 
 /** The header a key travels in, as documented; Node hands header names over in lower case. */
 export const API_KEY_HEADER = 'X-API-Key';

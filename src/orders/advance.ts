@@ -7,7 +7,7 @@ import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_H
 import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
 import { keyOf, ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
-import { callerNow } from '../test-mode/clock.js';
+import { callerNow } from '../clock.js';
 import { nextStatus } from './lifecycle.js';
 import type { OrderMoves } from './moves.js';
 import { notFound } from './not-found.js';

@@ -6,7 +6,7 @@ import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
-import { callerNow } from '../test-mode/clock.js';
+import { callerNow } from '../clock.js';
 import type { OrderMoves } from './moves.js';
 import { notFound } from './not-found.js';
 import { OrdersRepository } from './repository.js';

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Owner } from '../keys/identify.js';
-import { callerNow } from '../test-mode/clock.js';
+import { callerNow } from '../clock.js';
 import { toUtcDateTime } from '../http/date-time.js';
 import { ProblemError } from '../http/problems.js';
 import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';

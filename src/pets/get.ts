@@ -6,7 +6,7 @@ import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { TAG } from '../openapi/tags.js';
-import { callerNow } from '../test-mode/clock.js';
+import { callerNow } from '../clock.js';
 import type { Shapes } from '../versions/shape.js';
 import type { VersionNotices } from '../versions/notices.js';
 import { type Deprecation, DEPRECATIONS_PAGE_PATH, dayOrInstant, isSunset, type Notice, sunsetDay } from './deprecation.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { KeyClock } from '../test-mode/clock.js';
+import type { KeyClock } from '../clock.js';
 import type { Policy } from './plans.js';
 import type { LimiterStore } from './store.js';
 import { type Banned, ceilSeconds, type Verdict } from './verdict.js';

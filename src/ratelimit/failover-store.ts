@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
-import type { KeyClock } from '../test-mode/clock.js';
+import type { KeyClock } from '../clock.js';
 import type { RedisConfig } from '../config.js';
 import { MemoryLimiterStore } from './memory-store.js';
 import type { Policy } from './plans.js';

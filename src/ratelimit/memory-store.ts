@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { type KeyClock, keyNow } from '../test-mode/clock.js';
+import { type KeyClock, keyNow } from '../clock.js';
 import { type BanRules, DEFAULT_BAN_RULES, decide, peek, pruneState, unban, withUnbanSignal } from './decision.js';
 import type { Policy } from './plans.js';
 import { logSize } from './instant-log.js';

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
-import { type KeyClock, keyNow } from '../test-mode/clock.js';
+import { type KeyClock, keyNow } from '../clock.js';
 import { type BanRules, DEFAULT_BAN_RULES } from './decision.js';
 import type { Policy } from './plans.js';
 import { LIMITER_SCRIPT } from './redis-script.js';

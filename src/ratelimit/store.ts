@@ -1,11 +1,11 @@
-import type { KeyClock } from '../test-mode/clock.js';
+import type { KeyClock } from '../clock.js';
 import type { Policy } from './plans.js';
 import type { Verdict } from './verdict.js';
 
 /**
  * Where callers' limiter states live. Every call is atomic for one caller and reads the time from
  * the clock given to the store's constructor, or, for a test key, from its own clock (`clock`: the
- * real time moved, test-mode/clock.ts; every call of one caller gives the same); the rules themselves
+ * real time moved, ../clock.ts; every call of one caller gives the same); the rules themselves
  * are those of ./decision.ts.
  */
 export interface LimiterStore {

@@ -1,6 +1,7 @@
 import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
-import { isRealTime, type KeyClock, REAL_TIME } from './clock.js';
+import { type KeyClock, REAL_TIME } from '../clock.js';
+import { isRealTime } from './clock.js';
 
 /** The most clocks held in memory (the embedded store); the oldest read leaves first. */
 const MAX_HELD = 10_000;

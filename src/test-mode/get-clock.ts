@@ -7,7 +7,7 @@ import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import type { KeyRecord } from '../keys/repository.js';
 import { TAG } from '../openapi/tags.js';
-import { type KeyClock, keyNow, offsetAt, REAL_TIME } from './clock.js';
+import { type KeyClock, keyNow, offsetAt, REAL_TIME } from '../clock.js';
 import { TestClock } from './schemas.js';
 
 /** What every test-mode operation is: for test keys, uncounted, answered in any version and during a ban (contract §11). */

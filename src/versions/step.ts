@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { ProblemError } from '../http/problems.js';
 import type { Step, StepRequest } from '../http/steps.js';
 import { dayOrInstant, isSunset, type Notice } from '../pets/deprecation.js';
-import { callerNow } from '../test-mode/clock.js';
+import { callerNow } from '../clock.js';
 import { noticeOf } from './notices.js';
 import { isVersion, NEWEST_VERSION, VERSION_FIELD, VERSION_HEADER, VERSIONS } from './versions.js';
 

@@ -6,7 +6,7 @@ import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_H
 import { fingerprintOf } from '../idempotency/writes.js';
 import { ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
-import { callerNow } from '../test-mode/clock.js';
+import { callerNow } from '../clock.js';
 import { seqOfDeliveryId } from './deliveries.js';
 import type { WebhookDeps } from './deps.js';
 import { Delivery, DeliveryParams } from './schemas.js';

@@ -5,7 +5,7 @@ import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_H
 import { fingerprintOf } from '../idempotency/writes.js';
 import { keyOf, ownerOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
-import { callerNow } from '../test-mode/clock.js';
+import { callerNow } from '../clock.js';
 import { endpointNotFound, type WebhookDeps } from './deps.js';
 import { Delivery, EndpointParams } from './schemas.js';
 
