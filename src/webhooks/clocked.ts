@@ -1,17 +1,26 @@
 import type { Db } from '../db/database.js';
-import type { ClockedKey, Shares } from './deliveries.js';
 
 /**
  * The deliveries of test keys whose clock a test moved (test-mode/): they fall due in each key's own
  * time, so the dispatcher claims each such key alone (./deliveries.ts `claim`).
  */
 
+/** A test key whose clock a test moved, and its now: its deliveries fall due in its time. */
+export interface ClockedKey {
+  keyId: string;
+  now: number;
+}
+
 /**
  * One moved clock's key's due deliveries, earliest first, a few more than its share: read along the
  * due index, where ranking every endpoint's pending deliveries would read all of them (a key a year
  * ahead has every one due).
  */
-export async function clockedCandidates(db: Db, keyId: string, { due, at, limit, shares }: { due: string; at: string; limit: number; shares: Shares }) {
+export async function clockedCandidates(
+  db: Db,
+  keyId: string,
+  { due, at, limit, shares }: { due: string; at: string; limit: number; shares: { perKey: number; perEndpoint: number } },
+) {
   const rows = await db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')

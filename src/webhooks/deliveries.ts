@@ -1,4 +1,4 @@
-import { clockedCandidates, clockedKeys } from './clocked.js';
+import { type ClockedKey, clockedCandidates, clockedKeys } from './clocked.js';
 import { type Selectable, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { transactionsOf } from '../db/group-commit.js';
@@ -18,12 +18,6 @@ export interface Claimed {
   claimedUntil: string;
   /** For a test key whose clock a test moved: when the attempt fell due in its time, the instant it is made at (test-mode/). */
   dueAt?: number;
-}
-
-/** A test key whose clock a test moved, and its now: its deliveries fall due in its time. */
-export interface ClockedKey {
-  keyId: string;
-  now: number;
 }
 
 /** What an attempt decided: the delivery's state after it, and what it does to its endpoint. */
