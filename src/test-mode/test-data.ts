@@ -6,7 +6,6 @@ import { keyCaller, restampKeys } from '../ratelimit/callers.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { TestClocks } from './clocks.js';
 import type { TestDataRemoved } from './schemas.js';
-import { childrenOf } from './test-keys.js';
 
 export interface TestDataDeps {
   db: Db;
@@ -50,6 +49,12 @@ export class TestData {
     await Promise.all([limiter.forget(keyCaller(keyId)), this.#restamp([keyId])]);
     return removed;
   }
+}
+
+/** A test key's children that are alive (not deleted), oldest first. */
+export async function childrenOf(db: Db, parentId: string): Promise<string[]> {
+  const rows = await db.selectFrom('api_keys').select('id').where('parent_id', '=', parentId).where('revoked_at', 'is', null).orderBy('created_at').execute();
+  return rows.map((row) => row.id);
 }
 
 /** Every record of the key's, in an order its references allow. */

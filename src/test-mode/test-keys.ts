@@ -13,7 +13,7 @@ import type { KeyRecord, KeysRepository } from '../keys/repository.js';
 import { TAG } from '../openapi/tags.js';
 import { testKeyOf } from './get-clock.js';
 import { TestKey, TestKeyParams } from './schemas.js';
-import type { TestData } from './test-data.js';
+import { childrenOf, type TestData } from './test-data.js';
 
 /** The most children a test key has alive at once (contract §11). */
 export const MAX_CHILDREN = 100;
@@ -24,12 +24,6 @@ export interface TestKeysDeps {
   writes: IdempotentWrites;
   /** The secret a child's key is derived with when asked for with an `Idempotency-Key` (migration 012). */
   testKeySecret: Buffer;
-}
-
-/** A test key's children that are alive (not deleted), oldest first. */
-export async function childrenOf(db: Db, parentId: string): Promise<string[]> {
-  const rows = await db.selectFrom('api_keys').select('id').where('parent_id', '=', parentId).where('revoked_at', 'is', null).orderBy('created_at').execute();
-  return rows.map((row) => row.id);
 }
 
 /**
