@@ -5,6 +5,7 @@ import type { HeaderList } from '../ratelimit/headers.js';
 import type { Verdict } from '../ratelimit/verdict.js';
 import { TurnBatch } from '../turn-batch.js';
 import { requestIdOf } from './request-id.js';
+import { JSON_CONTENT_TYPE } from './responses.js';
 import { runSteps, type Step, type StepLog, type StepReply, type StepRequest } from './steps.js';
 
 /** A `GET` the fast lane may answer: its route, and its answer when memory holds it. */
@@ -295,6 +296,3 @@ function ownHeaders(lane: Lane, route: FastRoute, version: string): HeaderList {
 function headerList(headers: Readonly<Record<string, string>>): HeaderList {
   return Object.entries(headers).flat();
 }
-
-/** The content type Fastify gives a body its serialiser wrote. */
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';

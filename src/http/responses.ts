@@ -8,6 +8,9 @@ export const LOCATION_HEADER = 'Location';
 export const CACHE_CONTROL_HEADER = 'Cache-Control';
 
 /** An answer no cache may keep: a refusal (contract §3), a secret shown once. Declared where it is sent. */
+/** The content type Fastify gives a body its serialiser wrote: what an answer from memory says too. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 export const NO_STORE = 'no-store';
 export const NO_STORE_HEADER = {
   [CACHE_CONTROL_HEADER]: { type: 'string', const: NO_STORE, description: '`no-store`: no cache may keep this answer.' },

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import { conditionalRead, ETAG_HEADER } from '../http/conditional.js';
 import type { FastRoute } from '../http/fast-lane.js';
 import { type Cursors, scopeOf } from '../http/pagination.js';
-import { problemResponses } from '../http/responses.js';
+import { JSON_CONTENT_TYPE, problemResponses } from '../http/responses.js';
 import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
@@ -15,8 +15,6 @@ import { OrdersRepository } from './repository.js';
 import { Order, OrderListQuery } from './schemas.js';
 
 const PATH = '/store/orders';
-/** The type of a page's body, as its serialiser wrote it. */
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** `GET /store/orders` (listOrders): a page of the orders placed with the caller's key. */
 export function listOrders(app: App, { db, orderPages, cursors }: { db: Db; orderPages: OrderPages; cursors: Cursors }): void {
@@ -52,7 +50,7 @@ export function listOrders(app: App, { db, orderPages, cursors }: { db: Db; orde
       const stamp = request.rateLimit.stamp;
       const held = key.test || request.apiVersion !== NEWEST_VERSION ? undefined : orderPages.find(id, request.url, stamp);
       if (held !== undefined) {
-        reply.header(ETAG_HEADER, held.etag).type(JSON_TYPE);
+        reply.header(ETAG_HEADER, held.etag).type(JSON_CONTENT_TYPE);
         return held.body;
       }
       readSince.set(request, orderPages.readStart(stamp));

@@ -162,24 +162,11 @@ export class OrderMoves {
     if (this.#pg) query = query.forUpdate().skipLocked();
     const rows = await query.execute();
     if (this.#pg && rows.length > 0) await lockEventKeys(trx, [...new Set(rows.map((row) => row.api_key_id))]);
-    const byStep = new Map<OrderStatus, Owned[]>();
-    for (const row of rows) {
-      const order = toOrder(row);
-      const to = nextStatus(order.status);
-      // A final state is never due; a row saying otherwise was written by hand: it stops being due.
-      if (to === undefined) {
-        await trx.updateTable('orders').set({ due_at: null }).where('id', '=', order.id).execute();
-        continue;
-      }
-      let step = byStep.get(to);
-      if (step === undefined) byStep.set(to, (step = []));
-      step.push({ owner: row.api_key_id, order });
-    }
-    const moved: Owned[] = [];
-    for (const [to, owned] of byStep) {
-      const orders = await this.#moveAll(trx, owned, to, now);
-      orders.forEach((order, i) => moved.push({ owner: owned[i]!.owner, order }));
-    }
+    const { moved } = await this.#stepEach(
+      trx,
+      rows.map((row) => ({ owner: row.api_key_id, order: toOrder(row) })),
+      now,
+    );
     return { moved, taken: rows.length, oldestDueAt: rows[0]?.due_at ? Date.parse(rows[0].due_at) : null };
   }
 
@@ -209,28 +196,11 @@ export class OrderMoves {
         const dueAt = rows[i]!.due_at!;
         const at = Date.parse(dueAt);
         if (at >= dueAgain) break;
-        const byStep = new Map<OrderStatus | undefined, Owned[]>();
-        for (; i < rows.length && rows[i]!.due_at === dueAt; i++) {
-          const order = toOrder(rows[i]!);
-          const step = nextStatus(order.status);
-          byStep.set(step, [...(byStep.get(step) ?? []), { owner, order }]);
-        }
-        for (const [step, owned] of byStep) {
-          if (step === undefined) {
-            await trx
-              .updateTable('orders')
-              .set({ due_at: null })
-              .where(
-                'id',
-                'in',
-                owned.map((o) => o.order.id),
-              )
-              .execute();
-            continue;
-          }
-          for (const order of await this.#moveAll(trx, owned, step, at)) moved.push({ owner, order });
-          dueAgain = Math.min(dueAgain, dueAfterEntering(step, at, this.delays) ?? Number.POSITIVE_INFINITY);
-        }
+        const group: Owned[] = [];
+        for (; i < rows.length && rows[i]!.due_at === dueAt; i++) group.push({ owner, order: toOrder(rows[i]!) });
+        const made = await this.#stepEach(trx, group, at);
+        moved.push(...made.moved);
+        for (const step of made.steps) dueAgain = Math.min(dueAgain, dueAfterEntering(step, at, this.delays) ?? Number.POSITIVE_INFINITY);
       }
     }
     return { moved, more: true };
@@ -259,6 +229,31 @@ export class OrderMoves {
     }
     for (const [status, n] of byStatus) this.counted(status, n);
     return owners.size === 0 ? Promise.resolve() : this.restamp([...owners]);
+  }
+
+  /**
+   * Moves each order one step at `now`, the orders of one step together. A final state is never due: a
+   * row saying otherwise was written by hand, and it stops being due. Answers the moves and the steps made.
+   */
+  async #stepEach(trx: Db, owned: readonly Owned[], now: number): Promise<{ moved: Owned[]; steps: OrderStatus[] }> {
+    const byStep = new Map<OrderStatus | undefined, Owned[]>();
+    for (const one of owned) {
+      const step = nextStatus(one.order.status);
+      const together = byStep.get(step);
+      if (together) together.push(one);
+      else byStep.set(step, [one]);
+    }
+    const moved: Owned[] = [];
+    for (const [step, together] of byStep) {
+      const ids = together.map((o) => o.order.id);
+      if (step === undefined) {
+        await trx.updateTable('orders').set({ due_at: null }).where('id', 'in', ids).execute();
+        continue;
+      }
+      const orders = await this.#moveAll(trx, together, step, now);
+      orders.forEach((order, i) => moved.push({ owner: together[i]!.owner, order }));
+    }
+    return { moved, steps: [...byStep.keys()].filter((step) => step !== undefined) };
   }
 
   async #moveAll(trx: Db, owned: readonly Owned[], to: OrderStatus, now: number): Promise<Order[]> {
