@@ -9,6 +9,7 @@ import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import type { VersionNotices } from '../versions/notices.js';
+import { answeredInVersion } from '../versions/versioning.js';
 import { NEWEST_VERSION } from '../versions/versions.js';
 import type { OrderPages, ReadStart } from './order-pages.js';
 import { OrdersRepository } from './repository.js';
@@ -43,13 +44,13 @@ export function listOrders(app: App, { db, orderPages, cursors }: { db: Db; orde
     async (request, reply) => {
       const key = keyOf(request);
       const { id } = key;
-      // A live key's page held in memory is answered as it was, with its ETag (http/conditional.ts).
-      // Test keys read the store: what they practise (faults, their clock) stays off the live path. An
-      // older version's page is held as answered, shaped (versions/): here only the newest's is served,
-      // since `inVersion` shapes what the handler returns (the lane serves every version's).
+      // A live key's page held in memory is answered as it was, in its version, with its ETag
+      // (http/conditional.ts). Test keys read the store: what they practise (faults, their clock) stays
+      // off the live path.
       const stamp = request.rateLimit.stamp;
-      const held = key.test || request.apiVersion !== NEWEST_VERSION ? undefined : orderPages.find(id, request.url, stamp);
+      const held = key.test ? undefined : orderPages.find(id, pageKey(request.apiVersion, request.url), stamp);
       if (held !== undefined) {
+        answeredInVersion(request);
         reply.header(ETAG_HEADER, held.etag).type(JSON_CONTENT_TYPE);
         return held.body;
       }
