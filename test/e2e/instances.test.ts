@@ -170,14 +170,20 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
     expect(await get(b.url, '/pets?limit=1', key)).toBe(200);
   });
 
-  it('a plan change by the CLI applies on both instances at their next request', async () => {
+  // The CLI is another process: its change reaches each instance by PostgreSQL's notification, which
+  // the contract allows a second (§2): the very next request may come before that notice.
+  it('a plan change by the CLI applies on both instances within a second', async () => {
     const { record, key } = await newKey({ plan: 'free' });
     expect((await fetch(`${a.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit')).toBe('60');
     const run = await cli(['keys', 'set-plan', record.id, 'business'], { DATABASE_URL: store.url });
     expect(run.code).toBe(0);
+    const deadline = performance.now() + 1_000;
     for (const server of [a, b]) {
-      const response = await fetch(`${server.url}/pets`, { headers: { 'x-api-key': key } });
-      expect(response.headers.get('x-ratelimit-limit')).toBe('1000');
+      const limit = async () => (await fetch(`${server.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit');
+      while ((await limit()) !== '1000') {
+        expect(performance.now(), 'the plan change reaches every instance within a second').toBeLessThan(deadline);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
     }
   });
 
