@@ -29,6 +29,7 @@ const STORE_SUITES = [
   'test/security/**/*.test.ts',
   'test/usage/**/*.test.ts',
   'test/test-mode/**/!(*.unit).test.ts',
+  'test/report-card/**/!(*.unit).test.ts',
   'test/versions/**/*.test.ts',
   'test/faults/**/*.api.test.ts',
 ];

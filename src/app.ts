@@ -1,10 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, LogController, type RouteOptions } from 'fastify';
-import type { Clock } from './clock.js';
-import type { Config } from './config.js';
-import type { ChangeFeed } from './db/change-feed.js';
-import type { Db } from './db/database.js';
+import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } from 'fastify';
+
 import { problemPages } from './docs/problem-pages.js';
 import { FaultDraws } from './faults/draws.js';
 import { PREFER_HEADER } from './faults/prefer.js';
@@ -25,45 +22,30 @@ import {
 import { clientAddressOf } from './http/client-address.js';
 import { type Answered, fastLane } from './http/fast-lane.js';
 import { type Entrance, publicServer } from './http/server.js';
-import { inOrder, type Step, stepHook } from './http/steps.js';
+import { inOrder, type Step } from './http/steps.js';
 import { IF_NONE_MATCH_HEADER } from './http/conditional.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME } from './idempotency/header.js';
-import { IdempotentWrites } from './idempotency/writes.js';
-import { EventsRepository } from './events/repository.js';
-import { EventLog } from './events/record.js';
-import { DeliveriesRepository } from './webhooks/deliveries.js';
-import { EndpointsRepository } from './webhooks/endpoints.js';
 import { rateLimitHook } from './http/ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
-import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
-import { Cursors } from './http/pagination.js';
-import { NoQuery } from './http/schemas.js';
-import { serviceSecret } from './db/secrets.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { API_KEY_HEADER, identifyHook, requireKey } from './keys/identify.js';
-import { KeyCache } from './keys/key-cache.js';
-import { KeysRepository } from './keys/repository.js';
-import { SECURITY_SCHEME, swaggerOptions } from './openapi/document.js';
+import { swaggerOptions } from './openapi/document.js';
 import { NAMED_SCHEMAS } from './openapi/named-schemas.js';
 import { openapiRoutes } from './openapi/routes.js';
-import { OPERATIONS } from './operations.js';
 import { accessLog } from './ops/access-log.js';
 import { lazyChildLogger } from './ops/logger.js';
 import { type Metrics, requestRecorder } from './ops/metrics.js';
 import { listOrdersFastRoute } from './orders/list.js';
+import { apiOperations, recordsOf, type ServiceDeps } from './api-operations.js';
 import { OrderPages } from './orders/order-pages.js';
-import { OrderMoves } from './orders/moves.js';
-import { OrderPlacement } from './orders/placement.js';
 import { getPetFastRoute } from './pets/get.js';
 import { PetCache } from './pets/pet-cache.js';
-import { PetsRepository } from './pets/repository.js';
-import type { LimiterStore } from './ratelimit/store.js';
-import { restampKeys } from './ratelimit/callers.js';
-import { TestClocks } from './test-mode/clocks.js';
-import { TestData } from './test-mode/test-data.js';
+import { type Cards, MemoryCards } from './report-card/cards.js';
+import { cardWatch } from './report-card/watch.js';
+import { checkPages } from './report-card/pages.js';
 import { type Versioning, versioning } from './versions/versioning.js';
 import { NEWEST_VERSION, VERSION_HEADER } from './versions/versions.js';
 import { versionsRoutes } from './versions/routes.js';
@@ -77,9 +59,8 @@ const CORS = corsPolicy({
   methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
 });
 
-type PublicSettings =
-  'publicUrl' | 'bodyLimit' | 'fastLane' | 'trustProxy' | 'petsGet' | 'oldestVersionSunsetAt' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks';
-export type PublicConfig = Pick<Config, PublicSettings>;
+import type { PublicConfig } from './config.js';
+export type { PublicConfig };
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -92,15 +73,10 @@ declare module 'fastify' {
   }
 }
 
-export interface PublicAppDeps {
-  config: PublicConfig;
-  db: Db;
-  /** What tells the caches of keys and pets that a row changed (db/change-feed.ts). */
-  changes: ChangeFeed;
-  limiter: LimiterStore;
-  metrics: Metrics;
-  clock: Clock;
+export interface PublicAppDeps extends ServiceDeps {
   logger: FastifyBaseLogger | false;
+  /** Test keys' report cards (report-card/): in this process's memory unless given (Redis, scaled out). */
+  cards?: Cards;
 }
 
 /**
@@ -108,17 +84,19 @@ export interface PublicAppDeps {
  * identify the caller, apply the rate limit (headers on every response, 429 here), then, for API
  * operations, require a valid key, then the route's own validation and handler.
  */
-export async function buildPublicApp({ config, db, changes, limiter, metrics, clock, logger }: PublicAppDeps): Promise<App> {
+export async function buildPublicApp({ config, db, changes, limiter, metrics, clock, logger, cards = new MemoryCards() }: PublicAppDeps): Promise<App> {
   const { publicUrl } = config;
   const records = recordsOf({ config, db, changes, limiter, clock });
   const { keyCache, clocks, catalogue, orderPages } = records;
   const faults = faultSteps(publicUrl, new FaultDraws());
+  const watch = cardWatch(cards, clock);
   const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
   // The first steps of every request, in order.
   const steps = [
     setRequestId,
     CORS.cors,
     identifyHook(keyCache.find.bind(keyCache), clocks.of.bind(clocks)),
+    watch.arrived,
     versions.chooseVersion,
     faults.planFault,
     rateLimitHook(limiter, metrics, publicUrl, (request) => request.identity, clock),
@@ -143,13 +121,13 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  everyRequest(app, { steps: onRequestSteps, faults, versions, answered, logger, publicUrl });
+  everyRequest(app, { steps: onRequestSteps, faults, versions, answered, logger, publicUrl, cut: watch.cut });
   app.decorate('apiSteps', [...onRequestSteps, requireKey, versions.refuseVersion]);
 
   await app.register(swagger, swaggerOptions(publicUrl, config.ban));
   routeEveryMethod(app);
   const routes = collectRoutes(app);
-  await app.register(async (api: App) => apiOperations(api, { config, db, changes, limiter, metrics, clock, versions, records }));
+  await app.register(async (api: App) => apiOperations(api, { config, db, changes, limiter, metrics, clock, versions, records, cards, graded: watch.graded }));
   documentation(app, config, versions);
   registerMethodNotAllowed(app, routes);
   await app.ready();
@@ -163,6 +141,7 @@ function documentation(app: App, config: PublicConfig, versions: Versioning): vo
   problemPages(app, config.ban);
   docsRoutes(app, config.petsGet);
   versionsRoutes(app, { oldest: versions.notices.oldest });
+  checkPages(app);
 }
 
 /** Every answer's metrics and access line (one line per request, instead of Fastify's two), whichever entrance answered. */
@@ -175,6 +154,17 @@ function answerRecorder(metrics: Metrics, logger: FastifyBaseLogger | false): An
   };
 }
 
+interface EveryRequestDeps {
+  steps: Step[];
+  faults: ReturnType<typeof faultSteps>;
+  versions: Versioning;
+  answered: Answered;
+  logger: FastifyBaseLogger | false;
+  publicUrl: string;
+  /** A request the client left before its answer (report-card/). */
+  cut: (request: FastifyRequest) => void;
+}
+
 /** What every request of the public listener passes through Fastify: its steps in order, and what is recorded of its answer. */
 function everyRequest(
   app: App,
@@ -185,7 +175,8 @@ function everyRequest(
     answered,
     logger,
     publicUrl,
-  }: { steps: Step[]; faults: ReturnType<typeof faultSteps>; versions: Versioning; answered: Answered; logger: FastifyBaseLogger | false; publicUrl: string },
+    cut,
+  }: EveryRequestDeps,
 ): void {
   app.setValidatorCompiler(validatorCompiler(NAMED_SCHEMAS));
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
@@ -206,65 +197,13 @@ function everyRequest(
   // A client gone before its answer (an upload cut off): said once, at info; nothing failed here.
   app.addHook('onRequestAbort', function noteAbort(request, done) {
     if (logger) logger.info({ reqId: request.id, req: request }, 'request aborted by the client');
+    cut(request);
     done();
   });
   app.addHook('onResponse', function recordAnswer(request, reply, done) {
     answered(request, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime);
     done();
   });
-}
-
-/** What the app reads records through, and what it holds of them in memory. */
-function recordsOf({ config, db, changes, limiter, clock }: Pick<PublicAppDeps, 'config' | 'db' | 'changes' | 'limiter' | 'clock'>) {
-  const keys = new KeysRepository(db, clock, changes);
-  const pets = new PetsRepository(db);
-  return {
-    keys,
-    keyCache: new KeyCache(keys, { feed: changes, clock, max: config.cache.keys }),
-    pets,
-    catalogue: new PetCache(pets, { feed: changes, clock, max: config.cache.pets }),
-    clocks: new TestClocks(db, changes),
-    orderPages: new OrderPages({ feed: changes, max: config.cache.orderPages, stamped: limiter.stamps, clock }),
-  };
-}
-
-/** The API's operations, each with its key required and the common problems declared. */
-async function apiOperations(
-  api: App,
-  {
-    config,
-    db,
-    changes,
-    limiter,
-    metrics,
-    clock,
-    versions,
-    records,
-  }: Omit<PublicAppDeps, 'logger'> & { versions: Versioning; records: ReturnType<typeof recordsOf> },
-): Promise<void> {
-  const { orderPages, pets, catalogue, clocks, keys } = records;
-  const { publicUrl } = config;
-  api.addHook('onRoute', declareCommonContract);
-  api.addHook('onRequest', stepHook(requireKey));
-  api.addHook('onRequest', stepHook(versions.refuseVersion));
-  const writes = new IdempotentWrites(db, clock);
-  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
-  const placement = new OrderPlacement(writes, moves, clock, catalogue);
-  const events = new EventsRepository(db);
-  const deprecation = config.petsGet;
-  const cursors = new Cursors(await serviceSecret(db, 'cursors'));
-  const testData = new TestData({ db, changes, limiter, clocks, keys });
-  const testKeySecret = await serviceSecret(db, 'test-keys');
-  const webhooks = {
-    endpoints: new EndpointsRepository(db),
-    deliveries: new DeliveriesRepository(db),
-    eventLog: new EventLog(db),
-    writes,
-    clock,
-    policy: { allowPrivate: config.webhooks.allowPrivate },
-  };
-  const shared = { db, changes, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks, cursors };
-  for (const operation of OPERATIONS) operation(api, { ...shared, orderPages, pets, catalogue, clocks, keys, testData, testKeySecret });
 }
 
 /** The fast entrance, over the routes whose answers memory holds: it runs the API's steps, as Fastify does. */
@@ -287,12 +226,4 @@ function fastEntrance(
     open: () => !app.draining && app.server.listening,
     clientAddress: clientAddressOf(config.trustProxy),
   });
-}
-
-/** Every API operation needs a key and may answer the common problems; declared once, here. */
-function declareCommonContract(route: RouteOptions): void {
-  const schema = (route.schema ??= {}) as Record<string, unknown>;
-  schema.security = [{ [SECURITY_SCHEME]: [] }];
-  schema.querystring ??= NoQuery;
-  schema.response = { ...problemResponses(...COMMON_PROBLEM_STATUSES), ...(schema.response as object) };
 }

@@ -264,3 +264,9 @@ function trustProxyOf(env: Env): false | string[] {
   }
   return entries;
 }
+
+/** What the public listener reads of the configuration. */
+export type PublicConfig = Pick<
+  Config,
+  'publicUrl' | 'bodyLimit' | 'fastLane' | 'trustProxy' | 'petsGet' | 'oldestVersionSunsetAt' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks'
+>;

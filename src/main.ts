@@ -17,6 +17,7 @@ import { buildAdminApp } from './ops/app.js';
 import { createLogger, logFormatFor, stdout } from './ops/logger.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { openLimiter } from './ratelimit/open.js';
+import { openCards } from './report-card/open.js';
 import { restampKeys } from './ratelimit/callers.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import type { Logger } from 'pino';
@@ -46,7 +47,8 @@ async function main(config: Config): Promise<void> {
   const { store: limiter, status: limiterStatus } = await openLimiter(config, clock, logger, (status) => {
     for (const store of ['redis', 'memory'] as const) metrics.limiterStore.set({ store }, status.deciding === store ? 1 : 0);
   });
-  const publicApp = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger });
+  const cards = openCards(config, logger);
+  const publicApp = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger, cards });
   const { publicUrl, adminToken } = config;
   const adminApp = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl, adminToken, logger });
   const jobs = backgroundJobs(config, db, changes, metrics, limiter, logger);
@@ -59,6 +61,7 @@ async function main(config: Config): Promise<void> {
   const stop = stopper(config, logger, publicApp, async () => {
     await Promise.all([publicApp.close(), adminApp.close(), jobs.stop()]);
     await limiter.close();
+    await cards.close();
     await changes.close();
     await checkpoints?.close();
     await db.destroy();

@@ -25,6 +25,8 @@ import { createTestKey, deleteTestKey } from './test-mode/test-keys.js';
 import { getTestClock } from './test-mode/get-clock.js';
 import { advanceTestClock, freezeTestClock, resumeTestClock } from './test-mode/move-clock.js';
 import type { KeysRepository } from './keys/repository.js';
+import type { Cards } from './report-card/cards.js';
+import { getReportCard, resetReportCard } from './report-card/routes.js';
 import { getUsage } from './usage/get.js';
 import type { PetCache } from './pets/pet-cache.js';
 import type { PetsRepository } from './pets/repository.js';
@@ -38,6 +40,7 @@ import { listWebhookEndpoints } from './webhooks/list.js';
 import { retryWebhookDelivery } from './webhooks/retry.js';
 import { rotateWebhookSecret } from './webhooks/rotate.js';
 import { testWebhookEndpoint } from './webhooks/test.js';
+import { examWebhookEndpoint } from './report-card/exam.js';
 import { updateWebhookEndpoint } from './webhooks/update.js';
 
 /** What the operations are built from; each takes the part it needs. */
@@ -71,6 +74,8 @@ export interface OperationDeps {
   testData: TestData;
   /** The secret a child test key's key is derived with (test-mode/test-keys.ts). */
   testKeySecret: Buffer;
+  /** Test keys' report cards (report-card/). */
+  cards: Cards;
 }
 
 /** One operation of the API, in its own file: registers its route, schema and handler together. */
@@ -97,6 +102,7 @@ export const OPERATIONS: readonly Operation[] = [
   deleteWebhookEndpoint,
   rotateWebhookSecret,
   testWebhookEndpoint,
+  examWebhookEndpoint,
   listWebhookDeliveries,
   retryWebhookDelivery,
   getUsage,
@@ -107,4 +113,6 @@ export const OPERATIONS: readonly Operation[] = [
   resetTestData,
   createTestKey,
   deleteTestKey,
+  getReportCard,
+  resetReportCard,
 ];

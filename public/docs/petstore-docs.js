@@ -5,6 +5,8 @@
 //   deprecated + x-deprecated-sunset → a "deprecated · sunset YYYY-MM-DD" badge
 //   x-hideTryItPanel  → no "Try it out" for that operation
 //   versions          → the document of the version chosen above the page, and its Petstore-Version on every "Try it out"
+// Beside the operations, in a column at the page's right (#petstore-side): the live meter of the
+// authorised key, and a test key's report card (petstore-card.js).
 (() => {
   function operationOf(system, path, method) {
     return system.specSelectors.specJson().getIn(['paths', path, method]);
@@ -78,7 +80,7 @@
     const panel = document.createElement('aside');
     panel.id = 'petstore-meter';
     panel.hidden = true;
-    document.body.appendChild(panel);
+    document.getElementById('petstore-side').appendChild(panel);
     const seconds = (ms) => Math.max(0, Math.ceil(ms / 1000));
 
     function render() {
@@ -193,16 +195,33 @@
     return { fromHeaders, authorised };
   })();
 
-  // A key authorised in the page's dialog: its usage at once.
+  const card = window.petstoreReportCard(document.getElementById('petstore-side'));
+
+  // A key authorised in the page's dialog (or restored from an earlier visit): its usage and, for a
+  // test key, its report card at once; logged out, no card.
   function MeterPlugin() {
+    const authorised = (schemes) => {
+      const key = Object.values(schemes || {})[0]?.value;
+      meter.authorised(key);
+      card.authorised(key);
+    };
     return {
       statePlugins: {
         auth: {
           wrapActions: {
             authorize: (original) => (payload) => {
               const result = original(payload);
-              const scheme = Object.values(payload || {})[0];
-              meter.authorised(scheme?.value);
+              authorised(payload);
+              return result;
+            },
+            restoreAuthorization: (original) => (payload) => {
+              const result = original(payload);
+              authorised(payload?.authorized);
+              return result;
+            },
+            logout: (original) => (payload) => {
+              const result = original(payload);
+              card.authorised('');
               return result;
             },
           },
@@ -231,7 +250,8 @@
     layout: 'BaseLayout',
     presets: [SwaggerUIBundle.presets.apis],
     plugins: [PetstorePlugin, MeterPlugin],
-    // Every answer the page receives moves the meter.
+    // Every answer the page receives moves the meter and has the card read again (the card's and the
+    // meter's own requests use fetch, not Swagger UI, so they never come through here: no loop).
     responseInterceptor: (response) => {
       // The meter must never break the page: an answer it cannot read leaves it as it was.
       try {
@@ -239,6 +259,7 @@
       } catch (error) {
         console.warn('petstore meter:', error);
       }
+      void card.refresh();
       return response;
     },
     // Nothing leaves this server: no external validator badge.

@@ -11,16 +11,19 @@ import { NEWEST_VERSION, OLDEST_VERSION, VERSIONS } from '../versions/versions.j
 /**
  * `/docs`: Swagger UI (swagger-ui-dist, version pinned in package-lock.json) served from node_modules,
  * so the page works offline, plus our adapter (public/docs/petstore-docs.js) for the extensions
- * Swagger UI does not show by itself. Every asset is read once at start-up from a fixed list.
+ * Swagger UI does not show by itself, the live meter, and a test key's report card
+ * (public/docs/petstore-card.js). Every asset is read once at start-up from a fixed list.
  */
 const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const ADAPTER = new URL('../../public/docs/petstore-docs.js', import.meta.url);
+const CARD = new URL('../../public/docs/petstore-card.js', import.meta.url);
 
 const ASSETS: Record<string, { file: string; type: string }> = {
   'swagger-ui.css': { file: join(SWAGGER_UI, 'swagger-ui.css'), type: 'text/css; charset=utf-8' },
   'swagger-ui-bundle.js': { file: join(SWAGGER_UI, 'swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' },
   'favicon-32x32.png': { file: join(SWAGGER_UI, 'favicon-32x32.png'), type: 'image/png' },
   'petstore-docs.js': { file: fileURLToPath(ADAPTER), type: 'text/javascript; charset=utf-8' },
+  'petstore-card.js': { file: fileURLToPath(CARD), type: 'text/javascript; charset=utf-8' },
 };
 
 const PAGE = `<!doctype html>
@@ -39,7 +42,8 @@ const PAGE = `<!doctype html>
   .petstore-badge--beta { background: #1f6feb; }
   .petstore-badge--experimental { background: #bf5600; }
   .petstore-badge--deprecated { background: #6e7781; }
-  #petstore-meter { position: fixed; top: 12px; right: 12px; z-index: 1000; width: 300px; padding: 10px 12px; background: #fff; border: 1px solid #d0d7de; border-radius: 8px; box-shadow: 0 2px 8px rgba(0,0,0,.15); font: 13px/1.4 sans-serif; color: #3b4151; }
+  #petstore-side { position: fixed; top: 12px; right: 12px; z-index: 1000; width: 326px; max-height: calc(100vh - 24px); overflow-y: auto; }
+  #petstore-meter, #petstore-card { box-sizing: border-box; margin-bottom: 8px; padding: 10px 12px; background: #fff; border: 1px solid #d0d7de; border-radius: 8px; box-shadow: 0 2px 8px rgba(0,0,0,.15); font: 13px/1.4 sans-serif; color: #3b4151; }
   .petstore-meter__title { font-weight: 700; margin-bottom: 6px; }
   .petstore-meter__window { margin: 6px 0; }
   .petstore-meter__bar { height: 8px; background: #eaeef2; border-radius: 4px; overflow: hidden; }
@@ -48,6 +52,21 @@ const PAGE = `<!doctype html>
   .petstore-meter__buttons button { margin: 4px 4px 0 0; padding: 2px 8px; border: 1px solid #d0d7de; border-radius: 4px; background: #f6f8fa; cursor: pointer; }
   #petstore-versions { padding: 12px 20px 0; font: 14px/1.4 sans-serif; color: #3b4151; }
   .petstore-meter__countdown { margin-top: 8px; font-weight: 700; color: #cf222e; }
+  .petstore-card__fold { display: block; padding: 0; border: 0; background: none; color: inherit; font: inherit; font-weight: 700; cursor: pointer; }
+  .petstore-card__since { margin-bottom: 4px; }
+  .petstore-card__checks { list-style: none; margin: 0; padding: 0; }
+  .petstore-card__row { display: flex; align-items: baseline; gap: 6px; width: 100%; padding: 2px 0; border: 0; background: none; font: inherit; color: inherit; text-align: left; }
+  button.petstore-card__row { cursor: pointer; }
+  button.petstore-card__row:hover .petstore-card__name { text-decoration: underline; }
+  .petstore-card__mark { flex: none; width: 10px; height: 10px; border-radius: 50%; background: var(--petstore-mark); }
+  .petstore-card__name { flex: 1; }
+  .petstore-card__status { font-weight: 700; color: var(--petstore-mark); }
+  .petstore-card__counts { color: #6e7781; font-size: 12px; }
+  .petstore-card__check--passed { --petstore-mark: #1a7f37; }
+  .petstore-card__check--failed { --petstore-mark: #cf222e; }
+  .petstore-card__check--untested { --petstore-mark: #8c959f; }
+  .petstore-card__check--untested .petstore-card__status { font-weight: 400; color: #6e7781; }
+  .petstore-card__failure { margin: 2px 0 6px 16px; padding: 4px 8px; border-left: 3px solid #cf222e; background: #fff8f8; overflow-wrap: anywhere; }
 </style>
 </head>
 <body>
@@ -56,7 +75,9 @@ const PAGE = `<!doctype html>
   .map((v) => `<option value="${v}">${v}${v === NEWEST_VERSION ? ' (newest)' : v === OLDEST_VERSION ? ' (deprecated)' : ''}</option>`)
   .join('')}</select></label> <a href="${VERSIONS_PAGE_PATH}">what changed</a></div>
 <div id="swagger-ui"></div>
+<div id="petstore-side"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/petstore-card.js"></script>
 <script src="/docs/assets/petstore-docs.js"></script>
 </body>
 </html>

@@ -17,6 +17,7 @@ const EVERY_LANE_ROUTE: Readonly<Record<string, string>> = {
   conditionalSend: 'the same ETag; a request with If-None-Match is handed over (fastifyDecides)',
   // onResponse, onRequestAbort
   recordAnswer: 'the same: `answered` (the metrics and the access line)',
+  gradeAnswer: 'cannot apply: only test keys are graded (report-card/), and test keys are handed over',
   noteAbort: 'cannot apply: a request the lane answers has no body to be cut off',
 };
 

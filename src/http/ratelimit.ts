@@ -13,10 +13,10 @@ import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
 import { setHeaders, type StepReply, type StepRequest } from './steps.js';
 
 /**
- * The index, the docs, the document, the problem pages, `/usage`, `/versions` and a test key's clock
- * and reset (test-mode/) count nothing, but still carry the headers.
+ * The index, the docs, the document, the problem pages, `/usage`, `/versions`, a test key's clock
+ * and reset (test-mode/) and its report card (report-card/) count nothing, but still carry the headers.
  */
-const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|usage($|\?)|versions($|\?)|test-clock(\/|$|\?)|test-data($|\?))/;
+const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|checks\/|usage($|\?)|versions($|\?)|test-clock(\/|$|\?)|test-data($|\?)|report-card($|\?))/;
 
 export function countsTowardLimit(url: string): boolean {
   return !UNCOUNTED.test(url);

@@ -42,7 +42,12 @@ export interface StepRequest {
   readonly is404: boolean;
   readonly log: StepLog;
   readonly routeOptions: {
-    readonly config?: { readonly conditional?: boolean; readonly everyVersion?: boolean; readonly deprecation?: { readonly sunsetAt: Date } };
+    readonly config?: {
+      readonly conditional?: boolean;
+      readonly everyVersion?: boolean;
+      readonly graded?: boolean;
+      readonly deprecation?: { readonly sunsetAt: Date };
+    };
   };
   identity: Identity;
   /** The version the answer is shaped in (versions/), set by `chooseVersion`. */

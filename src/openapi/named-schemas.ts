@@ -3,6 +3,8 @@ import { PROBLEM_SCHEMA_LIST } from '../http/problem-schemas.js';
 import { NewOrder, Order } from '../orders/schemas.js';
 import { Pet } from '../pets/schemas.js';
 import { ClockAdvance, TestClock, TestDataRemoved, TestKey } from '../test-mode/schemas.js';
+import { ReportCard } from '../report-card/schemas.js';
+import { WebhookExam } from '../report-card/exam.js';
 import { Usage } from '../usage/schemas.js';
 import { Version } from '../versions/routes.js';
 import { Delivery as WebhookDelivery, Endpoint as WebhookEndpoint, EndpointPatch, EndpointWithSecret, NewEndpoint } from '../webhooks/schemas.js';
@@ -26,4 +28,6 @@ export const NAMED_SCHEMAS = [
   ClockAdvance,
   TestDataRemoved,
   TestKey,
+  ReportCard,
+  WebhookExam,
 ];

@@ -9,13 +9,14 @@ import type { KeyRecord } from '../keys/repository.js';
 import { TAG } from '../openapi/tags.js';
 import { type KeyClock, keyNow, offsetAt, REAL_TIME } from '../clock.js';
 import { TestClock } from './schemas.js';
+import { UNGRADED } from '../report-card/watch.js';
 
 /** What every test-mode operation is: for test keys, uncounted, answered in any version and during a ban (contract §11). */
 export const TEST_MODE_ABOUT =
   'For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).';
 
-/** The route options every test-mode operation shares: answered past a version's sunset (versions/step.ts). */
-export const TEST_MODE_CONFIG = { everyVersion: true } as const;
+/** The route options every test-mode operation shares: answered past a version's sunset (versions/step.ts), and not graded (report-card/). */
+export const TEST_MODE_CONFIG = { everyVersion: true, ...UNGRADED } as const;
 
 /** The clock as the operations answer it, at the real instant `realNow`. */
 export function clockView(clock: KeyClock, realNow: number): TestClock {

@@ -5,9 +5,11 @@ import { TAG } from '../openapi/tags.js';
 import { TEST_MODE_ABOUT, TEST_MODE_CONFIG, testKeyOf } from './get-clock.js';
 import { TestDataRemoved } from './schemas.js';
 import type { TestData } from './test-data.js';
+import type { Cards } from '../report-card/cards.js';
+import { forgetSituations } from '../report-card/card.js';
 
 /** `DELETE /test-data` (resetTestData, contract §11): a test key starts over as a new key of its plan (./test-data.ts). */
-export function resetTestData(app: App, { testData }: { testData: TestData }): void {
+export function resetTestData(app: App, { testData, cards }: { testData: TestData; cards: Cards }): void {
   app.delete(
     '/test-data',
     {
@@ -23,7 +25,10 @@ export function resetTestData(app: App, { testData }: { testData: TestData }): v
     },
     async (request): Promise<TestDataRemoved> => {
       const key = testKeyOf(request);
-      return testData.reset(key.id, key.faults !== null);
+      const removed = await testData.reset(key.id, key.faults !== null);
+      // The card keeps what it graded; the situations go with the windows and records that opened them.
+      await cards.update(key.id, Date.parse(key.createdAt), forgetSituations);
+      return removed;
     },
   );
 }

@@ -10,6 +10,7 @@ import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
 import { ownerOf } from '../keys/identify.js';
 import { generateKey, generateKeyId, testKeyFrom } from '../keys/key-format.js';
 import type { KeyRecord, KeysRepository } from '../keys/repository.js';
+import { UNGRADED } from '../report-card/watch.js';
 import { TAG } from '../openapi/tags.js';
 import { testKeyOf } from './get-clock.js';
 import { TestKey, TestKeyParams } from './schemas.js';
@@ -37,6 +38,7 @@ export function createTestKey(app: App, { db, keys, writes, testKeySecret }: Tes
   app.post(
     '/test-keys',
     {
+      config: UNGRADED,
       schema: {
         operationId: 'createTestKey',
         summary: 'Make a child test key',
@@ -106,6 +108,7 @@ export function deleteTestKey(app: App, { db, testData }: { db: Db; testData: Te
   app.delete(
     '/test-keys/:keyId',
     {
+      config: UNGRADED,
       schema: {
         operationId: 'deleteTestKey',
         summary: 'Delete a child test key',

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import type { WebhookConfig } from '../config-webhooks.js';
 import type { EventLog } from '../events/record.js';
 import { ProblemError } from '../http/problems.js';
 import type { IdempotentWrites } from '../idempotency/writes.js';
@@ -14,6 +15,8 @@ export interface WebhookDeps {
   writes: IdempotentWrites;
   clock: Clock;
   policy: DestinationPolicy;
+  /** The sender's timeout and shares, which the receiver exam keeps to as deliveries do (report-card/exam.ts). */
+  sending: Pick<WebhookConfig, 'timeoutMs' | 'concurrency'>;
 }
 
 /** Another key's endpoint is not found, never forbidden: its existence is not disclosed. */

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { WebhookConfig } from '../config-webhooks.js';
 import type { Db } from '../db/database.js';
 import { EventsRepository } from '../events/repository.js';
-import { Event, eventIn, WebhookTestData } from '../events/schemas.js';
+import { Event, eventIn, type StoredEvent, WebhookTestData } from '../events/schemas.js';
 import { Order } from '../orders/schemas.js';
 import { Shapes } from '../versions/shape.js';
 import { every, type Periodic } from '../jobs/periodic.js';
@@ -172,10 +172,7 @@ export class Dispatcher {
       await deliveries.record(claimed, { attempt, state: 'failed', nextAttemptAt: null, endpoint: 'unchanged' }, config.disableAfter);
       return;
     }
-    // In the version the owner's key is pinned to now, as its `GET /events` answers without a header.
-    const payload = eventIn(event, destination.apiVersion);
-    const shape = PAYLOADS.record('Event', destination.apiVersion);
-    const sent = await this.#send(destination.url, destination.secrets, JSON.stringify(shape ? shape(payload) : payload), event.id, realNow);
+    const sent = await this.#send(destination.url, destination.secrets, deliveryBody(event, destination.apiVersion), event.id, realNow);
     if (this.#stopped.signal.aborted) return;
     const recorded = decide(sent, at, claimed.attempts.length, schedule, random);
     const disabled = await deliveries.record(claimed, recorded, config.disableAfter);
@@ -186,15 +183,25 @@ export class Dispatcher {
   }
 
   #send(url: string, secrets: string[], body: string, id: string, at: number) {
-    const timestamp = Math.floor(at / 1000);
-    const headers = {
-      'content-type': 'application/json',
-      'webhook-id': id,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatures(secrets, id, timestamp, body),
-    };
-    return this.deps.sender.post(url, body, headers, this.#stopped.signal);
+    return this.deps.sender.post(url, body, deliveryHeaders(secrets, id, Math.floor(at / 1000), body), this.#stopped.signal);
   }
+}
+
+/** A delivery's body: the event as `GET /events/{eventId}` shows it in the version the owner's key is pinned to now (as its `GET /events` answers without a header). */
+export function deliveryBody(event: StoredEvent, apiVersion: string): string {
+  const payload = eventIn(event, apiVersion);
+  const shape = PAYLOADS.record('Event', apiVersion);
+  return JSON.stringify(shape ? shape(payload) : payload);
+}
+
+/** A delivery's headers (Standard Webhooks), `body` signed by every secret in force at `timestamp` (Unix seconds). */
+export function deliveryHeaders(secrets: readonly string[], id: string, timestamp: number, body: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatures(secrets, id, timestamp, body),
+  };
 }
 
 /** Adds to or takes from one of the counts of attempts under way; a count that reaches 0 goes. */

@@ -15,12 +15,23 @@ const WEBHOOK_OPERATIONS = [
   'deleteWebhookEndpoint',
   'rotateWebhookSecret',
   'testWebhookEndpoint',
+  'examWebhookEndpoint',
   'listWebhookDeliveries',
   'retryWebhookDelivery',
 ];
 
 /** Operation ids of the page (`operations-<tag>-<operationId>`) by navigation group. */
-const TEST_MODE_OPERATIONS = ['getTestClock', 'advanceTestClock', 'freezeTestClock', 'resumeTestClock', 'resetTestData', 'createTestKey', 'deleteTestKey'];
+const TEST_MODE_OPERATIONS = [
+  'getTestClock',
+  'advanceTestClock',
+  'freezeTestClock',
+  'resumeTestClock',
+  'resetTestData',
+  'createTestKey',
+  'deleteTestKey',
+  'getReportCard',
+  'resetReportCard',
+];
 const GROUPS = {
   Pets: ['listPets', 'getPet'],
   Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder', 'advanceOrder'],

@@ -160,13 +160,15 @@ export async function threeAtOnce(db: Db, send: () => Promise<Answer>): Promise<
   return (await Promise.all(answers)).map((answer) => answer.statusCode).sort((a, b) => a - b);
 }
 
-/** The operations of a test key's clock and data (test-mode/), as a request without a key sends them: like `/usage`, they count nothing. */
+/** The operations of a test key's clock, data (test-mode/) and report card (report-card/), as a request without a key sends them: like `/usage`, they count nothing. */
 export const testModeSamples: Record<string, InjectOptions> = {
   getTestClock: { url: '/test-clock' },
   advanceTestClock: { method: 'POST', url: '/test-clock/advance', payload: { seconds: 1 } },
   freezeTestClock: { method: 'POST', url: '/test-clock/freeze' },
   resumeTestClock: { method: 'POST', url: '/test-clock/resume' },
   resetTestData: { method: 'DELETE', url: '/test-data' },
+  getReportCard: { url: '/report-card' },
+  resetReportCard: { method: 'DELETE', url: '/report-card' },
 };
 
 /**
@@ -185,6 +187,10 @@ export async function testModeTraffic(
     send(operationId, { method: 'POST', url: `/test-clock/${how}`, headers: as(k, extra), ...(payload ? { payload } : {}) });
   await send('getTestClock', { url: '/test-clock', headers: as(tester) });
   await send('getTestClock', { url: '/test-clock', headers: as(live) });
+  for (const k of [tester, live]) {
+    await send('getReportCard', { url: '/report-card', headers: as(k) });
+    await send('resetReportCard', { method: 'DELETE', url: '/report-card', headers: as(k) });
+  }
   await clockMove('advanceTestClock', 'advance', tester, { seconds: 60 }, { 'idempotency-key': 'c1' });
   await clockMove('advanceTestClock', 'advance', tester, { seconds: 60 }, { 'idempotency-key': 'c1' });
   await clockMove('advanceTestClock', 'advance', tester, { seconds: 61 }, { 'idempotency-key': 'c1' });

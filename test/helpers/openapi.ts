@@ -25,6 +25,7 @@ export const EXPECTED_OPERATIONS = [
   'DELETE /webhook-endpoints/{endpointId}',
   'POST /webhook-endpoints/{endpointId}/rotate-secret',
   'POST /webhook-endpoints/{endpointId}/test',
+  'POST /webhook-endpoints/{endpointId}/exam',
   'GET /webhook-endpoints/{endpointId}/deliveries',
   'POST /webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry',
   'GET /usage',
@@ -36,6 +37,8 @@ export const EXPECTED_OPERATIONS = [
   'DELETE /test-data',
   'POST /test-keys',
   'DELETE /test-keys/{keyId}',
+  'GET /report-card',
+  'DELETE /report-card',
 ];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 export const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];

@@ -159,6 +159,10 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('rotateWebhookSecret', hook('POST', '/webhook-endpoints/we_000000000000000000000000/rotate-secret'));
     const tested = await send('testWebhookEndpoint', hook('POST', `/webhook-endpoints/${hookId}/test`));
     await send('testWebhookEndpoint', hook('POST', '/webhook-endpoints/we_000000000000000000000000/test'));
+    // The receiver exam: nothing listens there, so every case fails at once; a live key's is a 403.
+    await send('examWebhookEndpoint', hook('POST', `/webhook-endpoints/${hookId}/exam`));
+    await send('examWebhookEndpoint', hook('POST', '/webhook-endpoints/we_000000000000000000000000/exam'));
+    await send('examWebhookEndpoint', { method: 'POST', url: `/webhook-endpoints/${hookId}/exam`, headers: as(key) });
     await send('listWebhookDeliveries', hook('GET', `/webhook-endpoints/${hookId}/deliveries`));
     await send('listWebhookDeliveries', hook('GET', '/webhook-endpoints/we_000000000000000000000000/deliveries'));
     await send('retryWebhookDelivery', hook('POST', `/webhook-endpoints/${hookId}/deliveries/${JSON.parse(tested.body).id}/retry`));
@@ -184,6 +188,7 @@ describe('every response of real traffic conforms to the served document', { tim
       deleteWebhookEndpoint: { method: 'DELETE', url: `/webhook-endpoints/${hookId}` },
       rotateWebhookSecret: { method: 'POST', url: `/webhook-endpoints/${hookId}/rotate-secret` },
       testWebhookEndpoint: { method: 'POST', url: `/webhook-endpoints/${hookId}/test` },
+      examWebhookEndpoint: { method: 'POST', url: `/webhook-endpoints/${hookId}/exam` },
       listWebhookDeliveries: { url: `/webhook-endpoints/${hookId}/deliveries` },
       retryWebhookDelivery: { method: 'POST', url: `/webhook-endpoints/${hookId}/deliveries/${deliveryId}/retry` },
       getUsage: { url: '/usage' },
@@ -230,6 +235,7 @@ describe('every response of real traffic conforms to the served document', { tim
       ['deleteWebhookEndpoint', 'DELETE', '/webhook-endpoints/nope'],
       ['rotateWebhookSecret', 'POST', '/webhook-endpoints/nope/rotate-secret'],
       ['testWebhookEndpoint', 'POST', '/webhook-endpoints/nope/test'],
+      ['examWebhookEndpoint', 'POST', '/webhook-endpoints/nope/exam'],
       ['listWebhookDeliveries', 'GET', '/webhook-endpoints/nope/deliveries'],
       ['retryWebhookDelivery', 'POST', `/webhook-endpoints/${hookId}/deliveries/nope/retry`],
     ] as const)

@@ -56,7 +56,7 @@ describe('the served document', () => {
     expect(parseYaml(response.body)).toEqual(doc);
   });
 
-  it('documents exactly the twenty-seven operations', () => {
+  it('documents exactly the thirty operations', () => {
     expect(
       operationsOf(doc)
         .map((o) => `${o.method} ${o.path}`)
@@ -101,12 +101,12 @@ describe('tags', () => {
     }
   });
 
-  it("puts only child tags on operations, Pets operations under Pets, Store ones under Store, events under Notifications, /usage and a test key's clock and data under Account", () => {
+  it("puts only child tags on operations, Pets operations under Pets, Store ones under Store, events under Notifications, /usage and a test key's clock, data and report card under Account", () => {
     const parentOf = new Map((doc.tags as Json[]).filter((tag) => tag['x-parent']).map((tag) => [tag.name, tag['x-parent']]));
     const groupOf = (path: string) =>
       path.startsWith('/pets')
         ? 'Pets'
-        : /^\/(usage|versions|test-)/.test(path)
+        : /^\/(usage|versions|test-|report-card)/.test(path)
           ? 'Account'
           : /^\/(events|webhook-endpoints)/.test(path)
             ? 'Notifications'
@@ -128,7 +128,7 @@ describe('extensions', () => {
       'POST /store/orders/{orderId}/advance': 'experimental',
       'GET /events': 'beta',
       'GET /events/{eventId}': 'beta',
-      ...Object.fromEntries(EXPECTED_OPERATIONS.filter((op) => /\/(webhook-endpoints|test-)/.test(op)).map((op) => [op, 'experimental'])),
+      ...Object.fromEntries(EXPECTED_OPERATIONS.filter((op) => /\/(webhook-endpoints|test-|report-card)/.test(op)).map((op) => [op, 'experimental'])),
       'GET /pets/{petId}': undefined,
       'GET /store/orders': undefined,
       'GET /usage': 'beta',

@@ -1,0 +1,120 @@
+import type { onSendHookHandler, RouteOptions } from 'fastify';
+import type { Clock } from './clock.js';
+import type { PublicConfig } from './config.js';
+import type { ChangeFeed } from './db/change-feed.js';
+import type { Db } from './db/database.js';
+import { serviceSecret } from './db/secrets.js';
+import { EventLog } from './events/record.js';
+import { EventsRepository } from './events/repository.js';
+import { Cursors } from './http/pagination.js';
+import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
+import { NoQuery } from './http/schemas.js';
+import { stepHook } from './http/steps.js';
+import type { App } from './http/types.js';
+import { IdempotentWrites } from './idempotency/writes.js';
+import { requireKey } from './keys/identify.js';
+import { KeyCache } from './keys/key-cache.js';
+import { KeysRepository } from './keys/repository.js';
+import { SECURITY_SCHEME } from './openapi/document.js';
+import { OPERATIONS } from './operations.js';
+import type { Metrics } from './ops/metrics.js';
+import { OrderMoves } from './orders/moves.js';
+import { OrderPages } from './orders/order-pages.js';
+import { OrderPlacement } from './orders/placement.js';
+import { PetCache } from './pets/pet-cache.js';
+import { PetsRepository } from './pets/repository.js';
+import { restampKeys } from './ratelimit/callers.js';
+import type { LimiterStore } from './ratelimit/store.js';
+import type { Cards } from './report-card/cards.js';
+import { gradeEveryRoute } from './report-card/watch.js';
+import { TestClocks } from './test-mode/clocks.js';
+import { TestData } from './test-mode/test-data.js';
+import type { Versioning } from './versions/versioning.js';
+import { DeliveriesRepository } from './webhooks/deliveries.js';
+import { EndpointsRepository } from './webhooks/endpoints.js';
+
+/** What the public app is built on: its settings, the store, the limiter, the metrics and the clock. */
+export interface ServiceDeps {
+  config: PublicConfig;
+  db: Db;
+  /** What tells the caches of keys and pets that a row changed (db/change-feed.ts). */
+  changes: ChangeFeed;
+  limiter: LimiterStore;
+  metrics: Metrics;
+  clock: Clock;
+}
+
+/** What the API's operations are built from. */
+export interface ApiDeps extends ServiceDeps {
+  versions: Versioning;
+  records: ReturnType<typeof recordsOf>;
+  cards: Cards;
+  /** The grading step every API route ends its `onSend` steps with (report-card/watch.ts). */
+  graded: onSendHookHandler;
+}
+
+/** What the app reads records through, and what it holds of them in memory. */
+export function recordsOf({ config, db, changes, limiter, clock }: Pick<ApiDeps, 'config' | 'db' | 'changes' | 'limiter' | 'clock'>) {
+  const keys = new KeysRepository(db, clock, changes);
+  const pets = new PetsRepository(db);
+  return {
+    keys,
+    keyCache: new KeyCache(keys, { feed: changes, clock, max: config.cache.keys }),
+    pets,
+    catalogue: new PetCache(pets, { feed: changes, clock, max: config.cache.pets }),
+    clocks: new TestClocks(db, changes),
+    orderPages: new OrderPages({ feed: changes, max: config.cache.orderPages, stamped: limiter.stamps, clock }),
+  };
+}
+
+/** The API's operations, each with its key required and the common problems declared. */
+export async function apiOperations(
+  api: App,
+  {
+    config,
+    db,
+    changes,
+    limiter,
+    metrics,
+    clock,
+    versions,
+    records,
+    cards,
+    graded,
+  }: ApiDeps,
+): Promise<void> {
+  const { orderPages, pets, catalogue, clocks, keys } = records;
+  const { publicUrl } = config;
+  api.addHook('onRoute', declareCommonContract);
+  api.addHook('onRoute', gradeEveryRoute(graded));
+  api.addHook('onRequest', stepHook(requireKey));
+  api.addHook('onRequest', stepHook(versions.refuseVersion));
+  const writes = new IdempotentWrites(db, clock);
+  const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
+  const placement = new OrderPlacement(writes, moves, clock, catalogue);
+  const events = new EventsRepository(db);
+  const deprecation = config.petsGet;
+  const cursors = new Cursors(await serviceSecret(db, 'cursors'));
+  const testData = new TestData({ db, changes, limiter, clocks, keys });
+  const testKeySecret = await serviceSecret(db, 'test-keys');
+  const webhooks = {
+    endpoints: new EndpointsRepository(db),
+    deliveries: new DeliveriesRepository(db),
+    eventLog: new EventLog(db),
+    writes,
+    clock,
+    policy: { allowPrivate: config.webhooks.allowPrivate },
+    sending: config.webhooks,
+  };
+  const shared = { db, changes, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks, cursors };
+  for (const operation of OPERATIONS) operation(api, { ...shared, orderPages, pets, catalogue, clocks, keys, testData, testKeySecret, cards });
+}
+
+
+/** Every API operation needs a key and may answer the common problems; declared once, here. */
+function declareCommonContract(route: RouteOptions): void {
+  const schema = (route.schema ??= {}) as Record<string, unknown>;
+  schema.security = [{ [SECURITY_SCHEME]: [] }];
+  schema.querystring ??= NoQuery;
+  schema.response = { ...problemResponses(...COMMON_PROBLEM_STATUSES), ...(schema.response as object) };
+}

@@ -1,0 +1,167 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
+import type { FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
+import { type Clock, keyNow, REAL_TIME } from '../clock.js';
+import { countsTowardLimit } from '../http/ratelimit.js';
+import type { StepRequest } from '../http/steps.js';
+import { IDEMPOTENCY_KEY_HEADER_NAME } from '../idempotency/header.js';
+import type { Verdict } from '../ratelimit/verdict.js';
+import { VERSION_HEADER } from '../versions/versions.js';
+import type { Cards } from './cards.js';
+import type { Answer, Arrival } from './card.js';
+import { grade } from './grade.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** An API operation a test key's card grades (contract §12); set for every API route, false for the test-mode ones. */
+    graded?: boolean;
+  }
+  interface FastifyRequest {
+    /** A graded request, from its arrival until its answer is graded. */
+    watched?: { real: number; connection: string };
+  }
+}
+
+/** The route option of the operations the card neither grades nor counts: the card's own, the clock's, the reset, the test keys'. */
+export const UNGRADED = { graded: false } as const;
+
+const IDEMPOTENCY_FIELD = IDEMPOTENCY_KEY_HEADER_NAME.toLowerCase();
+const VERSION_FIELD = VERSION_HEADER.toLowerCase();
+const CURSOR = /[?&]cursor=/;
+
+/**
+ * How a test key's requests reach its card: `arrived`, a step right after the caller is known (before
+ * a fault's latency, so that its arrival is when it came); `graded`, the last `onSend` step of every API
+ * route, once the answer is known and before it goes out (so that the key's next request, on any
+ * instance, is judged against it); `cut`, when the client left before its answer. A live key's request
+ * passes `arrived` with one test and meets nothing else.
+ */
+export function cardWatch(cards: Cards, clock: Clock) {
+  const connectionOf = connectionNames();
+
+  function arrived(request: StepRequest): void {
+    const identity = request.identity;
+    if (identity.kind !== 'key' || !identity.key.test || request.routeOptions.config?.graded !== true || !countsTowardLimit(request.url)) return;
+    (request as FastifyRequest).watched = { real: clock(), connection: connectionOf(request.raw.socket) };
+    cards.arrived(identity.key.id);
+  }
+
+  const graded: onSendHookHandler = function gradeAnswer(request, reply, payload, done) {
+    const answer = answerOf(request, reply, typeof payload === 'string' ? payload : undefined);
+    const settled = answer && record(request, answer);
+    // The change never fails (RedisCards says what it could not keep); the answer goes out either way.
+    if (settled) settled.then(() => done(null, payload), () => done(null, payload));
+    else done(null, payload);
+  };
+
+  /** The client left before its answer: graded as a connection cut. */
+  function cut(request: FastifyRequest): void {
+    if (request.watched) void record(request, { status: 'cut', etag: false, cursorRefused: false });
+  }
+
+  function record(request: FastifyRequest, facts: Omit<Answer, 'real' | 'key' | 'crowded'>): void | Promise<void> {
+    const watched = request.watched!;
+    request.watched = undefined;
+    const identity = request.identity as Extract<StepRequest['identity'], { kind: 'key' }>;
+    const keyClock = identity.clock ?? REAL_TIME;
+    const real = clock();
+    const arrival = arrivalOf(request, watched, keyNow(keyClock, watched.real));
+    const answer: Answer = { ...facts, real, key: keyNow(keyClock, real), crowded: false };
+    return cards.update(
+      identity.key.id,
+      Date.parse(identity.key.createdAt),
+      (card, underWay) => {
+        answer.crowded = underWay > 1;
+        grade(card, arrival, answer);
+      },
+      true,
+    );
+  }
+
+  return { arrived, graded, cut };
+}
+
+/** Each connection's name: this instance's, and its own, for as long as the socket lives. */
+function connectionNames(): (socket: Socket | null) => string {
+  const instance = randomBytes(4).toString('hex');
+  const names = new WeakMap<Socket, string>();
+  let count = 0;
+  return (socket) => {
+    if (!socket) return `${instance}-none`;
+    let name = names.get(socket);
+    if (name === undefined) names.set(socket, (name = `${instance}-${++count}`));
+    return name;
+  };
+}
+
+/** Every API route's answers graded: the grading step goes last, after the route's own `onSend` steps. */
+export function gradeEveryRoute(graded: onSendHookHandler) {
+  return function gradedRoute(route: RouteOptions): void {
+    route.config = { graded: true, ...(route.config as object) };
+    const own = route.onSend;
+    route.onSend = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), graded] as RouteOptions['onSend'];
+  };
+}
+
+const hash = (text: string) => createHash('sha1').update(text).digest('base64url').slice(0, 16);
+
+function arrivalOf(request: FastifyRequest, watched: { real: number; connection: string }, key: number): Arrival {
+  const { method, url, headers } = request;
+  const query = url.indexOf('?');
+  const idempotencyKey = headers[IDEMPOTENCY_FIELD];
+  return {
+    requestId: request.id,
+    connection: watched.connection,
+    real: watched.real,
+    key,
+    method,
+    path: (query === -1 ? url : url.slice(0, query)).slice(0, 100),
+    target: hash(`${method} ${url}`),
+    body: request.body === undefined ? '' : hash(JSON.stringify(request.body)),
+    operation: operationOf(request),
+    version: request.apiVersion,
+    pinned: headers[VERSION_FIELD] === undefined ? 'none' : request.versionRefusal === 'unknown' ? 'unknown' : 'known',
+    idempotencyKey: typeof idempotencyKey === 'string' ? hash(idempotencyKey) : null,
+    ifNoneMatch: headers['if-none-match'] !== undefined,
+    cursor: CURSOR.test(url),
+  };
+}
+
+/** What the answer about to be sent tells the card; nothing for a request it does not grade. */
+function answerOf(request: FastifyRequest, reply: FastifyReply, payload: string | undefined): Omit<Answer, 'real' | 'key' | 'crowded'> | undefined {
+  if (!request.watched) return undefined;
+  const status = reply.statusCode;
+  const retryAfter = reply.getHeader('retry-after');
+  const problem = status === 400 || status === 410 ? problemOf(payload) : undefined;
+  const verdict = request.rateLimit as Verdict | undefined;
+  return {
+    status: request.fault?.fault === 'reset' ? 'reset' : status,
+    ...(retryAfter === undefined ? {} : { retryAfter: Number(retryAfter) }),
+    ...(reply.getHeader('x-ratelimit-remaining') === '0' && verdict ? { slotFreeAt: slotFreeAt(verdict) } : {}),
+    etag: reply.getHeader('etag') !== undefined,
+    ...(verdict?.kind === 'rate-limited' && verdict.banStarted ? { banStarted: verdict.banStarted.durationMs / 1000 } : {}),
+    ...(status === 410 ? { gone: problem?.type?.endsWith('/version-sunset') ? { version: request.apiVersion } : { operation: operationOf(request) } } : {}),
+    cursorRefused: status === 400 && (problem?.errors ?? []).some((error) => error.in === 'query' && error.name === 'cursor'),
+  };
+}
+
+/** The operation's method and path, as the document writes it: `GET /pets/{petId}`. */
+const operationOf = (request: FastifyRequest) => `${request.method} ${(request.routeOptions.url ?? '').replace(/:(\w+)/g, '{$1}')}`;
+
+function problemOf(payload: string | undefined): { type?: string; errors?: { in?: string; name?: string }[] } | undefined {
+  try {
+    return payload === undefined ? undefined : JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+}
+
+/** When, in the key's time, the windows with nothing left free a slot again (a ban's end, during one). */
+function slotFreeAt(verdict: Verdict): number {
+  if (verdict.kind === 'banned') return verdict.bannedUntil;
+  if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined) return verdict.bannedUntil;
+  let free = verdict.at;
+  for (const window of [verdict.minute, verdict.day]) if (window.remaining === 0) free = Math.max(free, verdict.at + window.nextAdmitInMs);
+  if (verdict.kind === 'rate-limited' && verdict.banStarted) free = Math.max(free, verdict.banStarted.until);
+  return free;
+}

@@ -1,0 +1,116 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NEWEST_VERSION } from '../../src/versions/versions.js';
+import { json, type TestApp, testApp } from '../helpers/app.js';
+
+/**
+ * What needs real connections (contract §12): the in-flight allowance (a request on another connection
+ * within 50 ms of an answer sent while the key had others under way is forgiven; one at a time gets no
+ * allowance), and a POST whose connection was reset, or cut by the client, before its answer.
+ */
+
+let t: TestApp;
+let port: number;
+beforeAll(async () => {
+  t = await testApp({ entrance: 'fastify' });
+  port = (t.app.server.address() as { port: number }).port;
+});
+afterAll(async () => {
+  await t.close();
+});
+
+interface Check {
+  id: string;
+  status: string;
+  seen: number;
+  failed: number;
+  failures: { requestId: string; detail: string }[];
+}
+
+/** Sends on a connection of its own; resolves with the status, or the error that ended it. */
+function send(key: string, path: string, { method = 'GET', headers = {}, body, cutAfterMs }: { method?: string; headers?: Record<string, string>; body?: object; cutAfterMs?: number } = {}) {
+  return new Promise<{ status?: number; error?: string; retryAfter?: string }>((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: false,
+        headers: { 'x-api-key': key, 'petstore-version': NEWEST_VERSION, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, retryAfter: res.headers['retry-after'] as string | undefined }));
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+    req.end(body ? JSON.stringify(body) : undefined);
+    if (cutAfterMs !== undefined) setTimeout(() => req.destroy(), cutAfterMs);
+  });
+}
+
+async function check(key: string, id: string): Promise<Check> {
+  const card = json<{ checks: Check[] }>(await t.request({ url: '/report-card', headers: { 'x-api-key': key } }));
+  return card.checks.find((c) => c.id === id)!;
+}
+
+describe('the in-flight allowance', () => {
+  it('a request on another connection within 50 ms of a 429 sent while another request was under way is forgiven', async () => {
+    const key = await t.newKey({ plan: 'free', test: true });
+    const slow = send(key, '/pets?limit=1', { headers: { prefer: 'latency=1000' } });
+    await new Promise((resolve) => setTimeout(resolve, 150)); // the slow one has arrived
+    expect((await send(key, '/pets?limit=1', { headers: { prefer: 'fault=429' } })).status).toBe(429);
+    // The service's clock has not moved: this one came "0 ms" after the 429, on a new connection.
+    expect((await send(key, '/pets?limit=2', { headers: { 'x-request-id': 'forgiven' } })).status).toBe(200);
+    await slow;
+    const graded = await check(key, 'honours-retry-after');
+    expect(graded).toMatchObject({ status: 'passed', seen: 1, failed: 0 });
+  });
+
+  it('past 50 ms, or with no other request under way, the same request is held against the client', async () => {
+    const late = await t.newKey({ plan: 'free', test: true });
+    const slow = send(late, '/pets?limit=1', { headers: { prefer: 'latency=1000' } });
+    await new Promise((resolve) => setTimeout(resolve, 150)); // the slow one has arrived
+    await send(late, '/pets?limit=1', { headers: { prefer: 'fault=429' } });
+    t.clock.advance(51);
+    await send(late, '/pets?limit=2', { headers: { 'x-request-id': 'late' } });
+    await slow;
+    expect((await check(late, 'honours-retry-after')).failures[0]).toMatchObject({ requestId: 'late', detail: expect.stringMatching(/^sent 0.05 s after a 429/) });
+
+    const alone = await t.newKey({ plan: 'free', test: true });
+    await send(alone, '/pets?limit=1', { headers: { prefer: 'fault=429' } });
+    await send(alone, '/pets?limit=2', { headers: { 'x-request-id': 'alone' } });
+    expect((await check(alone, 'honours-retry-after')).failures[0]).toMatchObject({ requestId: 'alone', detail: expect.stringMatching(/^sent 0 s after a 429/) });
+  });
+});
+
+describe('a POST without its answer', () => {
+  const order = { petId: 1, quantity: 1 };
+  it('a connection reset: the repeat must carry the first try’s Idempotency-Key', async () => {
+    const good = await t.newKey({ plan: 'pro', test: true });
+    expect((await send(good, '/store/orders', { method: 'POST', body: order, headers: { prefer: 'fault=reset', 'idempotency-key': 'k1' } })).error).toBe('ECONNRESET');
+    expect((await send(good, '/store/orders', { method: 'POST', body: order, headers: { 'idempotency-key': 'k1' } })).status).toBe(201);
+    expect(await check(good, 'idempotent-retries')).toMatchObject({ status: 'passed', seen: 1 });
+
+    const bad = await t.newKey({ plan: 'pro', test: true });
+    await send(bad, '/store/orders', { method: 'POST', body: order, headers: { prefer: 'fault=reset' } });
+    await send(bad, '/store/orders', { method: 'POST', body: order, headers: { 'x-request-id': 'bare' } });
+    expect((await check(bad, 'idempotent-retries')).failures[0]).toMatchObject({
+      requestId: 'bare',
+      detail: 'repeated POST /store/orders without an Idempotency-Key 0 s after a reset connection',
+    });
+  });
+
+  it('a connection the client cut before the answer: the same', async () => {
+    const bad = await t.newKey({ plan: 'pro', test: true });
+    expect((await send(bad, '/store/orders', { method: 'POST', body: order, headers: { prefer: 'latency=500' }, cutAfterMs: 50 })).error).toBeDefined();
+    // The service learns of the cut when the socket closes, and grades the request then.
+    while (json<{ requests: number }>(await t.request({ url: '/report-card', headers: { 'x-api-key': bad } })).requests === 0) await new Promise((resolve) => setImmediate(resolve));
+    await send(bad, '/store/orders', { method: 'POST', body: order, headers: { 'x-request-id': 'after-cut' } });
+    expect((await check(bad, 'idempotent-retries')).failures[0]).toMatchObject({
+      requestId: 'after-cut',
+      detail: 'repeated POST /store/orders without an Idempotency-Key 0 s after a connection cut before the answer',
+    });
+  });
+});
