@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type AdvanceFigures, measureAdvance } from './advance.js';
+import { measureTestKeys, type TestKeyFigures } from './test-keys.js';
 import {
   type EventGrowthFigures,
   type FulfilmentFigures,
@@ -81,6 +82,8 @@ export interface ModeResult {
   retention?: RetentionFigures;
   stuckReceiver?: StuckReceiverFigures;
   advance?: AdvanceFigures;
+  /** A test key's request against a live key's (bench/test-keys.ts). */
+  testKeys?: TestKeyFigures;
   eventGrowth?: EventGrowthFigures;
   /** The oldest version against the newest, by turns on one service (versions.ts). */
   versionsByTurns?: VersionFigures;
@@ -250,13 +253,14 @@ async function measureEvents(
   mode: string,
   env: Record<string, string>,
   settings: LoadSettings,
-): Promise<Pick<ModeResult, 'fulfilment' | 'retention' | 'stuckReceiver' | 'eventGrowth' | 'advance'>> {
+): Promise<Pick<ModeResult, 'fulfilment' | 'retention' | 'stuckReceiver' | 'eventGrowth' | 'advance' | 'testKeys'>> {
   const fulfilment = await measureFulfilment(mode, env, settings);
   const retention = await measureRetention(mode, env);
   const stuckReceiver = await measureStuckReceiver(mode, env, settings);
   const eventGrowth = await measureEventGrowth(mode, env, settings);
   const advance = await measureAdvance(mode, env);
-  return { fulfilment, retention, stuckReceiver, eventGrowth, advance };
+  const testKeys = await measureTestKeys(mode, env);
+  return { fulfilment, retention, stuckReceiver, eventGrowth, advance, testKeys };
 }
 
 function redacted(env: Record<string, string>): Record<string, string> {

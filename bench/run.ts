@@ -24,7 +24,8 @@
  *   events   embedded only: 100,000 orders falling due at once on a service under load, 1,000,000 expired
  *            events deleted, 10,000 webhook deliveries to a receiver that never answers, GET /events
  *            of a key with 1,000,000 events against a small store's (bench/events.ts), and a test key
- *            with 10,000 pending orders advanced a year beside other keys' load (bench/advance.ts)
+ *            with 10,000 pending orders advanced a year beside other keys' load (bench/advance.ts), and a
+ *            test key's request against a live key's, by turns (bench/test-keys.ts)
  *
  * BENCH_ONLY=phase,… runs only those (limiter, memory, addresses, hot-key, paths, config, peers, growth, events; default all), e.g.
  * BENCH_ONLY=peers,growth while working on them. BENCH_DURATION (seconds per path, default 10) shortens
@@ -41,6 +42,7 @@ import { postgresSchema } from '../test/helpers/database.js';
 import { type AddressFigures, addressesTable } from './addresses.js';
 import { chart } from './chart.js';
 import { advanceLine } from './advance.js';
+import { testKeyLine } from './test-keys.js';
 import { eventGrowthLine, fulfilmentLine, retentionLine, stuckReceiverLine } from './events.js';
 import { growthLine } from './growth.js';
 import { type HotKeyFigures, hotKeyTable } from './hot-key.js';
@@ -175,6 +177,7 @@ for (const mode of modes) {
   if (mode.retention) console.log(retentionLine(mode.retention));
   if (mode.stuckReceiver) console.log(stuckReceiverLine(mode.stuckReceiver));
   if (mode.advance) console.log(advanceLine(mode.advance));
+  for (const { path, turns, dearer } of mode.testKeys?.paths ?? []) console.log(testKeyLine(path, turns, dearer));
   if (mode.eventGrowth) console.log(eventGrowthLine(mode.eventGrowth));
 }
 const verdicts = targets(modes);

@@ -189,6 +189,12 @@ function eventTargets({ mode, add }: Judge): void {
       w.petsByTurns.median >= 0.9,
     );
   }
+  for (const { path, turns, dearer } of mode.testKeys?.paths ?? [])
+    add(
+      `GET ${path}: a test key's request (graded, its clock read) at most 15 % dearer than a live key's, CPU µs/req by turns`,
+      `${turns.cpuUsPerRequest.a} → ${turns.cpuUsPerRequest.b} µs (${dearer >= 0 ? '+' : ''}${(dearer * 100).toFixed(1)} %)`,
+      dearer <= 0.15,
+    );
   const e = mode.eventGrowth;
   if (e)
     add(
