@@ -22,7 +22,7 @@ import {
 import { clientAddressOf } from './http/client-address.js';
 import { type Answered, fastLane } from './http/fast-lane.js';
 import { type Entrance, publicServer } from './http/server.js';
-import { inOrder, type Step } from './http/steps.js';
+import { answeringHook, inOrder, type Step } from './http/steps.js';
 import { IF_NONE_MATCH_HEADER } from './http/conditional.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
@@ -99,10 +99,10 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     watch.arrived,
     versions.chooseVersion,
     faults.planFault,
-    rateLimitHook(limiter, metrics, publicUrl, (request) => request.identity, clock),
+    rateLimitHook(limiter, (request) => request.identity, { metrics, publicUrl, clock, rules: config.ban }),
   ];
   // Every step of every request before its route, in order.
-  const onRequestSteps = [...steps, faults.failNow, requireHost, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath];
+  const onRequestSteps = [...steps, requireHost, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath];
   const answered = answerRecorder(metrics, logger);
   let fast: Entrance | undefined; // set once the routes exist
   const app = Fastify({
@@ -166,18 +166,7 @@ interface EveryRequestDeps {
 }
 
 /** What every request of the public listener passes through Fastify: its steps in order, and what is recorded of its answer. */
-function everyRequest(
-  app: App,
-  {
-    steps,
-    faults,
-    versions,
-    answered,
-    logger,
-    publicUrl,
-    cut,
-  }: EveryRequestDeps,
-): void {
+function everyRequest(app: App, { steps, faults, versions, answered, logger, publicUrl, cut }: EveryRequestDeps): void {
   app.setValidatorCompiler(validatorCompiler(NAMED_SCHEMAS));
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
   app.setErrorHandler(errorHandler(publicUrl));
@@ -187,6 +176,8 @@ function everyRequest(
 
   app.addHook('onRequest', inOrder(steps));
   app.addHook('preParsing', refuseContentEncoding);
+  // A test key's 500 or 503 once its body is read: the report card tells a repeat of that body from another request.
+  app.addHook('preValidation', answeringHook(faults.failNow));
   app.addHook('onSend', versions.inVersion);
   app.decorate('draining', false);
   app.addHook('onSend', function closeWhenDrainingAndFault(request, reply, payload, done) {

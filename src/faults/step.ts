@@ -26,7 +26,7 @@ declare module 'fastify' {
  * - `429`: refused by the limiter as if its windows were full (./ratelimit/store.ts `refuse`): real
  *   headers, `Retry-After`, and the rejection counts toward a ban;
  * - `503` and `500`: admitted and counted, then answered as a store outage or a failure would be,
- *   before the route reads the request;
+ *   once the body is read and before it is validated (so that the report card knows a repeat of it);
  * - `reset`: handled in full (an order is placed), then the connection is reset instead of answered:
  *   the lost answer that `Idempotency-Key` exists for.
  *
@@ -53,7 +53,7 @@ export function faultSteps(publicUrl: string, draws: FaultDraws) {
     return latencyMs > 0 ? delay(latencyMs).then(() => undefined) : undefined;
   }
 
-  /** After the limit step admitted the request: a `503` or a `500` here, in place of the route. */
+  /** Once the request is admitted and its body read (`preValidation`): a `503` or a `500` here, in place of the route. */
   function failNow(request: StepRequest, reply: StepReply): StepReply | undefined {
     const fault = request.fault;
     if (fault?.fault === '503') return sendProblem(reply, publicUrl, injected(storeUnavailable(), fault.by));

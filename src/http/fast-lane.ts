@@ -52,7 +52,7 @@ type Next = (req: IncomingMessage, res: ServerResponse) => void;
  * caller that is not a live key whose answer memory holds. A step that fails (the limiter's call
  * failed, before it counted) hands the request over too, before anything is written: Fastify runs the
  * steps again and answers as it answers every request. The steps that fail after the count cannot for
- * what the lane goes on with: `failNow` fails test keys only, `requireHost` a request without Host,
+ * what the lane goes on with: `requireHost` a request without Host,
  * `refuseUnknownExpectation` an `Expect` that Node hands to Fastify itself, `rejectUnknownPath` a path
  * no route takes, `requireKey` a caller without a live key, `refuseVersion` a version that refuses the
  * request (decided by `chooseVersion` before the count; the lane hands such a request over). On SQLite

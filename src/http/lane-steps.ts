@@ -8,6 +8,8 @@
  * a step added to the pipeline is decided for the lane too.
  */
 const EVERY_LANE_ROUTE: Readonly<Record<string, string>> = {
+  // preValidation
+  failNow: 'cannot apply: faults are test keys’, and test keys are handed over',
   // preParsing
   refuseContentEncoding: 'Fastify’s: a request with a body or an encoding is handed over (fastifyDecides)',
   // onSend

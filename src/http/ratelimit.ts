@@ -3,6 +3,7 @@ import type { TalliedCounter } from '../ops/tallies.js';
 import { type KeyClock, offsetAt } from '../clock.js';
 import { documentationCaller } from '../ratelimit/callers.js';
 import { type HeaderList, pushRateLimitHeaders } from '../ratelimit/headers.js';
+import type { BanRules } from '../ratelimit/decision.js';
 import { DOCUMENTATION_POLICY, type Policy } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
@@ -16,7 +17,8 @@ import { setHeaders, type StepReply, type StepRequest } from './steps.js';
  * The index, the docs, the document, the problem pages, `/usage`, `/versions`, a test key's clock
  * and reset (test-mode/) and its report card (report-card/) count nothing, but still carry the headers.
  */
-const UNCOUNTED = /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|checks\/|usage($|\?)|versions($|\?)|test-clock(\/|$|\?)|test-data($|\?)|report-card($|\?))/;
+const UNCOUNTED =
+  /^\/($|\?|docs(\/|$|\?)|openapi\.(json|yaml)($|\?)|problems\/|checks\/|usage($|\?)|versions($|\?)|test-clock(\/|$|\?)|test-data($|\?)|report-card($|\?))/;
 
 export function countsTowardLimit(url: string): boolean {
   return !UNCOUNTED.test(url);
@@ -58,7 +60,8 @@ export interface Caller {
  * all (no exception, no error handler, the invariant parts of the body built once). The fast lane
  * (./fast-lane.ts) answers the same refusals with the same parts.
  */
-export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, publicUrl: string, callerOf: (request: StepRequest) => Caller, clock: Clock) {
+export function rateLimitHook(limiter: LimiterStore, callerOf: (request: StepRequest) => Caller, settings: LimitSettings) {
+  const { metrics, publicUrl, clock, rules } = settings;
   const answer = verdictAnswer(metrics, publicUrl, clock);
   /** A counted request: answered at once when the limiter decides in memory, else once it has. */
   function limit(request: StepRequest, reply: StepReply): StepReply | undefined | Promise<StepReply | undefined> {
@@ -79,7 +82,7 @@ export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, pu
     let counted: Counted = identity;
     let verdict: Verdict;
     if (request.forcedRefusal) {
-      verdict = await limiter.refuse(caller, policy, unbanSeq, clock);
+      verdict = atLeast(await limiter.refuse(caller, policy, unbanSeq, clock), banPaceSeconds(rules));
     } else if (identity.kind === 'key' && mayDeferCount(request)) {
       // A key's conditional read: a `304` counts nothing, so only a look now; a banned key is refused
       // as ever; the count is made once the answer is known not to be a `304` (./conditional.ts).
@@ -105,6 +108,31 @@ export function rateLimitHook(limiter: LimiterStore, metrics: RefusalMetrics, pu
     answer(request, reply, await limiter.hit(identity.caller, identity.policy, identity.unbanSeq, identity.clock), identity);
 
   return limit;
+}
+
+/** What a ban's pace is made of: so many rejections within so long. */
+type BanPace = Pick<BanRules, 'rejections' | 'withinMs'>;
+
+/** What the limit step answers with: the refusals' metrics, the problems' base URL, the time and the ban rules. */
+export interface LimitSettings {
+  metrics: RefusalMetrics;
+  publicUrl: string;
+  clock: Clock;
+  rules: BanPace;
+}
+
+/**
+ * The least `Retry-After` of a forced refusal (a test key's `429` fault): the ban rule's pace, so that a
+ * client that waits what each refusal says never gathers a ban's rejections within its span, however
+ * many refusals its faults force (contract §12, `not-banned`). A refusal of full windows says when a
+ * slot frees, after which the client is admitted; a forced one would say 1 s, and be forced again.
+ */
+export function banPaceSeconds({ rejections, withinMs }: BanPace): number {
+  return Math.ceil(withinMs / Math.max(1, rejections - 1) / 1000);
+}
+
+function atLeast(verdict: Verdict, seconds: number): Verdict {
+  return verdict.kind === 'rate-limited' && verdict.retryAfterSeconds < seconds ? { ...verdict, retryAfterSeconds: seconds } : verdict;
 }
 
 /** A verdict's headers on the reply (and on the request, for the handler); for a refusal, its note and its body. */

@@ -117,6 +117,14 @@ export function inOrder(steps: readonly Step[]) {
 }
 
 /**
+ * A step that may answer, as a Fastify hook of its own after `onRequest` (a test key's fault, once the
+ * body is read): like `inOrder`, it waits for its answer to end before the route could run.
+ */
+export function answeringHook(step: Step) {
+  return Object.defineProperty(inOrder([step]), 'name', { value: step.name });
+}
+
+/**
  * A step as a Fastify hook of the callback kind, for a scope of its own (the API's `requireKey`): no
  * promise where the step needs none.
  */

@@ -19,8 +19,8 @@ export interface Arrival {
   path: string;
   /** A hash of method and URL (with its query). */
   target: string;
-  /** A hash of its body; '' when none was read (a request answered before its body). */
-  body: string;
+  /** A hash of its body: '' when it sent none, null when it was not read (a request answered before its body). */
+  body: string | null;
   /** An operation's name: the method and the route (`GET /pets/:petId`). */
   operation: string;
   /** The version it is answered in. */
@@ -84,13 +84,13 @@ export interface Card {
   /** After a `429`: the key waits. */
   limited?: Opened & { seconds: number };
   /** After a `503` with `Retry-After`: the same request waits. */
-  unavailable?: Opened & { seconds: number; target: string; body: string };
+  unavailable?: Opened & { seconds: number; target: string; body: string | null };
   /** After `X-RateLimit-Remaining: 0`. */
   exhausted?: Opened;
   /** Requests being repeated after a `500` or a reset: the waits so far. */
-  chains: { target: string; body: string; sentKey: number; sentReal: number; waits: number[] }[];
+  chains: { target: string; body: string | null; sentKey: number; sentReal: number; waits: number[] }[];
   /** `POST`s that failed without an answer a client can trust. */
-  posts: { target: string; body: string; idempotencyKey: string | null; sentKey: number; sentReal: number; status: string }[];
+  posts: { target: string; body: string | null; idempotencyKey: string | null; sentKey: number; sentReal: number; status: string }[];
   /** URLs whose `ETag` the key received: when, and the `GET`s since without `If-None-Match`. */
   etags: { target: string; sentKey: number; streak: number }[];
   /** What answered `410`, and how often it was asked for since. */
@@ -140,9 +140,8 @@ export type Fail = (id: CheckId, detail: string) => void;
 /** A wait, in words: to the hundredth of a second. */
 export const seconds = (ms: number) => `${Math.round(ms / 10) / 100} s`;
 
-/** A body unread (a request answered before it) is taken to be the same as any. */
-export const sameBody = (a: string, b: string) => a === b || a === '' || b === '';
-
+/** Whether two requests had the same body: a body never read is like no other (the service cannot tell). */
+export const sameBody = (a: string | null, b: string | null) => a !== null && a === b;
 
 /** Adds `entry` to `list`, newest last, dropping the oldest beyond `max`; answers it. */
 export function keep<T>(list: T[], entry: T, max: number): T {

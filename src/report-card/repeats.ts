@@ -7,11 +7,12 @@ const failedWithoutAnswer = (status: Answer['status']) => typeof status !== 'num
 /** What `backs-off` watches repeats after. */
 const retriable = (status: Answer['status']) => status === 500 || status === 'reset';
 /** An answer, in words. */
-const said = (status: Answer['status']) => (status === 'reset' ? 'a reset connection' : status === 'cut' ? 'a connection cut before the answer' : `a ${status}`);
+const said = (status: Answer['status']) =>
+  status === 'reset' ? 'a reset connection' : status === 'cut' ? 'a connection cut before the answer' : `a ${status}`;
 
 /** `backs-off` and `idempotent-retries`: a request repeated after it failed. */
 export function judgeRepeats(card: Card, request: Arrival, answer: Answer, fail: Fail): void {
-  const same = <T extends { target: string; body: string; sentReal: number }>(entry: T) =>
+  const same = <T extends { target: string; body: string | null; sentReal: number }>(entry: T) =>
     entry.target === request.target && sameBody(entry.body, request.body) && request.real >= entry.sentReal;
 
   const chain = card.chains.findIndex(same);
@@ -37,12 +38,21 @@ export function judgeRepeats(card: Card, request: Arrival, answer: Answer, fail:
     const after = `${seconds(request.key - entry.sentKey)} after ${entry.status}`;
     if (request.idempotencyKey === null) fail('idempotent-retries', `repeated POST ${request.path} without an Idempotency-Key ${after}`);
     else if (entry.idempotencyKey !== request.idempotencyKey)
-      fail('idempotent-retries', `repeated POST ${request.path} ${after} with ${entry.idempotencyKey === null ? 'an Idempotency-Key its first try did not carry' : 'another Idempotency-Key than its first try'}`);
+      fail(
+        'idempotent-retries',
+        `repeated POST ${request.path} ${after} with ${entry.idempotencyKey === null ? 'an Idempotency-Key its first try did not carry' : 'another Idempotency-Key than its first try'}`,
+      );
     if (failedWithoutAnswer(answer.status)) Object.assign(entry, { sentKey: answer.key, sentReal: answer.real, status: said(answer.status) });
     else card.posts.splice(post, 1);
   } else if (failedWithoutAnswer(answer.status)) {
-    const entry = { target: request.target, body: request.body, idempotencyKey: request.idempotencyKey, sentKey: answer.key, sentReal: answer.real, status: said(answer.status) };
+    const entry = {
+      target: request.target,
+      body: request.body,
+      idempotencyKey: request.idempotencyKey,
+      sentKey: answer.key,
+      sentReal: answer.real,
+      status: said(answer.status),
+    };
     keep(card.posts, entry, KEEP.posts);
   }
 }
-

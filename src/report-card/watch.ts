@@ -50,7 +50,11 @@ export function cardWatch(cards: Cards, clock: Clock) {
     const answer = answerOf(request, reply, typeof payload === 'string' ? payload : undefined);
     const settled = answer && record(request, answer);
     // The change never fails (RedisCards says what it could not keep); the answer goes out either way.
-    if (settled) settled.then(() => done(null, payload), () => done(null, payload));
+    if (settled)
+      settled.then(
+        () => done(null, payload),
+        () => done(null, payload),
+      );
     else done(null, payload);
   };
 
@@ -103,6 +107,13 @@ export function gradeEveryRoute(graded: onSendHookHandler) {
   };
 }
 
+/** A hash of the request's body: '' when it sent none, null when one was sent and not read (a request refused before it). */
+function bodyOf(request: FastifyRequest): string | null {
+  const { headers } = request;
+  if (headers['transfer-encoding'] === undefined && !(Number(headers['content-length']) > 0)) return '';
+  return request.body === undefined ? null : hash(JSON.stringify(request.body));
+}
+
 const hash = (text: string) => createHash('sha1').update(text).digest('base64url').slice(0, 16);
 
 function arrivalOf(request: FastifyRequest, watched: { real: number; connection: string }, key: number): Arrival {
@@ -117,7 +128,7 @@ function arrivalOf(request: FastifyRequest, watched: { real: number; connection:
     method,
     path: (query === -1 ? url : url.slice(0, query)).slice(0, 100),
     target: hash(`${method} ${url}`),
-    body: request.body === undefined ? '' : hash(JSON.stringify(request.body)),
+    body: bodyOf(request),
     operation: operationOf(request),
     version: request.apiVersion,
     pinned: headers[VERSION_FIELD] === undefined ? 'none' : request.versionRefusal === 'unknown' ? 'unknown' : 'known',
@@ -134,8 +145,10 @@ function answerOf(request: FastifyRequest, reply: FastifyReply, payload: string 
   const retryAfter = reply.getHeader('retry-after');
   const problem = status === 400 || status === 410 ? problemOf(payload) : undefined;
   const verdict = request.rateLimit as Verdict | undefined;
+  // A connection reset in place of the answer: the client learnt nothing of it (its ETag, its headers).
+  if (request.fault?.fault === 'reset') return { status: 'reset', etag: false, cursorRefused: false };
   return {
-    status: request.fault?.fault === 'reset' ? 'reset' : status,
+    status,
     ...(retryAfter === undefined ? {} : { retryAfter: Number(retryAfter) }),
     ...(reply.getHeader('x-ratelimit-remaining') === '0' && verdict ? { slotFreeAt: slotFreeAt(verdict) } : {}),
     etag: reply.getHeader('etag') !== undefined,

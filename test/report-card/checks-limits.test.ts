@@ -26,7 +26,16 @@ describe('the card itself', () => {
     const card = await c.card();
     expect(card.requests).toBe(0);
     expect(card.checks.map((check) => check.id)).toEqual([
-      'honours-retry-after', 'not-banned', 'paces', 'backs-off', 'idempotent-retries', 'revalidates', 'pins-version', 'stops-after-gone', 'cursor-untouched', 'webhook-receiver',
+      'honours-retry-after',
+      'not-banned',
+      'paces',
+      'backs-off',
+      'idempotent-retries',
+      'revalidates',
+      'pins-version',
+      'stops-after-gone',
+      'cursor-untouched',
+      'webhook-receiver',
     ]);
     expect(card.checks.every((check) => check.status === 'untested' && check.seen === 0)).toBe(true);
     const usage = await t.request({ url: '/usage', headers: { 'x-api-key': c.key } });
@@ -116,13 +125,29 @@ describe('not-banned', () => {
     let banning: string | undefined;
     for (let i = 0; i < 100 && !banning; i++) {
       const answer = await bad.send('/pets?limit=1');
-      if (json<{ type: string }>(answer).type.endsWith('/key-banned') || (answer.statusCode === 429 && Number(answer.headers['retry-after']) > 60)) banning = answer.id;
+      if (json<{ type: string }>(answer).type.endsWith('/key-banned') || (answer.statusCode === 429 && Number(answer.headers['retry-after']) > 60))
+        banning = answer.id;
     }
     const check = await bad.check('not-banned');
     expect(check.status).toBe('failed');
     expect(check.failed).toBe(1);
     expect(check.failures[0]!.detail).toMatch(/^banned for \d+ s after sending on through 429s$/);
     expect(banning).toBeDefined();
+  });
+});
+
+describe('not-banned under injected 429s', () => {
+  it('a client that waits each refusal’s Retry-After is never banned, however many 429s its faults force', async () => {
+    const c = await client();
+    for (let i = 0; i < 15; i++) {
+      const refused = await c.send('/pets?limit=1', { headers: { prefer: 'fault=429' } });
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(7);
+      await c.advance(Number(refused.headers['retry-after']));
+    }
+    expect((await c.send('/pets?limit=1')).statusCode).toBe(200);
+    passed(await c.check('not-banned'));
+    passed(await c.check('honours-retry-after'));
   });
 });
 

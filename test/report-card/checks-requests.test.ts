@@ -46,6 +46,13 @@ describe('idempotent-retries', () => {
     failedAt(await switched.check('idempotent-retries'), other.id, /with another Idempotency-Key than its first try$/);
   });
 
+  it('another POST after a failed one (another body) is not its repeat', async () => {
+    const c = await client('pro');
+    expect((await c.send('/store/orders', { method: 'POST', payload: order, headers: { prefer: 'fault=500' } })).statusCode).toBe(500);
+    expect((await c.send('/store/orders', { method: 'POST', payload: { petId: 2, quantity: 1 } })).statusCode).toBe(201);
+    expect((await c.check('idempotent-retries')).status).toBe('untested');
+  });
+
   it('a POST that failed with a 4xx is an answer: its repeat is not the situation', async () => {
     const c = await client('pro');
     await c.send('/store/orders', { method: 'POST', payload: { petId: 1, quantity: 0 } });
