@@ -18,6 +18,9 @@ export type TestClock = components['schemas']['TestClock'];
 export type ClockAdvance = components['schemas']['ClockAdvance'];
 export type TestDataRemoved = components['schemas']['TestDataRemoved'];
 export type TestKey = components['schemas']['TestKey'];
+export type ReportCard = components['schemas']['ReportCard'];
+export type ReportCheck = ReportCard['checks'][number];
+export type WebhookExam = components['schemas']['WebhookExam'];
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> = operations[Op]['responses'][Status] extends {
   content: { 'application/json': infer T };
@@ -177,6 +180,18 @@ export class PetstoreClient {
     return this.#transport.send({ operation: 'testWebhookEndpoint', method: 'POST', path: `/webhook-endpoints/${endpointId}/test`, headers });
   }
 
+  /**
+   * `POST /webhook-endpoints/{endpointId}/exam` (experimental; a test key's endpoint): eight deliveries
+   * of a `webhook.test` event sent to the endpoint's URL (valid, duplicate, wrong secret, unsigned,
+   * stale, future, tampered, two signatures), and how the receiver answered each; it decides the key's
+   * `webhook-receiver` check. Changes nothing of the endpoint; sent with an `Idempotency-Key`, so it may
+   * be retried.
+   */
+  examWebhookEndpoint(endpointId: string, { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {}): Promise<WebhookExam> {
+    const headers = { 'idempotency-key': idempotencyKey };
+    return this.#transport.send({ operation: 'examWebhookEndpoint', method: 'POST', path: `/webhook-endpoints/${endpointId}/exam`, headers });
+  }
+
   /** `GET /webhook-endpoints/{endpointId}/deliveries` (experimental): one page of its delivery log, newest first. */
   listWebhookDeliveries(endpointId: string, query: { limit?: number; cursor?: string } = {}): Promise<WebhookDeliveryPage> {
     return this.#transport.send({ operation: 'listWebhookDeliveries', method: 'GET', path: `/webhook-endpoints/${endpointId}/deliveries`, query });
@@ -210,7 +225,7 @@ export class PetstoreClient {
    * None counts toward the key's limits.
    */
   readonly testClock = {
-    get: (): Promise<TestClock> => this.#transport.send({ operation: 'getTestClock', method: 'GET', path: '/test-clock' }),
+    get: (): Promise<TestClock> => this.#transport.send({ operation: 'getTestClock', method: 'GET', path: '/test-clock', everyVersion: true }),
     advance: (by: ClockAdvance, options: { idempotencyKey?: string } = {}): Promise<TestClock> => this.#moveClock('advance', options, by),
     freeze: (options: { idempotencyKey?: string } = {}): Promise<TestClock> => this.#moveClock('freeze', options),
     resume: (options: { idempotencyKey?: string } = {}): Promise<TestClock> => this.#moveClock('resume', options),
@@ -220,8 +235,11 @@ export class PetstoreClient {
    * `DELETE /test-data` (experimental; test keys only): removes everything the key made, clears its
    * windows, ban and ban history, puts its clock back to the real time; answers how many were removed.
    */
-  resetTestData(): Promise<TestDataRemoved> {
-    return this.#transport.send({ operation: 'resetTestData', method: 'DELETE', path: '/test-data' });
+  async resetTestData(): Promise<TestDataRemoved> {
+    const removed = await this.#transport.send<TestDataRemoved>({ operation: 'resetTestData', method: 'DELETE', path: '/test-data', everyVersion: true });
+    // The key's clock is back to the real time: what was past its sunset in the key's time may answer again.
+    this.#transport.forgetGone();
+    return removed;
   }
 
   /**
@@ -239,13 +257,34 @@ export class PetstoreClient {
     await this.#transport.send({ operation: 'deleteTestKey', method: 'DELETE', path: `/test-keys/${keyId}` });
   }
 
+  /**
+   * `GET /report-card` (experimental; test keys only): how this key's client behaved toward the API,
+   * check by check (each `passed`, `failed` with its latest failures, or `untested`; a check's `docs`
+   * page gives its rule). Counts nothing toward the key's limits.
+   */
+  reportCard(): Promise<ReportCard> {
+    return this.#transport.send({ operation: 'getReportCard', method: 'GET', path: '/report-card', everyVersion: true });
+  }
+
+  /** `DELETE /report-card` (experimental; test keys only): the key's card starts over now; answers the fresh card. */
+  resetReportCard(): Promise<ReportCard> {
+    return this.#transport.send({ operation: 'resetReportCard', method: 'DELETE', path: '/report-card', everyVersion: true });
+  }
+
   #moveClock(
     how: 'advance' | 'freeze' | 'resume',
     { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string },
     body?: ClockAdvance,
   ): Promise<TestClock> {
     const headers = { 'idempotency-key': idempotencyKey };
-    return this.#transport.send({ operation: `${how}TestClock`, method: 'POST', path: `/test-clock/${how}`, headers, ...(body ? { body } : {}) });
+    return this.#transport.send({
+      operation: `${how}TestClock`,
+      method: 'POST',
+      path: `/test-clock/${how}`,
+      headers,
+      everyVersion: true,
+      ...(body ? { body } : {}),
+    });
   }
 
   /** `DELETE /store/orders/{orderId}` (experimental): cancels; cancelling twice is harmless. */

@@ -53,12 +53,17 @@ export function remainingOf(state: RateLimitState): number | undefined {
   return state.remaining;
 }
 
-/** The client instant from which one more request fits in every window. */
-export function roomAt(state: RateLimitState): number {
-  const full = state.windows.filter((w) => w.remaining === 0);
+/**
+ * The client instant from which one more request fits in every window, once `spent` more requests were
+ * counted after this state was reported (requests whose answers were lost). A window with nothing left
+ * frees a slot in its `t`; so does one that the requests spent emptied, its `t` being then when its
+ * oldest counted request leaves it.
+ */
+export function roomAt(state: RateLimitState, spent = 0): number {
+  const full = state.windows.filter((w) => w.remaining <= spent);
   if (full.length > 0) return state.at + 1000 * Math.max(...full.map((w) => w.nextInSeconds));
   // Without the draft header, the binding window's reset is the only hint (an absolute, server-clock time).
-  if (state.windows.length === 0 && state.remaining === 0 && state.reset) return state.reset.getTime();
+  if (state.windows.length === 0 && state.remaining !== undefined && state.remaining <= spent && state.reset) return state.reset.getTime();
   return state.at;
 }
 

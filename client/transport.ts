@@ -3,7 +3,7 @@
  * time-related is injected (`fetch`, `now`, `sleep`, `random`), so tests run on a fake clock.
  */
 import { type DeprecationHook, deprecationWatcher, warnOnStderr } from './deprecation.js';
-import { BannedError, errorFrom, IdempotencyKeyInProgressError, NetworkError, TooManyRequestsError } from './errors.js';
+import { BannedError, errorFrom, IdempotencyKeyInProgressError, NetworkError, SunsetError, TooManyRequestsError, VersionSunsetError } from './errors.js';
 import { ConditionalCache } from './conditional-cache.js';
 import { Gate } from './gate.js';
 import { parseRateLimit, type RateLimitState } from './rate-limit.js';
@@ -20,11 +20,16 @@ export interface TransportOptions {
   sleep?: (ms: number) => Promise<void>;
   /** In [0, 1), for jitter. Default: `Math.random`. */
   random?: () => number;
-  /** Wait for room before sending, so that a burst meets no 429. Default: false (paced only after a 429). */
+  /**
+   * Wait for room before sending: once an answer said nothing is left (`X-RateLimit-Remaining: 0`), no
+   * request goes before the `RateLimit` header's `t` (when the window frees a slot), so that a burst
+   * meets no 429. Default: true. `false` sends one anyway to see, and paces only after a 429: the
+   * request it sends early earns a 429 it was told of (a test key's report card fails `paces`).
+   */
   pace?: boolean;
   /** Attempts per call, the first included. Default: 5. */
   maxAttempts?: number;
-  /** Exponential backoff (503, 502, 504, a 409 idempotency-key-in-progress, network errors): `random() * min(cap, base * 2^(attempt-1))`. */
+  /** Exponential backoff (500, 502, 503, 504, a 409 idempotency-key-in-progress, network errors): `random() * min(cap, base * 2^(attempt-1))`. */
   backoffBaseMs?: number;
   backoffCapMs?: number;
   /** Added at random to a 429's `Retry-After`, so that refused clients do not come back together. Default: 1000. */
@@ -69,16 +74,24 @@ export interface Call {
   query?: Record<string, string | number | readonly (string | number)[] | undefined>;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Answered in every version, past its sunset too (the test-mode operations): a version gone does not stop it. */
+  everyVersion?: boolean;
 }
 
-/** Answers that say "not now" rather than "no": retried with backoff, when the method allows it. */
-const RETRY_STATUSES = new Set([502, 503, 504]);
+/**
+ * Answers that say "not now" rather than "no": retried with backoff, when the method allows it. A 500
+ * too: the service remembers only successes under an `Idempotency-Key`, so a `POST` retried with its
+ * key is carried out at most once.
+ */
+const RETRY_STATUSES = new Set([500, 502, 503, 504]);
 
 export class Transport {
   readonly #options: Required<Omit<TransportOptions, 'onResponse' | 'onDeprecation' | 'prefer'>> & Pick<TransportOptions, 'onResponse' | 'prefer'>;
   readonly #gate: Gate;
   readonly #cache: ConditionalCache;
   readonly #deprecated: (operation: string, headers: Headers) => void;
+  /** What answered `410`: `operation <id>` or `version <v>`, and the error it answered. */
+  readonly #gone = new Map<string, SunsetError>();
   #lastRateLimit: RateLimitState | undefined;
 
   constructor(
@@ -91,7 +104,7 @@ export class Transport {
       now: Date.now,
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       random: Math.random,
-      pace: false,
+      pace: true,
       maxAttempts: 5,
       backoffBaseMs: 500,
       backoffCapMs: 30_000,
@@ -102,7 +115,7 @@ export class Transport {
       // An option given as undefined keeps its default.
       ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)),
     };
-    this.#gate = new Gate(this.#options);
+    this.#gate = new Gate({ ...this.#options, look: () => this.#look() });
     this.#cache = new ConditionalCache(this.#options.cacheSize);
     this.#deprecated = deprecationWatcher(options.onDeprecation ?? warnOnStderr);
   }
@@ -117,8 +130,20 @@ export class Transport {
     return this.#cache.saved;
   }
 
+  /**
+   * Forgets what answered `410`, so that it is asked for again: after a test key's reset
+   * (`DELETE /test-data`) put its clock back before the sunsets. A `410` is for good otherwise.
+   */
+  forgetGone(): void {
+    this.#gone.clear();
+  }
+
   async send<T>(call: Call): Promise<T> {
-    const { fetch, now, sleep, random, maxAttempts, maxWaitMs, retryJitterMs } = this.#options;
+    const { fetch, now, sleep, random, maxAttempts, maxWaitMs, retryJitterMs, version } = this.#options;
+    // A 410 is for good: what is gone is not asked for again (an operation past its sunset, or every
+    // operation of a version past its sunset but those answered in every version).
+    const gone = this.#gone.get(`operation ${call.operation}`) ?? (call.everyVersion ? undefined : this.#gone.get(`version ${version}`));
+    if (gone) throw goneAgain(call.operation, gone);
     // A POST without an Idempotency-Key might be applied twice: it is sent once, whatever happens.
     const retryable = call.method !== 'POST' || call.headers?.['idempotency-key'] !== undefined;
     const url = this.#url(call);
@@ -148,6 +173,7 @@ export class Transport {
       if (error instanceof TooManyRequestsError) this.#gate.refuse(rateLimit.at + waitMs, error instanceof BannedError);
       this.#gate.settle(rateLimit);
       if (!error) return (await this.#read(call, url, response)) as T;
+      if (error instanceof SunsetError) this.#gone.set(error instanceof VersionSunsetError ? `version ${version}` : `operation ${call.operation}`, error);
       if (error instanceof TooManyRequestsError) {
         if (mayRetry && waitMs <= maxWaitMs) continue;
       } else if ((RETRY_STATUSES.has(response.status) || error instanceof IdempotencyKeyInProgressError) && mayRetry) {
@@ -159,6 +185,15 @@ export class Transport {
       }
       throw error;
     }
+  }
+
+  /** Where the key's windows stand, from the headers of `GET /usage`, which counts nothing toward them. */
+  async #look(): Promise<RateLimitState> {
+    const { fetch, now, version } = this.#options;
+    const headers = { accept: 'application/json', 'x-api-key': this.apiKey, 'petstore-version': version };
+    const response = await fetch(new Request(`${this.baseUrl.replace(/\/$/, '')}/usage`, { headers }));
+    await response.body?.cancel();
+    return parseRateLimit(response.headers, now());
   }
 
   /** Full jitter: anywhere between no wait and the capped exponential. */
@@ -202,4 +237,12 @@ export class Transport {
     if (body !== undefined) all.set('content-type', 'application/json');
     return new Request(url, { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
   }
+}
+
+/** The error of a call not sent because what it asks for answered `410` before: the same class, problem and request id. */
+function goneAgain(operation: string, first: SunsetError): SunsetError {
+  const Gone = first.constructor as typeof SunsetError;
+  const what = first instanceof VersionSunsetError ? 'its version is' : `${operation} is`;
+  const message = `Not sent: ${what} gone (410${first.requestId ? `, request ${first.requestId}` : ''}): ${first.message}`;
+  return new Gone(message, { status: first.status, problem: first.problem, requestId: first.requestId, rateLimit: first.rateLimit });
 }

@@ -8,6 +8,7 @@ import { keysCommand } from './keys/cli.js';
 import { KeyInputError, KeysRepository } from './keys/repository.js';
 import { ordersCommand } from './orders/cli.js';
 import { OrdersRepository } from './orders/repository.js';
+import { reportCardCommand } from './report-card/cli.js';
 import { webhooksCommand } from './webhooks/cli.js';
 
 export interface CommandLine {
@@ -21,8 +22,10 @@ export interface CommandLine {
 
 /**
  * `petstore …` (./cli.ts runs it in its own process): the administration commands, on the same
- * DATABASE_URL as the server. Resolves with the exit code: 0, 1 for a refusal (an unknown key, a bad
- * limit, a bad DATABASE_URL), 2 for a usage error; what it says goes to `stdout` and `stderr`.
+ * DATABASE_URL as the server, and `report-card`, a client of a running service over HTTP. Resolves with
+ * the exit code: 0, 1 for a refusal (an unknown key, a bad limit, a bad DATABASE_URL) or a report card
+ * with a failed check, 2 for a usage error or a card that could not be read; what it says goes to
+ * `stdout` and `stderr`.
  */
 export async function runCommandLine(args: readonly string[], { env, clock, stdout, stderr }: CommandLine): Promise<number> {
   let db: Db | undefined;
@@ -36,17 +39,21 @@ export async function runCommandLine(args: readonly string[], { env, clock, stdo
   const repository = async () => new KeysRepository(await store(), clock);
   const orderStores = async () => ({ keys: await repository(), orders: new OrdersRepository(await store()) });
   const out = (text: string) => stdout(`${text}\n`);
+  const err = (text: string) => stderr(`${text}\n`);
+  // What a command that decides its own exit code (report-card) said.
+  let exitCode = 0;
   const program = new Command('petstore')
     .description('Petstore administration')
     .addCommand(keysCommand(repository, { out }))
     .addCommand(ordersCommand(orderStores, { out }))
-    .addCommand(webhooksCommand({ out }, clock));
+    .addCommand(webhooksCommand({ out }, clock))
+    .addCommand(reportCardCommand({ out, err, exit: (code) => void (exitCode = code) }));
   // Usage errors throw (and exit 2) instead of exiting from deep inside commander; help and usage go where the output goes.
   const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
   for (const command of everyCommand(program)) command.exitOverride().configureOutput({ writeOut: stdout, writeErr: stderr });
   try {
     await program.parseAsync(args, { from: 'user' });
-    return 0;
+    return exitCode;
   } catch (error) {
     const code = (error as { code?: string }).code ?? '';
     if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return 0;

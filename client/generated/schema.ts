@@ -275,6 +275,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints/{endpointId}/exam": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Examine the receiver of one of your test key’s webhook endpoints
+         * @description **Experimental**: may change or go away at any time, without notice.
+         *
+         *     Sends to the endpoint's URL, one after the other, eight deliveries of a `webhook.test` event (its `data` is `{"endpointId": …}`), each signed as every delivery is unless the case says otherwise, and answers how the receiver judged each once all are judged. The cases, in this order:
+         *
+         *     - `valid` (a `2xx` expected): a delivery as every one is.
+         *     - `duplicate` (a `2xx` expected): the same delivery again, with the same `webhook-id`, signed anew as a retry is; a duplicate is acknowledged, not an error.
+         *     - `wrong-secret` (a `4xx` expected): signed with another secret than the endpoint’s.
+         *     - `unsigned` (a `4xx` expected): no `webhook-signature` header.
+         *     - `stale` (a `4xx` expected): a `webhook-timestamp` 10 minutes old, correctly signed.
+         *     - `future` (a `4xx` expected): a `webhook-timestamp` 10 minutes ahead, correctly signed.
+         *     - `tampered` (a `4xx` expected): the body changed after signing: the same event with other whitespace, which a receiver that checks the bytes it received refuses (one that verifies a re-serialisation of what it parsed accepts it).
+         *     - `second-signature` (a `2xx` expected): two signatures, the first by a secret the endpoint does not have, then the valid one, as during a rotation; one that matches is enough.
+         *
+         *     A case passes when its answer has the expected status class within 5 s of connecting (or the service's webhook timeout, when shorter); no answer in time, a failed connection or a refused destination (the service's own rules for where webhooks go apply, at every case) fail it, and `got` says why. Every case but `duplicate` carries an event id of its own; none is a stored event (`GET /events/{eventId}` does not find them). The exam changes nothing: no event is written, no delivery enters the endpoint's log, its count of failures toward disabling it does not move, and a disabled endpoint can be examined too. The latest exam decides your report card's `webhook-receiver` check. For test keys' endpoints (a live key gets `403` `test-key-required`); it counts like the other endpoint operations. As it writes nothing, repeating it is safe (an `Idempotency-Key` is accepted and changes nothing).
+         */
+        post: operations["examWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints/{endpointId}/deliveries": {
         parameters: {
             query?: never;
@@ -495,6 +528,34 @@ export interface paths {
          *     For test keys only: deletes one of your child keys, with its data and its own children; it answers `401` from its next request. A key that is not your child (another key's, or none) is a `404`. A live key gets `403` `test-key-required`.
          */
         delete: operations["deleteTestKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/report-card": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your test key's report card
+         * @description **Experimental**: may change or go away at any time, without notice.
+         *
+         *     Every request of a test key to an API operation is graded on what a good client does with the answers it gets (contract §12): each check is `untested` until its situation arises, `failed` once it went wrong, else `passed`. Each check's `docs` page gives its rule and a sketch of a good client. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         */
+        get: operations["getReportCard"];
+        put?: never;
+        post?: never;
+        /**
+         * Start your test key's report card over
+         * @description **Experimental**: may change or go away at any time, without notice.
+         *
+         *     Every check back to `untested`, the counts to 0, `since` your key's now; answers the fresh card. Every request of a test key to an API operation is graded on what a good client does with the answers it gets (contract §12): each check is `untested` until its situation arises, `failed` once it went wrong, else `passed`. Each check's `docs` page gives its rule and a sketch of a good client. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         */
+        delete: operations["resetReportCard"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1261,6 +1322,88 @@ export interface components {
             parentId: string;
             /** Format: date-time */
             createdAt: string;
+        };
+        /** @description How your test key's client behaved toward the API, check by check. */
+        ReportCard: {
+            /**
+             * Format: date-time
+             * @description When the card started (your key's creation, or its last `DELETE /report-card`), in your key's time.
+             */
+            since: string;
+            /**
+             * Format: int64
+             * @description How many requests were graded.
+             */
+            requests: number;
+            /** @description Every check, in the contract's order. */
+            checks: {
+                /**
+                 * @description The check; ids are part of the contract.
+                 * @enum {string}
+                 */
+                id: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver";
+                title: string;
+                /**
+                 * @description `untested` until its situation arises, `failed` once it went wrong since `since`, else `passed` (`webhook-receiver`: the latest exam's).
+                 * @enum {string}
+                 */
+                status: "passed" | "failed" | "untested";
+                /**
+                 * Format: int64
+                 * @description How many times its situation arose.
+                 */
+                seen: number;
+                /**
+                 * Format: int64
+                 * @description How many times it went wrong.
+                 */
+                failed: number;
+                /** @description The latest failures, newest first. */
+                failures: {
+                    /** @description The `X-Request-Id` of the request that went wrong. */
+                    requestId: string;
+                    /**
+                     * Format: date-time
+                     * @description When it arrived, in your key's time.
+                     */
+                    at: string;
+                    /** @description What went wrong, with the figures. */
+                    detail: string;
+                }[];
+                /** @description What a good client does. */
+                advice: string;
+                /**
+                 * Format: uri
+                 * @description A page explaining the check: its rule and a sketch of a good client.
+                 */
+                docs: string;
+            }[];
+        };
+        /** @description How a webhook receiver answered the eight deliveries of an exam. */
+        WebhookExam: {
+            /** @description Whether every case passed. */
+            passed: boolean;
+            /** @description Every case, in the order sent. */
+            cases: {
+                /**
+                 * @description The case; ids are part of the contract.
+                 * @enum {string}
+                 */
+                id: "valid" | "duplicate" | "wrong-secret" | "unsigned" | "stale" | "future" | "tampered" | "second-signature";
+                /**
+                 * @description The status class a receiver written to the specification answers.
+                 * @enum {string}
+                 */
+                expected: "2xx" | "4xx";
+                /** @description What the receiver answered: its status (`"204"`), or why there was none (`"no answer within 5 s"`, `"connection refused"`, a refused destination). */
+                got: string;
+                passed: boolean;
+                /**
+                 * Format: int32
+                 * @description How long its answer took, from the start of connecting.
+                 */
+                ms: number;
+            }[];
         };
     };
     responses: never;
@@ -4183,6 +4326,178 @@ export interface operations {
             };
         };
     };
+    examWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+                /**
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @example fault=503
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path: {
+                /**
+                 * @description The id of one of your endpoints.
+                 * @example we_0123456789abcdef01234567
+                 */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The exam, every case judged. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookExam"];
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
     listWebhookDeliveries: {
         parameters: {
             query?: {
@@ -5812,6 +6127,278 @@ export interface operations {
                     "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    getReportCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How your test key's client behaved toward the API, check by check. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportCard"];
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    resetReportCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How your test key's client behaved toward the API, check by check. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportCard"];
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

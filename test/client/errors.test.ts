@@ -70,10 +70,19 @@ describe('error answers of the server', () => {
     expect(error).toBeInstanceOf(ConflictError);
   });
 
-  it('410: SunsetError once getPet is past its sunset, not retried', async () => {
+  it('410: SunsetError once getPet is past its sunset, not retried, and not asked for again: a 410 is for good', async () => {
     const { client } = await clientOf('pro', { PETS_GET_DEPRECATED_AT: '2026-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2026-06-01T00:00:00Z' });
-    await expect(client.getPet(1)).rejects.toBeInstanceOf(SunsetError);
+    const first = (await client.getPet(1).catch((e: unknown) => e)) as SunsetError;
+    expect(first).toBeInstanceOf(SunsetError);
     expect(client.rateLimit?.windows[0]?.remaining).toBe(299);
+    // Not sent: the same class, problem and request id, and nothing counted.
+    const again = (await client.getPet(2).catch((e: unknown) => e)) as SunsetError;
+    expect(again).toBeInstanceOf(SunsetError);
+    expect([again.problem, again.requestId]).toEqual([first.problem, first.requestId]);
+    expect(again.message).toMatch(/^Not sent: getPet is gone/);
+    expect((await client.usage()).windows.minute.used).toBe(1);
+    // Other operations are not gone.
+    expect((await client.listPets({ limit: 1 })).data).toHaveLength(1);
   });
 
   it('422: IdempotencyKeyReusedError for the same key with another body', async () => {

@@ -70,6 +70,20 @@ describe('503 and network errors: exponential backoff with full jitter and a cap
     expect(down.requests).toHaveLength(2);
   });
 
+  it('retries a 500 as a 503, backing off: the service remembers only successes under an Idempotency-Key', async () => {
+    const o = options();
+    const failed = () =>
+      new Response(JSON.stringify({ type: `${BASE_URL}/problems/internal-error`, status: 500 }), {
+        status: 500,
+        headers: { 'content-type': 'application/problem+json' },
+      });
+    const { fetch, requests } = scripted([failed, failed, ok]);
+    const transport = new Transport(BASE_URL, KEY, { fetch, ...o });
+    await transport.send({ operation: 'placeOrder', method: 'POST', path: '/store/orders', body: { petId: 1 }, headers: { 'idempotency-key': 'k' } });
+    expect(requests.map((request) => request.headers.get('idempotency-key'))).toEqual(['k', 'k', 'k']);
+    expect(o.sleeps).toEqual([0.5 * 1000, 1 * 2000]);
+  });
+
   it("never waits less than a 503's Retry-After", async () => {
     const o = options();
     const { fetch } = scripted([() => unavailable(7), ok]);
