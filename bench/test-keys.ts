@@ -35,11 +35,15 @@ export async function measureTestKeys(mode: string, env: Record<string, string>,
       if (!made.ok) throw new Error(`key creation answered ${made.status}`);
       return ((await made.json()) as { key: string }).key;
     };
-    const [live, test] = [await Promise.all(Array.from({ length: KEYS }, () => create(false))), await Promise.all(Array.from({ length: KEYS }, () => create(true)))];
+    const [live, test] = [
+      await Promise.all(Array.from({ length: KEYS }, () => create(false))),
+      await Promise.all(Array.from({ length: KEYS }, () => create(true))),
+    ];
     const paths: TestKeyFigures['paths'] = [];
     for (const path of TEST_KEY_PATHS) {
       // A client that pins its version, as a graded one should; the test keys' cards see a passing client.
-      const requests = (keys: string[]): Requests => keys.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key, 'petstore-version': NEWEST_VERSION } }));
+      const requests = (keys: string[]): Requests =>
+        keys.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key, 'petstore-version': NEWEST_VERSION } }));
       const sides = { a: requests(live), b: requests(test) };
       for (const side of [sides.a, sides.b]) await oneAtATime(service.url, side, side.length);
       const turns = await byTurns(service, service, sides, 50, rounds, seconds);

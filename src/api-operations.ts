@@ -68,21 +68,7 @@ export function recordsOf({ config, db, changes, limiter, clock }: Pick<ApiDeps,
 }
 
 /** The API's operations, each with its key required and the common problems declared. */
-export async function apiOperations(
-  api: App,
-  {
-    config,
-    db,
-    changes,
-    limiter,
-    metrics,
-    clock,
-    versions,
-    records,
-    cards,
-    graded,
-  }: ApiDeps,
-): Promise<void> {
+export async function apiOperations(api: App, { config, db, changes, limiter, metrics, clock, versions, records, cards, graded }: ApiDeps): Promise<void> {
   const { orderPages, pets, catalogue, clocks, keys } = records;
   const { publicUrl } = config;
   api.addHook('onRoute', declareCommonContract);
@@ -109,7 +95,6 @@ export async function apiOperations(
   const shared = { db, changes, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks, cursors };
   for (const operation of OPERATIONS) operation(api, { ...shared, orderPages, pets, catalogue, clocks, keys, testData, testKeySecret, cards });
 }
-
 
 /** Every API operation needs a key and may answer the common problems; declared once, here. */
 function declareCommonContract(route: RouteOptions): void {

@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 
 import { problemPages } from './docs/problem-pages.js';
 import { FaultDraws } from './faults/draws.js';
@@ -121,7 +121,7 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  everyRequest(app, { steps: onRequestSteps, faults, versions, answered, logger, publicUrl, cut: watch.cut });
+  everyRequest(app, { steps: onRequestSteps, faults, versions, answered, logger, publicUrl, watch });
   app.decorate('apiSteps', [...onRequestSteps, requireKey, versions.refuseVersion]);
 
   await app.register(swagger, swaggerOptions(publicUrl, config.ban));
@@ -161,12 +161,12 @@ interface EveryRequestDeps {
   answered: Answered;
   logger: FastifyBaseLogger | false;
   publicUrl: string;
-  /** A request the client left before its answer (report-card/). */
-  cut: (request: FastifyRequest) => void;
+  /** How test keys' requests reach their report cards (report-card/). */
+  watch: Pick<ReturnType<typeof cardWatch>, 'noteBody' | 'cut'>;
 }
 
 /** What every request of the public listener passes through Fastify: its steps in order, and what is recorded of its answer. */
-function everyRequest(app: App, { steps, faults, versions, answered, logger, publicUrl, cut }: EveryRequestDeps): void {
+function everyRequest(app: App, { steps, faults, versions, answered, logger, publicUrl, watch }: EveryRequestDeps): void {
   app.setValidatorCompiler(validatorCompiler(NAMED_SCHEMAS));
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
   app.setErrorHandler(errorHandler(publicUrl));
@@ -176,8 +176,9 @@ function everyRequest(app: App, { steps, faults, versions, answered, logger, pub
 
   app.addHook('onRequest', inOrder(steps));
   app.addHook('preParsing', refuseContentEncoding);
-  // A test key's 500 or 503 once its body is read: the report card tells a repeat of that body from another request.
-  app.addHook('preValidation', answeringHook(faults.failNow));
+  // Once the body is read: the report card notes it as sent (before validation's defaults), then a
+  // test key's 500 or 503, so that the card tells a repeat of that body from another request.
+  app.addHook('preValidation', answeringHook('afterParsing', [watch.noteBody, faults.failNow]));
   app.addHook('onSend', versions.inVersion);
   app.decorate('draining', false);
   app.addHook('onSend', function closeWhenDrainingAndFault(request, reply, payload, done) {
@@ -188,7 +189,7 @@ function everyRequest(app: App, { steps, faults, versions, answered, logger, pub
   // A client gone before its answer (an upload cut off): said once, at info; nothing failed here.
   app.addHook('onRequestAbort', function noteAbort(request, done) {
     if (logger) logger.info({ reqId: request.id, req: request }, 'request aborted by the client');
-    cut(request);
+    watch.cut(request);
     done();
   });
   app.addHook('onResponse', function recordAnswer(request, reply, done) {

@@ -9,7 +9,7 @@
  */
 const EVERY_LANE_ROUTE: Readonly<Record<string, string>> = {
   // preValidation
-  failNow: 'cannot apply: faults are test keys’, and test keys are handed over',
+  afterParsing: 'cannot apply: its steps are test keys’ (the report card’s note of the body, a fault), and test keys are handed over',
   // preParsing
   refuseContentEncoding: 'Fastify’s: a request with a body or an encoding is handed over (fastifyDecides)',
   // onSend

@@ -117,11 +117,22 @@ export function inOrder(steps: readonly Step[]) {
 }
 
 /**
- * A step that may answer, as a Fastify hook of its own after `onRequest` (a test key's fault, once the
- * body is read): like `inOrder`, it waits for its answer to end before the route could run.
+ * Steps that may answer, as one Fastify hook of the callback kind after `onRequest` (once the body is
+ * read): no promise where no step makes one, and no `done` once a step answered, so that Fastify never
+ * goes on to the route, even while an asynchronous `onSend` step still holds the answer.
  */
-export function answeringHook(step: Step) {
-  return Object.defineProperty(inOrder([step]), 'name', { value: step.name });
+export function answeringHook(name: string, steps: readonly Step[]) {
+  const hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    let answered: ReturnType<typeof runSteps>;
+    try {
+      answered = runSteps(steps, request, reply);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (answered instanceof Promise) answered.then((value) => value === undefined && !reply.sent && done(), done);
+    else if (answered === undefined && !reply.sent) done();
+  };
+  return Object.defineProperty(hook, 'name', { value: name });
 }
 
 /**

@@ -120,7 +120,7 @@ cache.set(url, { etag: answer.headers.get('ETag'), body: await answer.json() });
   'pins-version': {
     title: 'Pins a version',
     situation: 'Any request.',
-    rule: 'The request carries no `Petstore-Version` header, or one naming no version this API knows. Any known version satisfies it; without one, the key\'s pinned version answers, and a change of that pin changes your answers.',
+    rule: "The request carries no `Petstore-Version` header, or one naming no version this API knows. Any known version satisfies it; without one, the key's pinned version answers, and a change of that pin changes your answers.",
     advice: 'Send Petstore-Version with every request: the version your client was written against.',
     sketch: `const headers = { 'X-API-Key': key, 'Petstore-Version': '2026-11-26' };   // on every request`,
   },
@@ -137,7 +137,7 @@ cache.set(url, { etag: answer.headers.get('ETag'), body: await answer.json() });
   'cursor-untouched': {
     title: 'Leaves cursors untouched',
     situation: 'A request with `cursor`.',
-    rule: 'The cursor is not one the service gave this key, for this listing (the same collection and filters): edited, made up, or another key\'s.',
+    rule: "The cursor is not one the service gave this key, for this listing (the same collection and filters): edited, made up, or another key's.",
     advice: 'Pass nextCursor back exactly as received, with the same filters; never build or edit a cursor.',
     sketch: `let cursor: string | undefined;
 do {
@@ -148,9 +148,10 @@ do {
   },
   'webhook-receiver': {
     title: 'Webhook receiver passes its exam',
-    situation: 'An exam of one of the key\'s webhook endpoints (`POST /webhook-endpoints/{endpointId}/exam`).',
+    situation: "An exam of one of the key's webhook endpoints (`POST /webhook-endpoints/{endpointId}/exam`).",
     rule: 'Any case of the latest exam went wrong: a receiver must answer `2xx` to a valid delivery and to a duplicate, and `4xx` to a wrong secret, an unsigned, stale (10 minutes old), future (10 minutes ahead) or tampered delivery, and `2xx` to one with two signatures of which the second is valid. The check takes the status of the latest exam.',
-    advice: 'Verify every delivery as Standard Webhooks says (signature over id.timestamp.body, a 5-minute tolerance, any of the signatures), and acknowledge a duplicate.',
+    advice:
+      'Verify every delivery as Standard Webhooks says (signature over id.timestamp.body, a 5-minute tolerance, any of the signatures), and acknowledge a duplicate.',
     sketch: `import { Webhook } from 'standardwebhooks';
 const verifier = new Webhook(secret);                         // whsec_…
 try {

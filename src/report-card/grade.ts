@@ -60,7 +60,10 @@ function judgeWaits(card: Card, request: Arrival, fail: Fail): void {
   if (exhausted) {
     const early = tooEarly(exhausted, request);
     if (early)
-      fail('paces', `sent ${seconds(request.key - exhausted.sentKey)} after X-RateLimit-Remaining: 0; the next slot was free ${seconds(exhausted.until - exhausted.sentKey)} after it`);
+      fail(
+        'paces',
+        `sent ${seconds(request.key - exhausted.sentKey)} after X-RateLimit-Remaining: 0; the next slot was free ${seconds(exhausted.until - exhausted.sentKey)} after it`,
+      );
     if (early !== undefined) card.exhausted = undefined;
   }
 }
@@ -74,7 +77,10 @@ function judgeRevalidation(card: Card, request: Arrival, answer: Answer, fail: F
     if (request.ifNoneMatch) entry.streak = 0;
     else if (++entry.streak === UNREVALIDATED) {
       entry.streak = 0;
-      fail('revalidates', `GET ${request.path} ${UNREVALIDATED} times in a row without If-None-Match, its ETag received ${seconds(request.key - entry.sentKey)} before`);
+      fail(
+        'revalidates',
+        `GET ${request.path} ${UNREVALIDATED} times in a row without If-None-Match, its ETag received ${seconds(request.key - entry.sentKey)} before`,
+      );
     }
   }
   if (!answer.etag) return;
@@ -125,4 +131,3 @@ function openWaits(card: Card, request: Arrival, answer: Answer, fail: Fail): vo
     card.exhausted = opened(answer.slotFreeAt);
   }
 }
-

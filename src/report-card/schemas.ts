@@ -10,7 +10,7 @@ export const ReportCheck = Type.Object(
     id: StringEnum(CHECK_IDS, { description: 'The check; ids are part of the contract.' }),
     title: Type.String({ maxLength: 100 }),
     status: StringEnum(['passed', 'failed', 'untested'] as const, {
-      description: '`untested` until its situation arises, `failed` once it went wrong since `since`, else `passed` (`webhook-receiver`: the latest exam\'s).',
+      description: "`untested` until its situation arises, `failed` once it went wrong since `since`, else `passed` (`webhook-receiver`: the latest exam's).",
     }),
     seen: Type.Integer({ format: 'int64', minimum: 0, description: 'How many times its situation arose.' }),
     failed: Type.Integer({ format: 'int64', minimum: 0, description: 'How many times it went wrong.' }),
@@ -36,7 +36,7 @@ export const ReportCard = Type.Object(
   {
     since: Instant("When the card started (your key's creation, or its last `DELETE /report-card`), in your key's time."),
     requests: Type.Integer({ format: 'int64', minimum: 0, description: 'How many requests were graded.' }),
-    checks: Type.Array(ReportCheck, { minItems: CHECK_IDS.length, maxItems: CHECK_IDS.length, description: 'Every check, in the contract\'s order.' }),
+    checks: Type.Array(ReportCheck, { minItems: CHECK_IDS.length, maxItems: CHECK_IDS.length, description: "Every check, in the contract's order." }),
   },
   { $id: 'ReportCard', additionalProperties: false, description: "How your test key's client behaved toward the API, check by check." },
 );

@@ -17,8 +17,8 @@ declare module 'fastify' {
     graded?: boolean;
   }
   interface FastifyRequest {
-    /** A graded request, from its arrival until its answer is graded. */
-    watched?: { real: number; connection: string };
+    /** A graded request, from its arrival until its answer is graded; `body`, a hash of its body as sent, once read. */
+    watched?: { real: number; connection: string; body?: string };
   }
 }
 
@@ -82,7 +82,13 @@ export function cardWatch(cards: Cards, clock: Clock) {
     );
   }
 
-  return { arrived, graded, cut };
+  return { arrived, noteBody, graded, cut };
+}
+
+/** Once the body is read, before validation adds its defaults: a hash of it, as the client sent it. */
+function noteBody(request: StepRequest): void {
+  const { watched, body } = request as FastifyRequest;
+  if (watched && body !== undefined) watched.body = hash(JSON.stringify(body));
 }
 
 /** Each connection's name: this instance's, and its own, for as long as the socket lives. */
@@ -107,16 +113,15 @@ export function gradeEveryRoute(graded: onSendHookHandler) {
   };
 }
 
-/** A hash of the request's body: '' when it sent none, null when one was sent and not read (a request refused before it). */
-function bodyOf(request: FastifyRequest): string | null {
-  const { headers } = request;
+/** A hash of the request's body as sent: '' when it sent none, null when one was sent and not read (a request refused before it). */
+function bodyOf({ headers }: FastifyRequest, watched: NonNullable<FastifyRequest['watched']>): string | null {
   if (headers['transfer-encoding'] === undefined && !(Number(headers['content-length']) > 0)) return '';
-  return request.body === undefined ? null : hash(JSON.stringify(request.body));
+  return watched.body ?? null;
 }
 
 const hash = (text: string) => createHash('sha1').update(text).digest('base64url').slice(0, 16);
 
-function arrivalOf(request: FastifyRequest, watched: { real: number; connection: string }, key: number): Arrival {
+function arrivalOf(request: FastifyRequest, watched: NonNullable<FastifyRequest['watched']>, key: number): Arrival {
   const { method, url, headers } = request;
   const query = url.indexOf('?');
   const idempotencyKey = headers[IDEMPOTENCY_FIELD];
@@ -128,7 +133,7 @@ function arrivalOf(request: FastifyRequest, watched: { real: number; connection:
     method,
     path: (query === -1 ? url : url.slice(0, query)).slice(0, 100),
     target: hash(`${method} ${url}`),
-    body: bodyOf(request),
+    body: bodyOf(request, watched),
     operation: operationOf(request),
     version: request.apiVersion,
     pinned: headers[VERSION_FIELD] === undefined ? 'none' : request.versionRefusal === 'unknown' ? 'unknown' : 'known',

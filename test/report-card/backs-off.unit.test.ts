@@ -30,8 +30,20 @@ function passes(waits: number[], random: () => number): boolean {
   const card = newCard(0);
   let now = 1_000_000;
   const request = (at: number, n: number): Arrival => ({
-    requestId: `r${n}`, connection: 'c1', real: at, key: at, method: 'GET', path: '/pets/1', target: 't', body: '', operation: 'GET /pets/{petId}',
-    version: '2026-11-26', pinned: 'known', idempotencyKey: null, ifNoneMatch: false, cursor: false,
+    requestId: `r${n}`,
+    connection: 'c1',
+    real: at,
+    key: at,
+    method: 'GET',
+    path: '/pets/1',
+    target: 't',
+    body: '',
+    operation: 'GET /pets/{petId}',
+    version: '2026-11-26',
+    pinned: 'known',
+    idempotencyKey: null,
+    ifNoneMatch: false,
+    cursor: false,
   });
   const failed = (at: number): Answer => ({ real: at, key: at, status: 500, etag: false, cursorRefused: false, crowded: false });
   grade(card, request(now, 0), failed(now + 1));
@@ -55,7 +67,10 @@ function passCount(waits: Waits, seed: number): number {
   return passed;
 }
 
-const exponential = (base: number, jitter: (cap: number, random: () => number) => number): Waits => (random) => [0, 1, 2].map((n) => jitter(base * 2 ** n, random));
+const exponential =
+  (base: number, jitter: (cap: number, random: () => number) => number): Waits =>
+  (random) =>
+    [0, 1, 2].map((n) => jitter(base * 2 ** n, random));
 const full = (cap: number, random: () => number) => random() * cap;
 const equal = (cap: number, random: () => number) => cap / 2 + (random() * cap) / 2;
 

@@ -16,7 +16,10 @@ export interface Check {
 export async function client(t: TestApp, plan: 'free' | 'pro' = 'free', apiVersion?: string) {
   const key = await t.newKey({ plan, test: true, ...(apiVersion ? { apiVersion } : {}) });
   let n = 0;
-  const send = async (url: string, { method = 'GET', headers = {}, payload, pinned = true }: { method?: string; headers?: Record<string, string>; payload?: object; pinned?: boolean } = {}) => {
+  const send = async (
+    url: string,
+    { method = 'GET', headers = {}, payload, pinned = true }: { method?: string; headers?: Record<string, string>; payload?: object; pinned?: boolean } = {},
+  ) => {
     const id = `req-${++n}`;
     const sent = { 'x-api-key': key, 'x-request-id': id, ...(pinned ? { 'petstore-version': NEWEST_VERSION } : {}), ...headers };
     const response = await t.request({ method: method as 'GET', url, headers: sent, ...(payload ? { payload } : {}) });

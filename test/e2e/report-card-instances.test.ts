@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { KeysRepository } from '../../src/keys/repository.js';
+import { NEWEST_VERSION } from '../../src/versions/versions.js';
+import { postgresAvailable, type TestDatabase, testDatabase } from '../helpers/database.js';
+import { type Server, startServer } from '../helpers/process.js';
+import { redisForTests } from '../helpers/redis.js';
+
+// Two real server processes sharing one PostgreSQL schema and one Redis grade a test key as one would (contract §12).
+const redis = await redisForTests();
+const available = (await postgresAvailable()) && redis !== null;
+
+describe.skipIf(!available)('the report card across instances sharing PostgreSQL and Redis', () => {
+  let store: TestDatabase;
+  let keys: KeysRepository;
+  let a: Server;
+  let b: Server;
+
+  beforeAll(async () => {
+    store = await testDatabase({ kind: 'postgres' });
+    keys = new KeysRepository(store.db, systemClock);
+    const env = { DATABASE_URL: store.url, REDIS_URL: redis!.url, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(4).toString('hex')}:` };
+    [a, b] = await Promise.all([startServer(env), startServer(env)]);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await store?.db.destroy();
+    await store?.drop();
+  });
+
+  /** A new key, once both instances know it (a key made elsewhere works on a running instance within a second, contract §2). */
+  async function newKey(input: Parameters<KeysRepository['create']>[0]) {
+    const created = await keys.create(input);
+    for (const server of [a, b]) {
+      while ((await fetch(`${server.url}/usage`, { headers: { 'x-api-key': created.key } })).status !== 200)
+        await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return created;
+  }
+
+  it('one test key answered in turns by both instances is graded as one instance grades another key sent the same requests: the same card, check by check', async () => {
+    const card = async (servers: Server[]) => {
+      const { key } = await newKey({ plan: 'free', test: true });
+      let turn = 0;
+      const send = async (path: string, { method = 'GET', headers = {}, body }: { method?: string; headers?: Record<string, string>; body?: object } = {}) => {
+        const server = servers[turn++ % servers.length]!;
+        const sent = { 'x-api-key': key, 'x-request-id': `step-${turn}`, 'petstore-version': NEWEST_VERSION, 'content-type': 'application/json', ...headers };
+        const answer = await fetch(`${server.url}${path}`, { method, headers: sent, ...(body ? { body: JSON.stringify(body) } : {}) });
+        return { status: answer.status, headers: answer.headers, body: await answer.text() };
+      };
+      const advance = (seconds: number) =>
+        fetch(`${servers[0]!.url}/test-clock/advance`, {
+          method: 'POST',
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          body: JSON.stringify({ seconds }),
+        });
+      // Each check's situation, right or wrong, in one script, on the key's frozen clock: every wait is what the script advances.
+      await fetch(`${servers[0]!.url}/test-clock/freeze`, { method: 'POST', headers: { 'x-api-key': key } });
+      await send('/pets/1', { headers: { 'petstore-version': '' } });
+      for (let i = 0; i < 4; i++) await send('/pets/1');
+      await send('/pets/1', { headers: { 'if-none-match': '"x"' } });
+      expect((await send('/pets?limit=1', { headers: { prefer: 'fault=429' } })).status).toBe(429);
+      await send('/pets?limit=2');
+      await advance(61);
+      // Repeats 1 s apart in the key's frozen time: a fixed pace, whatever the machine's load adds in real time.
+      for (let i = 0; i < 4; i++) {
+        if (i > 0) await advance(1);
+        await send('/pets/2', { headers: { prefer: 'fault=500' } });
+      }
+      expect((await send('/store/orders', { method: 'POST', body: { petId: 1 }, headers: { prefer: 'fault=503', 'idempotency-key': 'o-1' } })).status).toBe(
+        503,
+      );
+      await advance(2);
+      expect((await send('/store/orders', { method: 'POST', body: { petId: 1 } })).status).toBe(201);
+      const page = JSON.parse((await send('/pets?limit=2')).body) as { nextCursor: string };
+      await send(`/pets?limit=2&cursor=${page.nextCursor}`);
+      expect((await send(`/pets?limit=2&cursor=${page.nextCursor.slice(0, -2)}AA`)).status).toBe(400);
+      const graded = (await (await fetch(`${servers[1 % servers.length]!.url}/report-card`, { headers: { 'x-api-key': key } })).json()) as {
+        requests: number;
+        checks: { id: string; status: string; seen: number; failed: number; docs: string; failures: { requestId: string; detail: string }[] }[];
+      };
+      // The figures of a wait measured in real time differ by milliseconds from run to run; the words do not.
+      return {
+        requests: graded.requests,
+        checks: graded.checks.map(({ docs: _, ...c }) => ({
+          ...c,
+          failures: c.failures.map((f) => ({ requestId: f.requestId, detail: f.detail.replace(/\d+(\.\d+)?/g, '#') })),
+        })),
+      };
+    };
+    const inTurns = await card([a, b]);
+    const one = await card([a]);
+    expect(inTurns).toEqual(one);
+    expect(inTurns.requests).toBe(17);
+    const statuses = Object.fromEntries(inTurns.checks.map((c) => [c.id, c.status]));
+    expect(statuses).toEqual({
+      'honours-retry-after': 'failed',
+      'not-banned': 'passed',
+      paces: 'untested',
+      'backs-off': 'failed',
+      'idempotent-retries': 'failed',
+      revalidates: 'failed',
+      'pins-version': 'failed',
+      'stops-after-gone': 'untested',
+      'cursor-untouched': 'failed',
+      'webhook-receiver': 'untested',
+    });
+  });
+});
