@@ -134,6 +134,8 @@ try {
   await until('a delivery to the receiver', async () => delivered.length > 0);
   const deliveries = await call('GET', '/webhook-endpoints/{endpointId}/deliveries', `${at}/deliveries`, 200, { key: testKey });
   await call('POST', '/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry', `${at}/deliveries/${deliveries.data[0].id}/retry`, 202, { key: testKey });
+  // The exam answers 200 with its verdict, whatever this receiver (which answers everything) makes of the forged cases.
+  await call('POST', '/webhook-endpoints/{endpointId}/exam', `${at}/exam`, 200, { key: testKey });
   await call('DELETE', '/webhook-endpoints/{endpointId}', at, 204, { key: testKey });
   await call('GET', '/test-clock', '/test-clock', 200, { key: testKey });
   await call('POST', '/test-clock/freeze', '/test-clock/freeze', 200, { key: testKey });
@@ -141,6 +143,8 @@ try {
   await call('POST', '/test-clock/resume', '/test-clock/resume', 200, { key: testKey });
   const child = await call('POST', '/test-keys', '/test-keys', 201, { key: testKey });
   await call('DELETE', '/test-keys/{keyId}', `/test-keys/${child.id}`, 204, { key: testKey });
+  await call('GET', '/report-card', '/report-card', 200, { key: testKey });
+  await call('DELETE', '/report-card', '/report-card', 200, { key: testKey });
   await call('DELETE', '/test-data', '/test-data', 200, { key: testKey });
 
   for (const path of ['/healthz', '/readyz', '/metrics']) {
