@@ -60,10 +60,10 @@ export const CHECKS: Readonly<Record<CheckId, CheckText>> = {
     sketch: `const answer = await fetch(url, init);
 if (answer.status === 429 || answer.status === 503) {
   const seconds = Number(answer.headers.get('Retry-After') ?? 1);
-  pausedUntil = Date.now() + seconds * 1000;   // every request of the key waits for this
+  pausedUntil = clock() + seconds * 1000;   // every request of the key waits for this
 }
 // before every request:
-await sleep(Math.max(0, pausedUntil - Date.now()));`,
+await sleep(Math.max(0, pausedUntil - clock()));`,
   },
   'not-banned': {
     title: 'Never banned',
@@ -82,7 +82,7 @@ if (answer.status === 429) gate.pauseFor(Number(answer.headers.get('Retry-After'
 if (remaining === 0) {
   // RateLimit: "minute";r=0;t=12, "day";r=940;t=50000: wait the largest t of a window with r=0
   const waits = [...answer.headers.get('RateLimit')!.matchAll(/r=0;t=(\\d+)/g)].map((m) => Number(m[1]));
-  pausedUntil = Date.now() + Math.max(...waits) * 1000;
+  pausedUntil = clock() + Math.max(...waits) * 1000;
 }`,
   },
   'backs-off': {
