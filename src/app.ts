@@ -174,6 +174,10 @@ function everyRequest(app: App, { steps, faults, versions, answered, logger, pub
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
 
+  // Every request has the report card's mark from the start (undefined unless a test key's request is
+  // graded): a property added to some requests only would give them a shape of their own, and Fastify's
+  // code that reads requests a second one to expect.
+  app.decorateRequest('watched', undefined);
   app.addHook('onRequest', inOrder(steps));
   app.addHook('preParsing', refuseContentEncoding);
   // Once the body is read: the report card notes it as sent (before validation's defaults), then a

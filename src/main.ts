@@ -47,7 +47,7 @@ async function main(config: Config): Promise<void> {
   const { store: limiter, status: limiterStatus } = await openLimiter(config, clock, logger, (status) => {
     for (const store of ['redis', 'memory'] as const) metrics.limiterStore.set({ store }, status.deciding === store ? 1 : 0);
   });
-  const cards = openCards(config, clock, logger);
+  const cards = await openCards(config, clock, logger);
   const publicApp = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger, cards });
   const { publicUrl, adminToken } = config;
   const adminApp = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl, adminToken, logger });

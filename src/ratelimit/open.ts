@@ -14,7 +14,7 @@ export interface Limiter {
 }
 
 /** How long start-up waits for Redis before it starts limiting in memory (and switches when Redis comes). */
-const REDIS_START_WAIT_MS = 3_000;
+export const REDIS_START_WAIT_MS = 3_000;
 
 /**
  * The limiter the configuration asks for: in memory without REDIS_URL or REDIS_CLUSTER_NODES; with

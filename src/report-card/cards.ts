@@ -32,7 +32,10 @@ export class MemoryCards implements Cards {
   }
 
   arrived(keyId: string): void {
-    this.#entry(keyId).underWay++;
+    // Not made the most recent here: its change, which follows, does that.
+    const entry = this.#cards.get(keyId);
+    if (entry) entry.underWay++;
+    else this.#entry(keyId).underWay++;
   }
 
   update(keyId: string, since: number, change: (card: Card, underWay: number) => void, done = false): void {

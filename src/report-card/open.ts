@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { createLimiterRedis } from '../ratelimit/failover-store.js';
+import { connected, createLimiterRedis } from '../ratelimit/failover-store.js';
+import { REDIS_START_WAIT_MS } from '../ratelimit/open.js';
 import { type Cards, MemoryCards } from './cards.js';
 import { RedisCards } from './redis-cards.js';
 
@@ -9,9 +10,14 @@ const WARN_EVERY_MS = 60_000;
 
 /**
  * The report cards where the limits are: in this process's memory on the embedded default, in Redis
- * (its own connection) where instances share the limits, so that they grade a key as one would.
+ * (its own connection, awaited at start as the limiter's is) where instances share the limits, so that
+ * they grade a key as one would.
  */
-export function openCards(config: Pick<Config, 'redis' | 'redisKeyPrefix'>, clock: Clock, log: { warn(fields: object, message: string): void }): Cards {
+export async function openCards(
+  config: Pick<Config, 'redis' | 'redisKeyPrefix'>,
+  clock: Clock,
+  log: { warn(fields: object, message: string): void },
+): Promise<Cards> {
   if (!config.redis) return new MemoryCards();
   let warnedAt = -Infinity;
   const warn = (fields: object, message: string) => {
@@ -20,5 +26,7 @@ export function openCards(config: Pick<Config, 'redis' | 'redisKeyPrefix'>, cloc
     warnedAt = now;
     log.warn(fields, message);
   };
-  return new RedisCards(createLimiterRedis(config.redis), { prefix: config.redisKeyPrefix, warn });
+  const redis = createLimiterRedis(config.redis);
+  await Promise.race([connected(redis).catch(() => {}), new Promise((resolve) => setTimeout(resolve, REDIS_START_WAIT_MS).unref())]);
+  return new RedisCards(redis, { prefix: config.redisKeyPrefix, warn });
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash as digest, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
 import { type Clock, keyNow, REAL_TIME } from '../clock.js';
@@ -15,10 +15,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** An API operation a test key's card grades (contract §12); set for every API route, false for the test-mode ones. */
     graded?: boolean;
+    /** The operation's method and path as the document writes them (`GET /pets/{petId}`), named once per route. */
+    operation?: string;
   }
   interface FastifyRequest {
     /** A graded request, from its arrival until its answer is graded; `body`, a hash of its body as sent, once read. */
-    watched?: { real: number; connection: string; body?: string };
+    watched?: { real: number; connection: string; body: string | undefined } | undefined;
   }
 }
 
@@ -42,7 +44,7 @@ export function cardWatch(cards: Cards, clock: Clock) {
   function arrived(request: StepRequest): void {
     const identity = request.identity;
     if (identity.kind !== 'key' || !identity.key.test || request.routeOptions.config?.graded !== true || !countsTowardLimit(request.url)) return;
-    (request as FastifyRequest).watched = { real: clock(), connection: connectionOf(request.raw.socket) };
+    (request as FastifyRequest).watched = { real: clock(), connection: connectionOf(request.raw.socket), body: undefined };
     cards.arrived(identity.key.id);
   }
 
@@ -107,7 +109,8 @@ function connectionNames(): (socket: Socket | null) => string {
 /** Every API route's answers graded: the grading step goes last, after the route's own `onSend` steps. */
 export function gradeEveryRoute(graded: onSendHookHandler) {
   return function gradedRoute(route: RouteOptions): void {
-    route.config = { graded: true, ...(route.config as object) };
+    const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
+    route.config = { graded: true, operation: `${methods} ${route.url.replace(/:(\w+)/g, '{$1}')}`, ...(route.config as object) };
     const own = route.onSend;
     route.onSend = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), graded] as RouteOptions['onSend'];
   };
@@ -119,7 +122,8 @@ function bodyOf({ headers }: FastifyRequest, watched: NonNullable<FastifyRequest
   return watched.body ?? null;
 }
 
-const hash = (text: string) => createHash('sha1').update(text).digest('base64url').slice(0, 16);
+/** What the card keeps of a request's parts: 16 characters of their SHA-1 (crypto.hash: one call, no Hash object). */
+const hash = (text: string) => digest('sha1', text, 'base64url').slice(0, 16);
 
 function arrivalOf(request: FastifyRequest, watched: NonNullable<FastifyRequest['watched']>, key: number): Arrival {
   const { method, url, headers } = request;
@@ -163,8 +167,9 @@ function answerOf(request: FastifyRequest, reply: FastifyReply, payload: string 
   };
 }
 
-/** The operation's method and path, as the document writes it: `GET /pets/{petId}`. */
-const operationOf = (request: FastifyRequest) => `${request.method} ${(request.routeOptions.url ?? '').replace(/:(\w+)/g, '{$1}')}`;
+/** The operation's method and path, as the document writes it (`GET /pets/{petId}`): a HEAD of a GET route is its own. */
+const operationOf = (request: FastifyRequest) =>
+  request.method === 'HEAD' ? `HEAD ${(request.routeOptions.url ?? '').replace(/:(\w+)/g, '{$1}')}` : (request.routeOptions.config.operation ?? '');
 
 function problemOf(payload: string | undefined): { type?: string; errors?: { in?: string; name?: string }[] } | undefined {
   try {
