@@ -6,9 +6,9 @@ import { ProblemError } from '../http/problems.js';
 import { problemResponses } from '../http/responses.js';
 import { ref, StringEnum } from '../http/schemas.js';
 import type { App } from '../http/types.js';
+import type { Cards } from './cards.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
-import type { Operation } from '../operations.js';
 import { endpointNotFound, type WebhookDeps } from '../webhooks/deps.js';
 import { deliveryBody } from '../webhooks/dispatcher.js';
 import type { Destination } from '../webhooks/endpoints.js';
@@ -161,7 +161,7 @@ function sittingOf(destination: Destination, keyNowMs: number): Sitting {
 }
 
 /** `POST /webhook-endpoints/{endpointId}/exam` (examWebhookEndpoint): how a test key's receiver answers what a delivery may be. */
-export const examWebhookEndpoint: Operation = (app: App, { webhooks, cards }) => {
+export const examWebhookEndpoint = (app: App, { webhooks, cards }: { webhooks: WebhookDeps; cards: Cards }): void => {
   const { endpoints, clock } = webhooks;
   const examiner = new Examiner(webhooks);
   app.addHook('onClose', async () => examiner.close());
