@@ -60,7 +60,6 @@ const CORS = corsPolicy({
 });
 
 import type { PublicConfig } from './config.js';
-export type { PublicConfig };
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
-import type { PublicConfig } from '../app.js';
+import type { PublicConfig } from '../config.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Clock } from '../clock.js';

@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { buildPublicApp, type PublicConfig } from '../../src/app.js';
+import { buildPublicApp } from '../../src/app.js';
+import type { PublicConfig } from '../../src/config.js';
 import { loadConfig } from '../../src/config.js';
 import { type ChangeFeed, openChangeFeed } from '../../src/db/change-feed.js';
 import type { Db } from '../../src/db/database.js';
