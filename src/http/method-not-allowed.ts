@@ -13,6 +13,11 @@ export function routeEveryMethod(app: FastifyInstance): void {
   }
 }
 
+/** A route's URL as the OpenAPI document writes its path: `/pets/:petId` is `/pets/{petId}`. */
+export function documentPath(url: string): string {
+  return url.replace(/:(\w+)/g, '{$1}');
+}
+
 /** The order `Allow` lists methods in. */
 const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const rank = (method: string) => {
@@ -38,7 +43,7 @@ export function registerMethodNotAllowed(app: FastifyInstance, byPath: Map<strin
     const others = methods.filter((m) => !allowed.has(m));
     if (others.length === 0) continue;
     const allow = [...allowed].sort((a, b) => rank(a) - rank(b)).join(', ');
-    const path = url.replace(/:(\w+)/g, '{$1}');
+    const path = documentPath(url);
     app.route({
       method: others,
       url,

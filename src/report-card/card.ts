@@ -101,6 +101,9 @@ export interface Card {
 
 export const KEEP = { failures: 10, chains: 4, posts: 8, etags: 16, gone: 8 } as const;
 
+/** When a key's card starts, until `DELETE /report-card` starts it over: the key's creation. */
+export const cardStart = (key: { createdAt: string }): number => Date.parse(key.createdAt);
+
 export function newCard(since: number): Card {
   const tallies = {} as Record<CheckId, Tally>;
   for (const id of CHECK_IDS) tallies[id] = { seen: 0, failed: 0, failures: [] };

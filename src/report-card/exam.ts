@@ -7,6 +7,7 @@ import { problemResponses } from '../http/responses.js';
 import { ref, StringEnum } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import type { Cards } from './cards.js';
+import { cardStart } from './card.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
 import { endpointNotFound, type WebhookDeps } from '../webhooks/deps.js';
@@ -198,7 +199,7 @@ export const examWebhookEndpoint = (app: App, { webhooks, cards }: { webhooks: W
         examiner.run(key.id, destination, sittingOf(destination, keyNowMs)),
       );
       const wrong = cases.filter((c) => !c.passed).map((c) => c.id);
-      await cards.update(key.id, Date.parse(key.createdAt), (card) => examined(card, keyNowMs, request.id, wrong));
+      await cards.update(key.id, cardStart(key), (card) => examined(card, keyNowMs, request.id, wrong));
       return { passed: wrong.length === 0, cases };
     },
   );

@@ -6,7 +6,7 @@ import { keyNow, REAL_TIME } from '../clock.js';
 import { TAG } from '../openapi/tags.js';
 import { TEST_MODE_ABOUT, TEST_MODE_CONFIG, testKeyOf } from '../test-mode/get-clock.js';
 import type { Cards } from './cards.js';
-import { newCard } from './card.js';
+import { cardStart, newCard } from './card.js';
 import { ReportCard } from './schemas.js';
 import { cardView } from './view.js';
 
@@ -20,7 +20,7 @@ const ABOUT = `Every request of a test key to an API operation is graded on what
 /** The card of a request's key: its own, or a new one from the key's creation. */
 async function cardOf(request: FastifyRequest, cards: Cards) {
   const key = testKeyOf(request);
-  return (await cards.read(key.id)) ?? newCard(Date.parse(key.createdAt));
+  return (await cards.read(key.id)) ?? newCard(cardStart(key));
 }
 
 /** `GET /report-card` (getReportCard): how the test key's client behaved. */

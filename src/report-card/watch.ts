@@ -2,13 +2,15 @@ import { hash as digest, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
 import { type Clock, keyNow, REAL_TIME } from '../clock.js';
+import { documentPath } from '../http/method-not-allowed.js';
 import { countsTowardLimit } from '../http/ratelimit.js';
 import type { StepRequest } from '../http/steps.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME } from '../idempotency/header.js';
+import { REMAINING_HEADER, RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
 import type { Verdict } from '../ratelimit/verdict.js';
 import { VERSION_HEADER } from '../versions/versions.js';
 import type { Cards } from './cards.js';
-import type { Answer, Arrival } from './card.js';
+import { type Answer, type Arrival, cardStart } from './card.js';
 import { grade } from './grade.js';
 
 declare module 'fastify' {
@@ -75,7 +77,7 @@ export function cardWatch(cards: Cards, clock: Clock) {
     const answer: Answer = { ...facts, real, key: keyNow(keyClock, real), crowded: false };
     return cards.update(
       identity.key.id,
-      Date.parse(identity.key.createdAt),
+      cardStart(identity.key),
       (card, underWay) => {
         answer.crowded = underWay > 1;
         grade(card, arrival, answer);
@@ -110,7 +112,7 @@ function connectionNames(): (socket: Socket | null) => string {
 export function gradeEveryRoute(graded: onSendHookHandler) {
   return function gradedRoute(route: RouteOptions): void {
     const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
-    route.config = { graded: true, operation: `${methods} ${route.url.replace(/:(\w+)/g, '{$1}')}`, ...(route.config as object) };
+    route.config = { graded: true, operation: `${methods} ${documentPath(route.url)}`, ...(route.config as object) };
     const own = route.onSend;
     route.onSend = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), graded] as RouteOptions['onSend'];
   };
@@ -150,16 +152,16 @@ function arrivalOf(request: FastifyRequest, watched: NonNullable<FastifyRequest[
 /** What the answer about to be sent tells the card; nothing for a request it does not grade. */
 function answerOf(request: FastifyRequest, reply: FastifyReply, payload: string | undefined): Omit<Answer, 'real' | 'key' | 'crowded'> | undefined {
   if (!request.watched) return undefined;
-  const status = reply.statusCode;
-  const retryAfter = reply.getHeader('retry-after');
-  const problem = status === 400 || status === 410 ? problemOf(payload) : undefined;
-  const verdict = request.rateLimit as Verdict | undefined;
   // A connection reset in place of the answer: the client learnt nothing of it (its ETag, its headers).
   if (request.fault?.fault === 'reset') return { status: 'reset', etag: false, cursorRefused: false };
+  const status = reply.statusCode;
+  const retryAfter = reply.getHeader(RETRY_AFTER_HEADER);
+  const problem = status === 400 || status === 410 ? problemOf(payload) : undefined;
+  const verdict = request.rateLimit as Verdict | undefined;
   return {
     status,
     ...(retryAfter === undefined ? {} : { retryAfter: Number(retryAfter) }),
-    ...(reply.getHeader('x-ratelimit-remaining') === '0' && verdict ? { slotFreeAt: slotFreeAt(verdict) } : {}),
+    ...(reply.getHeader(REMAINING_HEADER) === '0' && verdict ? { slotFreeAt: slotFreeAt(verdict) } : {}),
     etag: reply.getHeader('etag') !== undefined,
     ...(verdict?.kind === 'rate-limited' && verdict.banStarted ? { banStarted: verdict.banStarted.durationMs / 1000 } : {}),
     ...(status === 410 ? { gone: problem?.type?.endsWith('/version-sunset') ? { version: request.apiVersion } : { operation: operationOf(request) } } : {}),
@@ -169,7 +171,7 @@ function answerOf(request: FastifyRequest, reply: FastifyReply, payload: string 
 
 /** The operation's method and path, as the document writes it (`GET /pets/{petId}`): a HEAD of a GET route is its own. */
 const operationOf = (request: FastifyRequest) =>
-  request.method === 'HEAD' ? `HEAD ${(request.routeOptions.url ?? '').replace(/:(\w+)/g, '{$1}')}` : (request.routeOptions.config.operation ?? '');
+  request.method === 'HEAD' ? `HEAD ${documentPath(request.routeOptions.url ?? '')}` : (request.routeOptions.config.operation ?? '');
 
 function problemOf(payload: string | undefined): { type?: string; errors?: { in?: string; name?: string }[] } | undefined {
   try {

@@ -6,7 +6,7 @@ import { TEST_MODE_ABOUT, TEST_MODE_CONFIG, testKeyOf } from './get-clock.js';
 import { TestDataRemoved } from './schemas.js';
 import type { TestData } from './test-data.js';
 import type { Cards } from '../report-card/cards.js';
-import { forgetSituations } from '../report-card/card.js';
+import { cardStart, forgetSituations } from '../report-card/card.js';
 
 /** `DELETE /test-data` (resetTestData, contract §11): a test key starts over as a new key of its plan (./test-data.ts). */
 export function resetTestData(app: App, { testData, cards }: { testData: TestData; cards: Cards }): void {
@@ -27,7 +27,7 @@ export function resetTestData(app: App, { testData, cards }: { testData: TestDat
       const key = testKeyOf(request);
       const removed = await testData.reset(key.id, key.faults !== null);
       // The card keeps what it graded; the situations go with the windows and records that opened them.
-      await cards.update(key.id, Date.parse(key.createdAt), forgetSituations);
+      await cards.update(key.id, cardStart(key), forgetSituations);
       return removed;
     },
   );
