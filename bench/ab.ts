@@ -7,7 +7,8 @@
  * schema both share, a Redis key prefix each), else embedded (a fresh SQLite file each, the same keys
  * in both). AB_ROUNDS (default 8) and AB_SECONDS (default 3) set the rounds; AB_PATH another GET path,
  * or `POST /store/orders` (the bench's order, over 500 other keys); AB_ENV more settings for both
- * builds, as NAME=value separated by spaces (`AB_ENV='TRUST_PROXY=127.0.0.1'`).
+ * builds, as NAME=value separated by spaces (`AB_ENV='TRUST_PROXY=127.0.0.1'`), and AB_REF_ENV for REF's
+ * build only.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -45,14 +46,16 @@ try {
   const database = schema ? schema.url : sqliteFile();
   // Embedded, each build writes a store of its own (two writers on one SQLite file would wait for each other).
   const own = schema ? database : sqliteFile();
-  const settings = Object.fromEntries(
-    (process.env.AB_ENV ?? '')
-      .split(' ')
-      .filter(Boolean)
-      .map((pair) => pair.split('=', 2) as [string, string]),
-  );
+  const settings = (list = '') =>
+    Object.fromEntries(
+      list
+        .split(' ')
+        .filter(Boolean)
+        .map((pair) => pair.split('=', 2) as [string, string]),
+    );
   const env = (name: string): Record<string, string> => ({
-    ...settings,
+    ...settings(process.env.AB_ENV),
+    ...(name === 'ref' ? settings(process.env.AB_REF_ENV) : {}),
     ...(schema
       ? { DATABASE_URL: database, REDIS_URL: REDIS_URL!, REDIS_KEY_PREFIX: `bench-ab-${name}-${randomBytes(4).toString('hex')}:` }
       : { DATABASE_URL: name === 'ref' ? database : own, REDIS_URL: '' }),
@@ -72,7 +75,7 @@ try {
     const turns = await byTurns(before, after, requests, 50, rounds, seconds);
     const { cpuUsPerRequest: cpu, machineUsPerRequest: machine } = turns;
     console.log(
-      `${schema ? 'scaled-out' : 'embedded'} ${method} ${path}${process.env.AB_ENV ? ` (${process.env.AB_ENV})` : ''}, this build (${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' and changes' : ''}) against ${ref} (${commit.slice(0, 7)}), ${rounds} rounds of ${seconds} s by turns:`,
+      `${schema ? 'scaled-out' : 'embedded'} ${method} ${path}${process.env.AB_ENV ? ` (${process.env.AB_ENV})` : ''}${process.env.AB_REF_ENV ? ` (${ref}: ${process.env.AB_REF_ENV})` : ''}, this build (${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' and changes' : ''}) against ${ref} (${commit.slice(0, 7)}), ${rounds} rounds of ${seconds} s by turns:`,
     );
     console.log(`  req/s, this ÷ ${ref}: median ${turns.median} (rounds ${turns.ratios.join(', ')})`);
     console.log(`  CPU µs/req, service: ${cpu.a} → ${cpu.b}; whole machine: ${machine.a} → ${machine.b}`);

@@ -25,8 +25,8 @@ interface Scenario {
 }
 
 const SCENARIOS: Scenario[] = [
-  { name: 'lane (/pets/1)', path: '/pets/1' },
-  { name: 'Fastify (/pets/1?)', path: '/pets/1?' },
+  { name: 'one request a key (/pets/1)', path: '/pets/1' },
+  { name: 'with a query (/pets/1?)', path: '/pets/1?' },
   { name: '60 requests every 100 ms', path: '/pets/1', perWrite: 60 },
   { name: 'reconnecting 10 ms after each close', path: '/pets/1', reconnect: true },
   { name: 'behind TRUST_PROXY (no per-address guard)', path: '/pets/1', env: { TRUST_PROXY: '127.0.0.1' } },

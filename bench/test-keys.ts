@@ -2,8 +2,7 @@
  * What a test key's request costs beside a live key's (contract §12: every request of a test key is
  * graded; §11: its clock is read at each; faults/: its preferences are looked at): one embedded service,
  * the same path, 200 live keys and 200 test keys of the same plan, by turns (bench/load.ts `byTurns`),
- * CPU µs per request of each. Both on Fastify's path (FAST_LANE=false): the fast lane takes live keys
- * only, so with it the figure would measure the entrance, not the test key. In the events phase of
+ * CPU µs per request of each. In the events phase of
  * `npm run bench` (embedded), and alone: `npm run bench:test-keys` (TEST_KEYS_ROUNDS, default 10).
  */
 import { rmSync } from 'node:fs';
@@ -24,7 +23,7 @@ export interface TestKeyFigures {
 
 export async function measureTestKeys(mode: string, env: Record<string, string>, rounds = 10, seconds = 3): Promise<TestKeyFigures> {
   const file = sqliteFile();
-  const service = await startService({ ...env, DATABASE_URL: file, ADMIN_TOKEN: ADMIN, FAST_LANE: 'false' });
+  const service = await startService({ ...env, DATABASE_URL: file, ADMIN_TOKEN: ADMIN });
   try {
     const create = async (test: boolean) => {
       const made = await fetch(`${service.adminUrl}/admin/keys`, {
@@ -60,7 +59,7 @@ export async function measureTestKeys(mode: string, env: Record<string, string>,
 
 export function testKeyLine(path: string, turns: ByTurns, dearer: number): string {
   const { a, b } = turns.cpuUsPerRequest;
-  return `GET ${path}, test keys against live keys by turns (FAST_LANE=false): CPU ${a} → ${b} µs/req (${dearer >= 0 ? '+' : ''}${(dearer * 100).toFixed(1)} %), req/s ratio ${turns.median}; statuses ${JSON.stringify(turns.statuses.b)}`;
+  return `GET ${path}, test keys against live keys by turns: CPU ${a} → ${b} µs/req (${dearer >= 0 ? '+' : ''}${(dearer * 100).toFixed(1)} %), req/s ratio ${turns.median}; statuses ${JSON.stringify(turns.statuses.b)}`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

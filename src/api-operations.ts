@@ -9,7 +9,7 @@ import { EventsRepository } from './events/repository.js';
 import { Cursors } from './http/pagination.js';
 import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
 import { NoQuery } from './http/schemas.js';
-import { stepHook } from './http/steps.js';
+import { answeringHook } from './http/steps.js';
 import type { App } from './http/types.js';
 import { IdempotentWrites } from './idempotency/writes.js';
 import { requireKey } from './keys/identify.js';
@@ -73,8 +73,7 @@ export async function apiOperations(api: App, { config, db, changes, limiter, me
   const { publicUrl } = config;
   api.addHook('onRoute', declareCommonContract);
   api.addHook('onRoute', gradeEveryRoute(graded));
-  api.addHook('onRequest', stepHook(requireKey));
-  api.addHook('onRequest', stepHook(versions.refuseVersion));
+  api.addHook('onRequest', answeringHook('apiSteps', [requireKey, versions.refuseVersion]));
   const writes = new IdempotentWrites(db, clock);
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
   const placement = new OrderPlacement(writes, moves, clock, catalogue);
@@ -93,7 +92,8 @@ export async function apiOperations(api: App, { config, db, changes, limiter, me
     sending: config.webhooks,
   };
   const shared = { db, changes, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks, cursors };
-  for (const operation of OPERATIONS) operation(api, { ...shared, orderPages, pets, catalogue, clocks, keys, testData, testKeySecret, cards });
+  for (const operation of OPERATIONS)
+    operation(api, { ...shared, orderPages, pets, catalogue, clocks, keys, testData, testKeySecret, cards, shapes: versions.shapes });
 }
 
 /** Every API operation needs a key and may answer the common problems; declared once, here. */

@@ -19,10 +19,8 @@ import {
   rejectUnknownPath,
   requireHost,
 } from './http/errors.js';
-import { clientAddressOf } from './http/client-address.js';
-import { type Answered, fastLane } from './http/fast-lane.js';
-import { type Entrance, publicServer } from './http/server.js';
-import { answeringHook, inOrder, type Step } from './http/steps.js';
+import { publicServer } from './http/server.js';
+import { answeringHook, type Step } from './http/steps.js';
 import { IF_NONE_MATCH_HEADER } from './http/conditional.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
@@ -31,18 +29,14 @@ import { rateLimitHook } from './http/ratelimit.js';
 import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
-import { API_KEY_HEADER, identifyHook, requireKey } from './keys/identify.js';
+import { API_KEY_HEADER, identifyHook } from './keys/identify.js';
 import { swaggerOptions } from './openapi/document.js';
 import { NAMED_SCHEMAS } from './openapi/named-schemas.js';
 import { openapiRoutes } from './openapi/routes.js';
-import { accessLog } from './ops/access-log.js';
+import { accessLog, type AccessedRequest } from './ops/access-log.js';
 import { lazyChildLogger } from './ops/logger.js';
 import { type Metrics, requestRecorder } from './ops/metrics.js';
-import { listOrdersFastRoute } from './orders/list.js';
 import { apiOperations, recordsOf, type ServiceDeps } from './api-operations.js';
-import { OrderPages } from './orders/order-pages.js';
-import { getPetFastRoute } from './pets/get.js';
-import { PetCache } from './pets/pet-cache.js';
 import { type Cards, MemoryCards } from './report-card/cards.js';
 import { cardWatch } from './report-card/watch.js';
 import { checkPages } from './report-card/pages.js';
@@ -60,6 +54,7 @@ const CORS = corsPolicy({
 });
 
 import type { PublicConfig } from './config.js';
+import type { ChangeFeed } from './db/change-feed.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -86,7 +81,7 @@ export interface PublicAppDeps extends ServiceDeps {
 export async function buildPublicApp({ config, db, changes, limiter, metrics, clock, logger, cards = new MemoryCards() }: PublicAppDeps): Promise<App> {
   const { publicUrl } = config;
   const records = recordsOf({ config, db, changes, limiter, clock });
-  const { keyCache, clocks, catalogue, orderPages } = records;
+  const { keyCache, clocks } = records;
   const faults = faultSteps(publicUrl, new FaultDraws());
   const watch = cardWatch(cards, clock);
   const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
@@ -103,9 +98,8 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   // Every step of every request before its route, in order.
   const onRequestSteps = [...steps, requireHost, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath];
   const answered = answerRecorder(metrics, logger);
-  let fast: Entrance | undefined; // set once the routes exist
   const app = Fastify({
-    serverFactory: publicServer({ config, limiter, metrics, logger, clock, entrance: () => fast, always: UNREAD_ANSWER_HEADERS }),
+    serverFactory: publicServer({ config, limiter, metrics, logger, clock, always: UNREAD_ANSWER_HEADERS, lookOnce: lookOnceOf(changes) }),
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
     genReqId: requestIdOf,
@@ -121,7 +115,6 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   everyRequest(app, { steps: onRequestSteps, faults, versions, answered, logger, publicUrl, watch });
-  app.decorate('apiSteps', [...onRequestSteps, requireKey, versions.refuseVersion]);
 
   await app.register(swagger, swaggerOptions(publicUrl, config.ban));
   routeEveryMethod(app);
@@ -130,8 +123,12 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   documentation(app, config, versions);
   registerMethodNotAllowed(app, routes);
   await app.ready();
-  if (config.fastLane) fast = fastEntrance(app, { config, changes, clock, catalogue, orderPages, answered, versions });
   return app;
+}
+
+/** Where asking the store for news reads (SQLite), the requests of a turn share one look (http/server.ts). */
+function lookOnceOf(changes: ChangeFeed): ((serve: () => void) => void) | undefined {
+  return changes.checkReads ? (serve) => changes.checked(serve) : undefined;
 }
 
 /** What needs no key and counts nothing: the document, the docs, the problem pages, the versions. */
@@ -143,7 +140,10 @@ function documentation(app: App, config: PublicConfig, versions: Versioning): vo
   checkPages(app);
 }
 
-/** Every answer's metrics and access line (one line per request, instead of Fastify's two), whichever entrance answered. */
+/** What is recorded of every answer: its metrics and its access line. */
+type Answered = (request: AccessedRequest, route: string, status: number, ms: number) => void;
+
+/** Every answer's metrics and access line (one line per request, instead of Fastify's two). */
 function answerRecorder(metrics: Metrics, logger: FastifyBaseLogger | false): Answered {
   const record = requestRecorder(metrics);
   const access = logger ? accessLog(logger) : undefined;
@@ -152,6 +152,9 @@ function answerRecorder(metrics: Metrics, logger: FastifyBaseLogger | false): An
     access?.(request, statusCode, ms);
   };
 }
+
+/** What the steps set on a request (each declared by its step's module). */
+const REQUEST_FIELDS = ['identity', 'apiVersion', 'versionRefusal', 'rateLimit', 'forcedRefusal', 'fault', 'countLater', 'watched'] as const;
 
 interface EveryRequestDeps {
   steps: Step[];
@@ -173,15 +176,16 @@ function everyRequest(app: App, { steps, faults, versions, answered, logger, pub
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
 
-  // Every request has the report card's mark from the start (undefined unless a test key's request is
-  // graded): a property added to some requests only would give them a shape of their own, and Fastify's
-  // code that reads requests a second one to expect.
-  app.decorateRequest('watched', undefined);
-  app.addHook('onRequest', inOrder(steps));
-  app.addHook('preParsing', refuseContentEncoding);
+  // Every request has what the steps set on it from the start (Fastify's request decorators): a
+  // property added as a request goes, in an order that depends on the request, gives requests shapes
+  // of their own, and the code that reads them slows to a crawl for every request.
+  for (const name of REQUEST_FIELDS) app.decorateRequest(name, undefined);
+  app.decorateRequest('inVersionAlready', false);
+  app.addHook('onRequest', answeringHook('firstSteps', steps));
+  if (!process.env.XX_NOPARSE) app.addHook('preParsing', refuseContentEncoding);
   // Once the body is read: the report card notes it as sent (before validation's defaults), then a
   // test key's 500 or 503, so that the card tells a repeat of that body from another request.
-  app.addHook('preValidation', answeringHook('afterParsing', [watch.noteBody, faults.failNow]));
+  if (!process.env.XX_NOPREVAL) app.addHook('preValidation', answeringHook('afterParsing', [watch.noteBody, faults.failNow]));
   app.addHook('onSend', versions.inVersion);
   app.decorate('draining', false);
   app.addHook('onSend', function closeWhenDrainingAndFault(request, reply, payload, done) {
@@ -190,35 +194,15 @@ function everyRequest(app: App, { steps, faults, versions, answered, logger, pub
     done(null, payload);
   });
   // A client gone before its answer (an upload cut off): said once, at info; nothing failed here.
-  app.addHook('onRequestAbort', function noteAbort(request, done) {
-    if (logger) logger.info({ reqId: request.id, req: request }, 'request aborted by the client');
-    watch.cut(request);
-    done();
-  });
-  app.addHook('onResponse', function recordAnswer(request, reply, done) {
-    answered(request, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime);
-    done();
-  });
-}
-
-/** The fast entrance, over the routes whose answers memory holds: it runs the API's steps, as Fastify does. */
-function fastEntrance(
-  app: App,
-  deps: Pick<PublicAppDeps, 'config' | 'changes' | 'clock'> & { catalogue: PetCache; orderPages: OrderPages; answered: Answered; versions: Versioning },
-): Entrance {
-  const { config, changes, clock, catalogue, orderPages, answered, versions } = deps;
-  const { notices, shapes } = versions;
-  return fastLane({
-    // Orders only where their pages are kept: elsewhere the lane would look the key up for Fastify to look it up again.
-    routes: [
-      getPetFastRoute({ catalogue, clock, deprecation: config.petsGet, notices, shapes }),
-      ...(orderPages.rule === 'told' ? [listOrdersFastRoute(orderPages, notices)] : []),
-    ],
-    steps: app.apiSteps,
-    changes,
-    log: app.log,
-    answered,
-    open: () => !app.draining && app.server.listening,
-    clientAddress: clientAddressOf(config.trustProxy),
-  });
+  if (!process.env.XX_NOABORT)
+    app.addHook('onRequestAbort', function noteAbort(request, done) {
+      if (logger) logger.info({ reqId: request.id, req: request }, 'request aborted by the client');
+      watch.cut(request);
+      done();
+    });
+  if (!process.env.XX_NORESP)
+    app.addHook('onResponse', function recordAnswer(request, reply, done) {
+      answered(request, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime);
+      done();
+    });
 }

@@ -31,11 +31,6 @@ export interface Config {
   /** Proxy addresses whose `X-Forwarded-For` is believed (Fastify's `trustProxy`); false: none. */
   trustProxy: false | string[];
   bodyLimit: number;
-  /**
-   * The fast entrance in front of Fastify (src/http/fast-lane.ts); off, Fastify answers every request
-   * (the same answers, more slowly: to compare the two, or to rule the lane out).
-   */
-  fastLane: boolean;
   petsGet: { deprecatedAt: Date; sunsetAt: Date };
   /** When the oldest version stops answering (versions/): OLDEST_VERSION_SUNSET_AT. */
   oldestVersionSunsetAt: Date;
@@ -130,7 +125,6 @@ export function loadConfig(env: Env = process.env): Config {
     logFormat: logFormatOf(env),
     trustProxy: trustProxyOf(env),
     bodyLimit: positiveIntOf(env, 'BODY_LIMIT', DEFAULTS.bodyLimit),
-    fastLane: booleanOf(env, 'FAST_LANE', true),
     petsGet: { deprecatedAt, sunsetAt },
     oldestVersionSunsetAt: instantOf(env, 'OLDEST_VERSION_SUNSET_AT', DEFAULTS.oldestVersionSunsetAt),
     ban: banRulesOf(env),
@@ -268,5 +262,5 @@ function trustProxyOf(env: Env): false | string[] {
 /** What the public listener reads of the configuration. */
 export type PublicConfig = Pick<
   Config,
-  'publicUrl' | 'bodyLimit' | 'fastLane' | 'trustProxy' | 'petsGet' | 'oldestVersionSunsetAt' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks'
+  'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'oldestVersionSunsetAt' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks'
 >;

@@ -29,6 +29,7 @@ import type { Cards } from './report-card/cards.js';
 import { getReportCard, resetReportCard } from './report-card/routes.js';
 import { getUsage } from './usage/get.js';
 import type { PetCache } from './pets/pet-cache.js';
+import type { Shapes } from './versions/shape.js';
 import type { PetsRepository } from './pets/repository.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import { createWebhookEndpoint } from './webhooks/create.js';
@@ -48,7 +49,7 @@ export interface OperationDeps {
   db: Db;
   /** Told of every write to a row memory may hold (db/change-feed.ts). */
   changes: ChangeFeed;
-  /** The pages of `GET /store/orders` the fast lane answers from memory. */
+  /** The pages of `GET /store/orders` answered from memory. */
   orderPages: OrderPages;
   pets: PetsRepository;
   catalogue: PetCache;
@@ -76,6 +77,8 @@ export interface OperationDeps {
   testKeySecret: Buffer;
   /** Test keys' report cards (report-card/). */
   cards: Cards;
+  /** How an older version's records are shaped (versions/shape.ts). */
+  shapes: Shapes;
 }
 
 /** One operation of the API, in its own file: registers its route, schema and handler together. */

@@ -16,7 +16,7 @@ export type Change = { table: CachedTable; id: string } | { table: null; id: nul
  * - in this process: `changed()` is called by the repository that wrote, before it answers, so the
  *   change applies at the key's next request here;
  * - by another process on the same SQLite file (the CLI): `PRAGMA data_version`, asked before a request's
- *   first cached read (the fast lane asks once for the requests read in one turn, http/fast-lane.ts),
+ *   first cached read (the public listener asks once for the requests read in one turn, http/server.ts),
  *   says that another connection wrote, and everything is forgotten;
  * - on PostgreSQL, by anyone (another instance, the CLI, an operator's SQL): triggers notify
  *   (`LISTEN/NOTIFY`, migration 003), typically within milliseconds. While the notification channel
@@ -35,14 +35,14 @@ export interface ChangeFeed {
   /**
    * Notices writes made by another process where only asking tells (SQLite). It is asked before a
    * request's first cached read (the key's): on the public listener once for all the requests read in
-   * one turn of the event loop (`checked`, from http/fast-lane.ts), elsewhere per request.
+   * one turn of the event loop (`checked`, from http/server.ts), elsewhere per request.
    */
   check(): void;
-  /** Whether `check()` reads anything (SQLite); on PostgreSQL it is nothing, and the lane need not wait for it. */
+  /** Whether `check()` reads anything (SQLite); on PostgreSQL it is nothing, and no request waits for it. */
   readonly checkReads: boolean;
   /**
    * Asks once, then runs `serve`, in which `check()` trusts that look: for requests that were all read
-   * before it (the fast lane's turn, http/fast-lane.ts). Anything `serve` leaves for later asks again.
+   * before it (a turn's requests, http/server.ts). Anything `serve` leaves for later asks again.
    */
   checked(serve: () => void): void;
   /** Whether a row read at `readAt` may still be served at `now` without reading it again. */

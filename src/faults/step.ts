@@ -6,7 +6,6 @@ import { countsTowardLimit } from '../http/ratelimit.js';
 import type { FaultDraws } from './draws.js';
 import { appliedPreferences, PREFERENCE_APPLIED_HEADER, parsePrefer } from './prefer.js';
 import type { Fault } from './profile.js';
-import type { StepReply, StepRequest } from '../http/steps.js';
 
 const PREFER_FIELD = 'prefer';
 
@@ -34,7 +33,7 @@ declare module 'fastify' {
  */
 export function faultSteps(publicUrl: string, draws: FaultDraws) {
   /** Before the limit step: which fault, if any; the wait, now. */
-  function planFault(request: StepRequest, reply: StepReply): Promise<void> | undefined {
+  function planFault(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     const identity = request.identity;
     if (identity.kind !== 'key' || !identity.key.test || !countsTowardLimit(request.url)) return undefined;
     const sent = request.headers[PREFER_FIELD];
@@ -54,7 +53,7 @@ export function faultSteps(publicUrl: string, draws: FaultDraws) {
   }
 
   /** Once the request is admitted and its body read (`preValidation`): a `503` or a `500` here, in place of the route. */
-  function failNow(request: StepRequest, reply: StepReply): StepReply | undefined {
+  function failNow(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
     const fault = request.fault;
     if (fault?.fault === '503') return sendProblem(reply, publicUrl, injected(storeUnavailable(), fault.by));
     if (fault?.fault === '500') return sendProblem(reply, publicUrl, injected(internalError(), fault.by));

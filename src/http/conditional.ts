@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import type { StepReply, StepRequest } from './steps.js';
+import { fieldName } from './field-name.js';
 
 /**
  * Conditional reads (RFC 9110 §13): a route marked `config: { conditional: true }` answers its `200`
@@ -20,11 +20,13 @@ declare module 'fastify' {
      * Set by the limit step when it deferred the count (a key's conditional read): counts the request
      * now and answers the refusal body, or undefined when admitted; the headers follow the verdict.
      */
-    countLater?: (reply: StepReply) => Promise<string | undefined>;
+    countLater?: (reply: FastifyReply) => Promise<string | undefined>;
   }
 }
 
 export const ETAG_HEADER = 'ETag';
+/** The name as set on an answer (./field-name.ts). */
+export const ETAG_FIELD = fieldName(ETAG_HEADER);
 export const IF_NONE_MATCH_HEADER = 'If-None-Match';
 const IF_NONE_MATCH_FIELD = IF_NONE_MATCH_HEADER.toLowerCase();
 
@@ -44,7 +46,7 @@ export function noneMatchHolds(ifNoneMatch: string, etag: string): boolean {
 }
 
 /** Whether the limit step may leave the count of this request to `conditionalSend`: a key's conditional read. */
-export function mayDeferCount(request: StepRequest): boolean {
+export function mayDeferCount(request: FastifyRequest): boolean {
   return typeof request.headers[IF_NONE_MATCH_FIELD] === 'string' && request.method === 'GET' && request.routeOptions.config?.conditional === true;
 }
 
@@ -53,22 +55,27 @@ export function mayDeferCount(request: StepRequest): boolean {
  * client holds. Any other answer to a read whose count was deferred (a `200`, a `404`, a `400`, …) is
  * counted here, as every request is; only the `304` is free.
  */
-async function conditionalSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+function conditionalSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void): void {
   // A handler that answers a representation it holds (a page from memory) sets its tag: not hashed again.
-  const etag = reply.statusCode === 200 && typeof payload === 'string' ? ((reply.getHeader(ETAG_HEADER) as string | undefined) ?? etagOf(payload)) : undefined;
+  const etag = reply.statusCode === 200 && typeof payload === 'string' ? ((reply.getHeader(ETAG_FIELD) as string | undefined) ?? etagOf(payload)) : undefined;
   const ifNoneMatch = request.headers[IF_NONE_MATCH_FIELD];
   if (etag !== undefined && typeof ifNoneMatch === 'string' && noneMatchHolds(ifNoneMatch, etag)) {
-    reply.code(304).header(ETAG_HEADER, etag);
+    reply.code(304).header(ETAG_FIELD, etag);
     reply.removeHeader('content-type');
-    return '';
+    return done(null, '');
   }
-  const refusal = await request.countLater?.(reply);
-  if (refusal !== undefined) {
-    reply.code(429);
-    return refusal;
-  }
-  if (etag !== undefined) reply.header(ETAG_HEADER, etag);
-  return payload;
+  const answer = (refusal: string | undefined) => {
+    if (refusal !== undefined) {
+      // The handler's tag was the representation's: a refusal is not it.
+      reply.code(429).removeHeader(ETAG_FIELD);
+      return done(null, refusal);
+    }
+    if (etag !== undefined) reply.header(ETAG_FIELD, etag);
+    done(null, payload);
+  };
+  // A promise only for a read whose count was deferred: every other answer goes on at once.
+  if (request.countLater === undefined) return answer(undefined);
+  request.countLater(reply).then(answer, (error: Error) => done(error));
 }
 
 /** A conditional route's `200`: its schema, with the `ETag` it carries. */

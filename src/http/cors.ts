@@ -1,4 +1,6 @@
-import { setHeaders, type StepReply, type StepRequest } from './steps.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { fieldNames } from './field-name.js';
+import { setHeaders } from './steps.js';
 
 /**
  * Browsers on any origin may call the API (API clients, docs tools, notebooks): keys travel in a
@@ -23,7 +25,7 @@ export interface CorsLists {
 
 /** The CORS headers of every response, the step that sets them, and the answer to a preflight. */
 export function corsPolicy({ allowed, methods }: CorsLists) {
-  const headers: Readonly<Record<string, string>> = { [ALLOW_ORIGIN_HEADER]: '*', 'Access-Control-Expose-Headers': EXPOSE_ALL };
+  const headers = fieldNames({ [ALLOW_ORIGIN_HEADER]: '*', 'Access-Control-Expose-Headers': EXPOSE_ALL });
   const preflightHeaders = {
     'Access-Control-Allow-Methods': methods.join(', '),
     'Access-Control-Allow-Headers': allowed.join(', '),
@@ -32,14 +34,14 @@ export function corsPolicy({ allowed, methods }: CorsLists) {
   return {
     headers,
     /** The step that gives every response its CORS headers. */
-    cors(_request: StepRequest, reply: StepReply): void {
+    cors(_request: FastifyRequest, reply: FastifyReply): void {
       setHeaders(reply, headers);
     },
     /**
      * A preflight (OPTIONS with Access-Control-Request-Method) is answered here, after the rate-limit
      * step like every request, before any route could answer 405.
      */
-    answerPreflight(request: StepRequest, reply: StepReply): StepReply | undefined {
+    answerPreflight(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
       if (request.method !== 'OPTIONS' || !request.headers['access-control-request-method']) return undefined;
       return setHeaders(reply.code(204), preflightHeaders).send();
     },

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest, preParsingHookHandler 
 import { isStoreUnavailable } from '../db/errors.js';
 import { RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
 import { type InputError, PROBLEM_CONTENT_TYPE, ProblemError, type ProblemSlug, problemBody } from './problems.js';
-import { setHeaders, type Step, type StepReply, type StepRequest } from './steps.js';
+import { setHeaders, type Step } from './steps.js';
 import { allInputErrors } from './validation.js';
 
 /** Seconds a client should wait before retrying when a store cannot be reached. */
@@ -31,7 +31,7 @@ const FASTIFY_CODES: Record<string, [ProblemSlug, string, InputError[]?]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-request', 'The body is empty but Content-Type says JSON.', [{ in: 'body', name: '', message: 'is empty' }]],
 };
 
-export function sendProblem<R extends StepReply>(reply: R, publicUrl: string, problem: ProblemError): R {
+export function sendProblem<R extends FastifyReply>(reply: R, publicUrl: string, problem: ProblemError): R {
   const instance = reply.request.url.split('?')[0] ?? '/';
   const body = problemBody(publicUrl, problem.slug, problem.detail, instance, problem.extras);
   // Serialised here, not by a route's response schema: a problem's members must never be dropped.
@@ -72,7 +72,7 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {
   return internalError();
 }
 
-function notFound(request: Pick<StepRequest, 'method' | 'url'>): ProblemError {
+function notFound(request: Pick<FastifyRequest, 'method' | 'url'>): ProblemError {
   return new ProblemError('not-found', `Nothing is at ${request.method} ${request.url.split('?')[0]}.`);
 }
 
@@ -81,7 +81,7 @@ function notFound(request: Pick<StepRequest, 'method' | 'url'>): ProblemError {
  * itself) reaches the app (the server's `checkExpectation` event, see app.ts) and is refused here,
  * after the limit step, with its headers.
  */
-export function refuseUnknownExpectation(request: StepRequest): void {
+export function refuseUnknownExpectation(request: FastifyRequest): void {
   const expect = request.headers.expect;
   if (expect === undefined || expect.trim().toLowerCase() === '100-continue') return;
   throw new ProblemError('expectation-failed', 'The service cannot meet this Expect header; the only expectation it knows is 100-continue.');
@@ -92,7 +92,7 @@ export function refuseUnknownExpectation(request: StepRequest): void {
  * `400` of its own (no problem, no request id, no rate-limit headers): the listeners let it through
  * (`requireHostHeader: false`) and this step answers it as every other refusal.
  */
-export function requireHost(request: StepRequest): void {
+export function requireHost(request: FastifyRequest): void {
   if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return;
   throw new ProblemError('invalid-request', 'An HTTP/1.1 request must carry a Host header.', {
     errors: [{ in: 'header', name: 'Host', message: 'is required in HTTP/1.1' }],
@@ -117,7 +117,7 @@ export const refuseContentEncoding: preParsingHookHandler = (request, _reply, pa
 };
 
 /** An unknown path is answered before its body is read: no body can turn a 404 into a 400 or 415. */
-export function rejectUnknownPath(request: StepRequest): void {
+export function rejectUnknownPath(request: FastifyRequest): void {
   if (request.is404) throw notFound(request);
 }
 

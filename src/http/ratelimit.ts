@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { TalliedCounter } from '../ops/tallies.js';
 import { type KeyClock, offsetAt } from '../clock.js';
@@ -8,10 +9,11 @@ import { DOCUMENTATION_POLICY, type Policy } from '../ratelimit/plans.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Verdict } from '../ratelimit/verdict.js';
 import { mayDeferCount } from './conditional.js';
+import { fieldNames } from './field-name.js';
 import { CACHE_CONTROL_HEADER, NO_STORE } from './responses.js';
 import { readSlowly } from './pipelining.js';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
-import { setHeaders, type StepReply, type StepRequest } from './steps.js';
+import { setHeaders } from './steps.js';
 
 /**
  * The index, the docs, the document, the problem pages, `/usage`, `/versions`, a test key's clock
@@ -57,14 +59,13 @@ export interface Caller {
 /**
  * The limit step, after the caller is known and before the handler: every response gets the rate-limit
  * headers, and a refused request ends here with a `429`, answered on the spot: the cheapest path of
- * all (no exception, no error handler, the invariant parts of the body built once). The fast lane
- * (./fast-lane.ts) answers the same refusals with the same parts.
+ * all (no exception, no error handler, the invariant parts of the body built once).
  */
-export function rateLimitHook(limiter: LimiterStore, callerOf: (request: StepRequest) => Caller, settings: LimitSettings) {
+export function rateLimitHook(limiter: LimiterStore, callerOf: (request: FastifyRequest) => Caller, settings: LimitSettings) {
   const { metrics, publicUrl, clock, rules } = settings;
   const answer = verdictAnswer(metrics, publicUrl, clock);
   /** A counted request: answered at once when the limiter decides in memory, else once it has. */
-  function limit(request: StepRequest, reply: StepReply): StepReply | undefined | Promise<StepReply | undefined> {
+  function limit(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined | Promise<FastifyReply | undefined> {
     const identity = callerOf(request);
     if (request.forcedRefusal || (identity.kind === 'key' && mayDeferCount(request)) || !(countsTowardLimit(request.url) || identity.countedEverywhere)) {
       return limitOtherwise(request, reply, identity);
@@ -76,7 +77,7 @@ export function rateLimitHook(limiter: LimiterStore, callerOf: (request: StepReq
   }
 
   /** A forced refusal, a key's conditional read, or a path that counts nothing. */
-  async function limitOtherwise(request: StepRequest, reply: StepReply, identity: Caller): Promise<StepReply | undefined> {
+  async function limitOtherwise(request: FastifyRequest, reply: FastifyReply, identity: Caller): Promise<FastifyReply | undefined> {
     const { caller, policy, unbanSeq, clock } = identity;
     // Who a refusal is counted to: the caller, or the address's throttle of the uncounted paths.
     let counted: Counted = identity;
@@ -99,12 +100,12 @@ export function rateLimitHook(limiter: LimiterStore, callerOf: (request: StepReq
     return finish(request, reply, verdict, counted);
   }
 
-  const finish = (request: StepRequest, reply: StepReply, verdict: Verdict, counted: Counted): StepReply | undefined => {
+  const finish = (request: FastifyRequest, reply: FastifyReply, verdict: Verdict, counted: Counted): FastifyReply | undefined => {
     const body = answer(request, reply, verdict, counted);
     return body === undefined ? undefined : reply.code(429).send(body);
   };
   /** The count a conditional read left for later (./conditional.ts): the refusal's body, if refused. */
-  const countLater = (request: StepRequest, identity: Caller) => async (reply: StepReply) =>
+  const countLater = (request: FastifyRequest, identity: Caller) => async (reply: FastifyReply) =>
     answer(request, reply, await limiter.hit(identity.caller, identity.policy, identity.unbanSeq, identity.clock), identity);
 
   return limit;
@@ -138,7 +139,7 @@ function atLeast(verdict: Verdict, seconds: number): Verdict {
 /** A verdict's headers on the reply (and on the request, for the handler); for a refusal, its note and its body. */
 function verdictAnswer(metrics: RefusalMetrics, publicUrl: string, clock: Clock) {
   const refusal = refusalBody(publicUrl);
-  return (request: StepRequest, reply: StepReply, verdict: Verdict, counted: Counted): string | undefined => {
+  return (request: FastifyRequest, reply: FastifyReply, verdict: Verdict, counted: Counted): string | undefined => {
     request.rateLimit = verdict;
     const headers: HeaderList = [];
     pushRateLimitHeaders(headers, verdict, counted.clock ? offsetAt(counted.clock, clock()) : 0);
@@ -161,7 +162,7 @@ export function isRefusal(verdict: Verdict): verdict is Refusal {
 }
 
 /** What a `429` carries beyond the rate-limit headers. */
-export const REFUSAL_HEADERS: Readonly<Record<string, string>> = { [CACHE_CONTROL_HEADER]: NO_STORE, 'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8` };
+export const REFUSAL_HEADERS = fieldNames({ [CACHE_CONTROL_HEADER]: NO_STORE, 'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8` });
 
 /** A refusal's metrics, and the log line of the one that starts a ban. */
 export function noteRefusal(

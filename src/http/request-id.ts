@@ -1,6 +1,7 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import { fieldName } from './field-name.js';
 import type { IncomingMessage } from 'node:http';
-import type { StepReply, StepRequest } from './steps.js';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 /** Node hands header names over in lower case. */
@@ -15,6 +16,8 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof sent === 'string' && SANE.test(sent) ? sent : randomUUID();
 }
 
-export function setRequestId(request: StepRequest, reply: StepReply): void {
-  reply.header(REQUEST_ID_HEADER, request.id);
+const REQUEST_ID = fieldName(REQUEST_ID_HEADER);
+
+export function setRequestId(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header(REQUEST_ID, request.id);
 }

@@ -8,10 +8,9 @@ import { addressRefusals, type AnswerHeaders, connectHandler } from './client-er
 import { type AddressGuard, guardAddresses } from './connections.js';
 import { MAX_HEAD_BYTES } from './limits.js';
 import { boundPipelining, CLOSE_ABOVE } from './pipelining.js';
+import { TurnBatch } from '../turn-batch.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-/** The fast entrance, in front of Fastify's handler once it exists (./fast-lane.ts). */
-export type Entrance = (req: IncomingMessage, res: ServerResponse, next: Handler) => void;
 
 export interface PublicServerDeps {
   config: Pick<PublicConfig, 'publicUrl' | 'timeouts' | 'trustProxy'>;
@@ -19,18 +18,21 @@ export interface PublicServerDeps {
   metrics: Pick<Metrics, 'connectionsClosed'>;
   logger: FastifyBaseLogger | false;
   clock: Clock;
-  /** The fast entrance once built; until then every request goes to Fastify. */
-  entrance: () => Entrance | undefined;
   /** What every answer carries, also one given before a request could be read. */
   always: AnswerHeaders;
+  /**
+   * Where the store's news is known only by asking (SQLite's `PRAGMA data_version`, db/change-feed.ts):
+   * runs `serve` once it asked, once for all the requests read in one turn. Unset where asking reads nothing.
+   */
+  lookOnce?: (serve: () => void) => void;
 }
 
 /**
  * The public listener's Node server, as Fastify's `serverFactory`: the server Fastify would make, with
  * what no client may do to it bounded (slow or idle clients, connections per address, requests
- * pipelined unanswered) and the fast entrance in front of Fastify's handler.
+ * pipelined unanswered), and on SQLite the requests of a turn handed to Fastify once the store's news is known.
  */
-export function publicServer({ config, limiter, metrics, logger, clock, entrance, always }: PublicServerDeps) {
+export function publicServer({ config, limiter, metrics, logger, clock, always, lookOnce }: PublicServerDeps) {
   const { publicUrl, timeouts } = config;
   // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
   const http: ServerOptions = {
@@ -52,10 +54,16 @@ export function publicServer({ config, limiter, metrics, logger, clock, entrance
       },
       { bannedReadPauseMs: config.trustProxy ? 0 : timeouts.bannedReadPauseMs },
     );
+    // The requests read in one turn share one look at the store's news, taken once the turn's reading
+    // is done (../turn-batch.ts), and are then taken in the order they came: every one was read before
+    // the look, so a change committed before any was sent is seen by all, as a look per request would
+    // see it; a look at a turn's first request would not do (a later one may have been sent after a
+    // commit that followed it).
+    const turn =
+      lookOnce && new TurnBatch<[IncomingMessage, ServerResponse]>((requests) => lookOnce(() => requests.forEach(([req, res]) => handler(req, res))));
     const server = createServer(http, (req, res) => {
       if (!pipelining.admit(req, res)) return;
-      const fast = entrance();
-      if (fast) fast(req, res, handler);
+      if (turn) turn.add([req, res]);
       else handler(req, res);
     });
     // Without these Node answers a bare 417, and closes a CONNECT without a word: both become problems.

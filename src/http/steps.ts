@@ -1,7 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Identity } from '../keys/identify.js';
-import type { Verdict } from '../ratelimit/verdict.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,73 +7,10 @@ declare module 'fastify' {
     /** Why that version refuses the request, if it does: decided once, with the version (versions/step.ts). */
     versionRefusal: 'unknown' | 'sunset' | undefined;
   }
-  interface FastifyInstance {
-    /**
-     * Every step a request for an API operation passes before its route's own (validation, handler),
-     * in order: the first steps of every request, then the API's. Fastify runs them as its hooks; the
-     * fast lane (./fast-lane.ts) runs this very list.
-     */
-    apiSteps: readonly Step[];
-  }
-}
-
-/** What a step may log: a line with fields, at warn or info. */
-export interface StepLog {
-  warn(fields: object, message: string): void;
-  info(fields: object, message: string): void;
-}
-
-/**
- * What the steps of a request read and set of it. Fastify's request has all of it; an entrance of
- * its own needs only this to run the same steps (the fast lane's, ./fast-lane.ts).
- */
-export interface StepRequest {
-  readonly id: string;
-  readonly method: string;
-  readonly url: string;
-  readonly headers: IncomingHttpHeaders;
-  /** The client's address (behind a trusted proxy, from `X-Forwarded-For`). */
-  readonly ip: string;
-  readonly raw: IncomingMessage;
-  /** Whether no route takes the request. */
-  readonly is404: boolean;
-  readonly log: StepLog;
-  readonly routeOptions: {
-    readonly config?: {
-      readonly conditional?: boolean;
-      readonly everyVersion?: boolean;
-      readonly graded?: boolean;
-      readonly deprecation?: { readonly sunsetAt: Date };
-    };
-  };
-  identity: Identity;
-  /** The version the answer is shaped in (versions/), set by `chooseVersion`. */
-  apiVersion: string;
-  /** Why that version refuses the request, if it does: set by `chooseVersion` just before `apiVersion`. */
-  versionRefusal: 'unknown' | 'sunset' | undefined;
-  rateLimit: Verdict;
-  /** What forced a refusal (a test key's `Prefer: fault=429` or its profile): faults/step.ts. */
-  forcedRefusal?: string;
-  fault?: FastifyRequest['fault'];
-  countLater?: FastifyRequest['countLater'];
-}
-
-/**
- * What the steps do to an answer: Fastify's reply, or an entrance's own. Headers are set one by one
- * (`setHeaders` for several): the fast lane's exchange is the request and the reply at once, and a
- * request's `headers` are what it was sent.
- */
-export interface StepReply {
-  readonly sent: boolean;
-  readonly request: { readonly url: string };
-  header(name: string, value: string): StepReply;
-  code(status: number): StepReply;
-  type(contentType: string): StepReply;
-  send(payload?: string): StepReply;
 }
 
 /** Sets each of `values` on the reply. */
-export function setHeaders(reply: StepReply, values: Readonly<Record<string, string>>): StepReply {
+export function setHeaders(reply: FastifyReply, values: Readonly<Record<string, string>>): FastifyReply {
   for (const name in values) reply.header(name, values[name]!);
   return reply;
 }
@@ -85,14 +19,19 @@ export function setHeaders(reply: StepReply, values: Readonly<Record<string, str
  * One of the steps every request passes: it may answer by itself (a 429, a preflight), and then
  * returns the reply; or throw a problem; or return a promise of either.
  */
-export type Step = (request: StepRequest, reply: StepReply) => unknown;
+export type Step = (request: FastifyRequest, reply: FastifyReply) => unknown;
 
 /**
  * Runs `steps` in order until one answers (the reply is sent): synchronously until a step returns a
  * promise, then after it. Throws (or rejects with) what a step throws. Fastify runs the first steps
  * through this as one hook (`inOrder`), and the API's `requireKey` as another (`stepHook`).
  */
-export function runSteps(steps: readonly Step[], request: StepRequest, reply: StepReply, from = 0): StepReply | undefined | Promise<StepReply | undefined> {
+export function runSteps(
+  steps: readonly Step[],
+  request: FastifyRequest,
+  reply: FastifyReply,
+  from = 0,
+): FastifyReply | undefined | Promise<FastifyReply | undefined> {
   for (let i = from; i < steps.length; i++) {
     const answered = steps[i]!(request, reply);
     if (answered instanceof Promise) return answered.then((value) => (reply.sent || value === reply ? reply : runSteps(steps, request, reply, i + 1)));

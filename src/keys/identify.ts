@@ -5,7 +5,6 @@ import { addressCaller, keyCaller } from '../ratelimit/callers.js';
 import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
 import { isWellFormedKey } from './key-format.js';
 import { type KeyRecord, policyOfKey } from './repository.js';
-import type { StepRequest } from '../http/steps.js';
 import type { KeyClock } from '../clock.js';
 
 /** The header a key travels in, as documented; Node hands header names over in lower case. */
@@ -39,7 +38,7 @@ export type ClockOf = (keyId: string) => KeyClock | Promise<KeyClock>;
  * key's clock is read at each of its requests, so that a move made through any instance holds at once.
  */
 export function identifyHook(findKey: FindKey, clockOf: ClockOf) {
-  return function identify(request: StepRequest): Promise<void> | undefined {
+  return function identify(request: FastifyRequest): Promise<void> | undefined {
     const sent = request.headers[API_KEY_FIELD];
     if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY, false));
     if (typeof sent !== 'string' || !isWellFormedKey(sent)) return void (request.identity = anonymous(request, MALFORMED, true));
@@ -58,7 +57,7 @@ export function identifyHook(findKey: FindKey, clockOf: ClockOf) {
 }
 
 /** The identity of a request whose key was looked up; a test key's with its clock, read now. */
-function settle(request: StepRequest, key: KeyRecord | undefined, clockOf: ClockOf): Promise<void> | undefined {
+function settle(request: FastifyRequest, key: KeyRecord | undefined, clockOf: ClockOf): Promise<void> | undefined {
   const identity = identityOf(request, key);
   if (identity.kind !== 'key' || !identity.key.test) return void (request.identity = identity);
   const unchecked = (failure: unknown) => void (request.identity = anonymous(request, 'The API key could not be checked.', false, failure));
@@ -72,7 +71,7 @@ function settle(request: StepRequest, key: KeyRecord | undefined, clockOf: Clock
   return clock.then((read) => void (request.identity = { ...identity, clock: read }), unchecked);
 }
 
-function identityOf(request: StepRequest, key: KeyRecord | undefined): Identity {
+function identityOf(request: FastifyRequest, key: KeyRecord | undefined): Identity {
   if (!key) return anonymous(request, 'The API key is not known.', true);
   return keyIdentity(key) ?? anonymous(request, 'The API key was revoked.', true);
 }
@@ -98,12 +97,12 @@ export function keyIdentity(key: KeyRecord): KeyIdentity | undefined {
   return identity;
 }
 
-function anonymous(request: StepRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
+function anonymous(request: FastifyRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
   return { kind: 'anonymous', caller: addressCaller(request.ip), policy: ANONYMOUS_POLICY, unbanSeq: 0, countedEverywhere: badKey, reason, failure };
 }
 
 /** Runs after the limit step on every API operation: the limiter has counted the request by then. */
-export function requireKey(request: StepRequest): void {
+export function requireKey(request: FastifyRequest): void {
   const identity = request.identity;
   if (identity.kind === 'key') return;
   throw (identity.failure as Error | undefined) ?? new ProblemError('unauthorized', identity.reason);

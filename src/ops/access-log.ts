@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 
-/** What the access line says of a request: what both Fastify's request and the fast lane's have. */
+/** What the access line says of a request. */
 export interface AccessedRequest {
   id: string;
   method: string;

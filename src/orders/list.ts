@@ -1,14 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
-import { conditionalRead, ETAG_HEADER } from '../http/conditional.js';
-import type { FastRoute } from '../http/fast-lane.js';
+import { conditionalRead, ETAG_FIELD } from '../http/conditional.js';
 import { type Cursors, scopeOf } from '../http/pagination.js';
 import { JSON_CONTENT_TYPE, problemResponses } from '../http/responses.js';
 import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import { TAG } from '../openapi/tags.js';
-import type { VersionNotices } from '../versions/notices.js';
 import { answeredInVersion } from '../versions/versioning.js';
 import { NEWEST_VERSION } from '../versions/versions.js';
 import type { OrderPages, ReadStart } from './order-pages.js';
@@ -51,7 +49,7 @@ export function listOrders(app: App, { db, orderPages, cursors }: { db: Db; orde
       const held = key.test ? undefined : orderPages.find(id, pageKey(request.apiVersion, request.url), stamp);
       if (held !== undefined) {
         answeredInVersion(request);
-        reply.header(ETAG_HEADER, held.etag).type(JSON_CONTENT_TYPE);
+        reply.header(ETAG_FIELD, held.etag).type(JSON_CONTENT_TYPE);
         return held.body;
       }
       readSince.set(request, orderPages.readStart(stamp));
@@ -66,7 +64,7 @@ export function listOrders(app: App, { db, orderPages, cursors }: { db: Db; orde
 function keepPage(orderPages: OrderPages, readSince: WeakMap<FastifyRequest, ReadStart>) {
   return function keepPage(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
     const since = readSince.get(request);
-    const etag = reply.getHeader(ETAG_HEADER);
+    const etag = reply.getHeader(ETAG_FIELD);
     if (reply.statusCode === 200 && since !== undefined && typeof payload === 'string' && typeof etag === 'string') {
       const key = keyOf(request);
       if (!key.test) orderPages.keep(key.id, pageKey(request.apiVersion, request.url), { body: payload, etag }, since);
@@ -78,19 +76,4 @@ function keepPage(orderPages: OrderPages, readSince: WeakMap<FastifyRequest, Rea
 /** Where a page is kept: by its URL, and for an older version by its version too. */
 function pageKey(version: string, url: string): string {
   return version === NEWEST_VERSION ? url : `${version} ${url}`;
-}
-
-/**
- * `GET /store/orders` for the fast lane (http/fast-lane.ts): a page this key was answered before, with
- * this very URL and in this version, while nothing changed its orders (./order-pages.ts).
- */
-export function listOrdersFastRoute(orderPages: OrderPages, notices: VersionNotices): FastRoute {
-  const query = `${PATH}?`;
-  return {
-    url: PATH,
-    headersFor: (version) => notices.headers(version),
-    match: (url) => (url === PATH || url.startsWith(query) ? url : undefined),
-    // The lane takes the route only where pages are told (the embedded store): it decides before it counts, before any stamp is read.
-    answerFor: (url, keyId, version) => orderPages.find(keyId, pageKey(version, url), undefined),
-  };
 }

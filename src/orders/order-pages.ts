@@ -36,8 +36,7 @@ interface Held extends PageAnswer {
 
 /**
  * The pages of `GET /store/orders` a key was answered, by key, request URL and version, so that a key's
- * repeated reads of its orders are answered from memory (by the route, and on the embedded store by
- * the fast lane: http/fast-lane.ts). A page read before a change of the key's orders is never served
+ * repeated reads of its orders are answered from memory (./list.ts). A page read before a change of the key's orders is never served
  * after that change is answered, on any instance. Two rules make it so, by where the service runs:
  *
  * - Told: where every change to orders is heard before the next request (`feed.immediate`: the embedded

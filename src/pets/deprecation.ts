@@ -3,6 +3,7 @@
  * (RFC 9745 `Deprecation`, RFC 8594 `Sunset`, and `Link`s to the page that explains them), and the
  * instant from which it answers `410`. Pure: the dates come from configuration, the time from the clock.
  */
+import { fieldNames } from '../http/field-name.js';
 export interface Deprecation {
   deprecatedAt: Date;
   sunsetAt: Date;
@@ -26,11 +27,11 @@ export interface Notice extends Deprecation {
 export function noticeHeaders(notices: readonly Notice[], publicUrl: string): Record<string, string> {
   const earliest = (dates: Date[]) => new Date(Math.min(...dates.map((date) => date.getTime())));
   const pages = [...new Set(notices.map((notice) => `${publicUrl}${notice.page}`))];
-  return {
+  return fieldNames({
     [DEPRECATION_HEADER]: `@${Math.floor(earliest(notices.map((n) => n.deprecatedAt)).getTime() / 1000)}`,
     [SUNSET_HEADER]: earliest(notices.map((n) => n.sunsetAt)).toUTCString(),
     [LINK_HEADER]: pages.map((page) => `<${page}>; rel="deprecation"; type="text/html", <${page}>; rel="sunset"; type="text/html"`).join(', '),
-  };
+  });
 }
 
 export function deprecationHeaders(d: Deprecation, publicUrl: string): Record<string, string> {

@@ -1,23 +1,24 @@
 import fastJson from 'fast-json-stringify';
 import type { Clock } from '../clock.js';
-import type { FastRoute } from '../http/fast-lane.js';
 import { ProblemError } from '../http/problems.js';
-import { problemResponses } from '../http/responses.js';
+import { JSON_CONTENT_TYPE, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { TAG } from '../openapi/tags.js';
 import { callerNow } from '../clock.js';
 import type { Shapes } from '../versions/shape.js';
-import type { VersionNotices } from '../versions/notices.js';
+import { answeredInVersion } from '../versions/versioning.js';
 import { type Deprecation, DEPRECATIONS_PAGE_PATH, dayOrInstant, isSunset, type Notice, sunsetDay } from './deprecation.js';
 import type { PetCache } from './pet-cache.js';
 import { Pet, PetParams } from './schemas.js';
-import { conditionalRead, etagOf } from '../http/conditional.js';
+import { conditionalRead, ETAG_FIELD, etagOf } from '../http/conditional.js';
 
 export interface GetPetDeps {
   catalogue: PetCache;
   clock: Clock;
   deprecation: Deprecation;
+  /** How an older version's records are shaped (versions/shape.ts). */
+  shapes: Shapes;
 }
 
 /** The operation's own deprecation, with the page that explains it. */
@@ -29,7 +30,8 @@ function noticeOf(deprecation: Deprecation): Notice {
  * `GET /pets/{petId}` (getPet): one pet, from memory. Deprecated: every response carries the
  * deprecation headers, and from the sunset on it answers `410`.
  */
-export function getPet(app: App, { catalogue, clock, deprecation }: GetPetDeps): void {
+export function getPet(app: App, { catalogue, clock, deprecation, shapes }: GetPetDeps): void {
+  const answers = petAnswers(shapes);
   const read = conditionalRead(
     {
       operationId: 'getPet',
@@ -56,11 +58,14 @@ export function getPet(app: App, { catalogue, clock, deprecation }: GetPetDeps):
       },
     },
     // Synchronous while the pet is in memory, as it nearly always is.
-    (request) => {
+    (request, reply) => {
       const { petId } = request.params;
-      const found = (pet: Pet | undefined): Pet => {
+      const found = (pet: Pet | undefined): string => {
         if (!pet) throw new ProblemError('not-found', `There is no pet ${petId}.`);
-        return pet;
+        const { body, etag } = answers(pet, request.apiVersion);
+        answeredInVersion(request);
+        reply.header(ETAG_FIELD, etag).type(JSON_CONTENT_TYPE);
+        return body;
       };
       const pet = catalogue.find(petId);
       return pet instanceof Promise ? pet.then(found) : found(pet);
@@ -69,32 +74,23 @@ export function getPet(app: App, { catalogue, clock, deprecation }: GetPetDeps):
 }
 
 /**
- * `GET /pets/{petId}` for the fast lane (http/fast-lane.ts): a pet memory holds, before its sunset,
- * serialised once per version by the serialiser Fastify compiles from the same schema (an older
- * version's shaped from it, as Fastify's are: versions/shape.ts), with its `ETag`.
+ * A pet's answer in a version, its body and `ETag`, made once per pet record and version: a record is
+ * never changed (a change is a new record from the store, db/row-cache.ts), so neither is its answer.
+ * Serialised by the schema's own serialiser, an older version's shaped from the newest's, as any other
+ * route's answer is (versions/versioning.ts).
  */
-export function getPetFastRoute({ catalogue, clock, deprecation, notices, shapes }: GetPetDeps & { notices: VersionNotices; shapes: Shapes }): FastRoute {
+function petAnswers(shapes: Shapes) {
   const serialize = fastJson(Pet);
-  const notice = noticeOf(deprecation);
   const answers = new WeakMap<Pet, Map<string, { body: string; etag: string }>>();
-  // The ids Fastify would take as they are: no leading zero, no sign, well within 2^53.
-  const path = /^\/pets\/([1-9][0-9]{0,14})$/;
-  return {
-    url: '/pets/:petId',
-    headersFor: (version) => notices.headers(version, notice),
-    match: (url) => (isSunset(deprecation, clock()) ? undefined : path.exec(url)?.[1]),
-    answerFor(id, _key, version) {
-      const pet = catalogue.cached(Number(id));
-      if (!pet) return undefined;
-      let byVersion = answers.get(pet);
-      if (byVersion === undefined) answers.set(pet, (byVersion = new Map()));
-      let answer = byVersion.get(version);
-      if (answer === undefined) {
-        const shape = shapes.record('Pet', version);
-        const body = shape ? JSON.stringify(shape(JSON.parse(serialize(pet)))) : serialize(pet);
-        byVersion.set(version, (answer = { body, etag: etagOf(body) }));
-      }
-      return answer;
-    },
+  return (pet: Pet, version: string): { body: string; etag: string } => {
+    let byVersion = answers.get(pet);
+    if (byVersion === undefined) answers.set(pet, (byVersion = new Map()));
+    let answer = byVersion.get(version);
+    if (answer === undefined) {
+      const shape = shapes.record('Pet', version);
+      const body = shape ? JSON.stringify(shape(JSON.parse(serialize(pet)))) : serialize(pet);
+      byVersion.set(version, (answer = { body, etag: etagOf(body) }));
+    }
+    return answer;
   };
 }

@@ -1,4 +1,5 @@
 /** The rate-limit headers of every response. Header names are written down here and nowhere else. */
+import { fieldName } from '../http/field-name.js';
 import { DAY_MS, MINUTE_MS } from './state.js';
 import { bindingWindow, ceilSeconds, type Verdict, type WindowStatus } from './verdict.js';
 
@@ -10,11 +11,14 @@ export const RATE_LIMIT_HEADER = 'RateLimit';
 export const RETRY_AFTER_HEADER = 'Retry-After';
 /** Every header the limit step may send. */
 export const RATE_LIMIT_HEADER_NAMES = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, RETRY_AFTER_HEADER] as const;
+/** The names as set on an answer (http/field-name.ts), and each one's name as written down. */
+const [LIMIT, REMAINING, RESET, POLICY, RATE_LIMIT, RETRY_AFTER] = RATE_LIMIT_HEADER_NAMES.map(fieldName);
+const WRITTEN = new Map(RATE_LIMIT_HEADER_NAMES.map((name) => [fieldName(name), name]));
 
 /** The most seconds a `Retry-After` says, as the documents declare it: a day, the longest wait of the day window. */
 export const MAX_RETRY_AFTER_SECONDS = DAY_MS / 1000;
 
-/** Headers as `node:http`'s `writeHead` takes them at least cost: name, value, name, value… */
+/** Headers as a list: name, value, name, value… */
 export type HeaderList = (string | number)[];
 
 /**
@@ -25,13 +29,12 @@ export function rateLimitHeaders(verdict: Verdict): Record<string, string> {
   const list: string[] = [];
   pushRateLimitHeaders(list, verdict);
   const headers: Record<string, string> = {};
-  for (let i = 0; i < list.length; i += 2) headers[list[i]!] = list[i + 1]!;
+  for (let i = 0; i < list.length; i += 2) headers[WRITTEN.get(list[i]!)!] = list[i + 1]!;
   return headers;
 }
 
 /**
- * `rateLimitHeaders`, appended to a header list (the fast lane's, http/fast-lane.ts) instead of built as
- * an object. `offsetMs`: how far the caller's clock is ahead of the real time (a test key's, contract
+ * `rateLimitHeaders`, appended to a header list (name, value, …) instead of built as an object. `offsetMs`: how far the caller's clock is ahead of the real time (a test key's, contract
  * §11): the waits stay in its time, and `X-RateLimit-Reset` is the real now plus the wait.
  */
 export function pushRateLimitHeaders(list: HeaderList, verdict: Verdict, offsetMs = 0): void {
@@ -48,18 +51,18 @@ export function pushRateLimitHeaders(list: HeaderList, verdict: Verdict, offsetM
   const day = `"day";${item(verdict.day)}`;
   const dayFirst = verdict.kind === 'rate-limited' && verdict.window === 'day';
   list.push(
-    LIMIT_HEADER,
+    LIMIT!,
     String(binding.limit),
-    REMAINING_HEADER,
+    REMAINING!,
     String(bannedUntil === undefined ? binding.remaining : 0),
-    RESET_HEADER,
+    RESET!,
     String(ceilSeconds((bannedUntil ?? binding.resetAt) - offsetMs)),
-    POLICY_HEADER,
+    POLICY!,
     policyText(verdict.minute.limit, verdict.day.limit),
-    RATE_LIMIT_HEADER,
+    RATE_LIMIT!,
     (dayFirst ? [day, minute] : [minute, day]).join(', '),
   );
-  if (verdict.kind === 'rate-limited' || verdict.kind === 'banned') list.push(RETRY_AFTER_HEADER, String(verdict.retryAfterSeconds));
+  if (verdict.kind === 'rate-limited' || verdict.kind === 'banned') list.push(RETRY_AFTER!, String(verdict.retryAfterSeconds));
 }
 
 let lastPolicy = { minute: NaN, day: NaN, text: '' };

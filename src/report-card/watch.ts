@@ -4,7 +4,6 @@ import type { FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } fr
 import { type Clock, keyNow, REAL_TIME } from '../clock.js';
 import { documentPath } from '../http/method-not-allowed.js';
 import { countsTowardLimit } from '../http/ratelimit.js';
-import type { StepRequest } from '../http/steps.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME } from '../idempotency/header.js';
 import { REMAINING_HEADER, RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
 import type { Verdict } from '../ratelimit/verdict.js';
@@ -43,7 +42,7 @@ const CURSOR = /[?&]cursor=/;
 export function cardWatch(cards: Cards, clock: Clock) {
   const connectionOf = connectionNames();
 
-  function arrived(request: StepRequest): void {
+  function arrived(request: FastifyRequest): void {
     const identity = request.identity;
     if (identity.kind !== 'key' || !identity.key.test || request.routeOptions.config?.graded !== true || !countsTowardLimit(request.url)) return;
     (request as FastifyRequest).watched = { real: clock(), connection: connectionOf(request.raw.socket), body: undefined };
@@ -70,7 +69,7 @@ export function cardWatch(cards: Cards, clock: Clock) {
   function record(request: FastifyRequest, facts: Omit<Answer, 'real' | 'key' | 'crowded'>): void | Promise<void> {
     const watched = request.watched!;
     request.watched = undefined;
-    const identity = request.identity as Extract<StepRequest['identity'], { kind: 'key' }>;
+    const identity = request.identity as Extract<FastifyRequest['identity'], { kind: 'key' }>;
     const keyClock = identity.clock ?? REAL_TIME;
     const real = clock();
     const arrival = arrivalOf(request, watched, keyNow(keyClock, watched.real));
@@ -90,7 +89,7 @@ export function cardWatch(cards: Cards, clock: Clock) {
 }
 
 /** Once the body is read, before validation adds its defaults: a hash of it, as the client sent it. */
-function noteBody(request: StepRequest): void {
+function noteBody(request: FastifyRequest): void {
   const { watched, body } = request as FastifyRequest;
   if (watched && body !== undefined) watched.body = hash(JSON.stringify(body));
 }

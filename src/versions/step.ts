@@ -1,6 +1,8 @@
+import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
+import { fieldName } from '../http/field-name.js';
 import { ProblemError } from '../http/problems.js';
-import type { Step, StepRequest } from '../http/steps.js';
+import type { Step } from '../http/steps.js';
 import { dayOrInstant, isSunset, type Notice } from '../pets/deprecation.js';
 import { callerNow } from '../clock.js';
 import { noticeOf } from './notices.js';
@@ -13,8 +15,10 @@ declare module 'fastify' {
   }
 }
 
+const VERSION = fieldName(VERSION_HEADER);
+
 /** The version a request is answered in: the one it names, else its key's, else the newest. An unknown one: the newest shapes its `400`. */
-function versionOf(request: Pick<StepRequest, 'headers' | 'identity'>): string {
+function versionOf(request: Pick<FastifyRequest, 'headers' | 'identity'>): string {
   const sent = request.headers[VERSION_FIELD];
   if (sent !== undefined) return isVersion(sent) ? sent : NEWEST_VERSION;
   return request.identity.kind === 'key' ? request.identity.key.apiVersion : NEWEST_VERSION;
@@ -29,7 +33,7 @@ export function unknownVersion(where: string): ProblemError {
  * Why an API request is refused in the version it is answered in: an unknown version sent, or one past
  * its sunset in the caller's time (a test key's clock, test-mode/; the clock read only then).
  */
-function refusalOf(request: Pick<StepRequest, 'headers' | 'identity'>, version: string, oldest: Notice, clock: Clock): 'unknown' | 'sunset' | undefined {
+function refusalOf(request: Pick<FastifyRequest, 'headers' | 'identity'>, version: string, oldest: Notice, clock: Clock): 'unknown' | 'sunset' | undefined {
   const sent = request.headers[VERSION_FIELD];
   if (sent !== undefined && !isVersion(sent)) return 'unknown';
   if (noticeOf(version, oldest) && isSunset(oldest, callerNow(request.identity.clock, clock()))) return 'sunset';
@@ -37,7 +41,7 @@ function refusalOf(request: Pick<StepRequest, 'headers' | 'identity'>, version: 
 }
 
 /** The problem that refuses an API request in its version, if one does (`refusalOf`, as `chooseVersion` found it). */
-function versionRefusal(request: Pick<StepRequest, 'apiVersion' | 'versionRefusal'>, oldest: Notice): ProblemError | undefined {
+function versionRefusal(request: Pick<FastifyRequest, 'apiVersion' | 'versionRefusal'>, oldest: Notice): ProblemError | undefined {
   const refusal = request.versionRefusal;
   if (refusal === 'unknown') return unknownVersion(VERSION_HEADER);
   if (refusal === 'sunset') {
@@ -55,17 +59,16 @@ function versionRefusal(request: Pick<StepRequest, 'apiVersion' | 'versionRefusa
  * key is required, so that a refusal is counted as any bad request is.
  *
  * Whether the version refuses the request is decided once, by `chooseVersion`, at one reading of the
- * clock: `refuseVersion` (after the count) and the fast lane (before it) act on that decision, so a
- * request in the sunset's very millisecond is not answered by one and refused by the other.
+ * clock, and `refuseVersion` acts on that decision: a request in the sunset's very millisecond is
+ * counted and refused in the same version it was told.
  */
 export function versionSteps(clock: Clock, oldest: Notice): { chooseVersion: Step; refuseVersion: Step } {
   return {
     chooseVersion: function chooseVersion(request, reply) {
       const version = versionOf(request);
-      // Before the version is set: the lane's exchange decides whether to go on as it is set.
       request.versionRefusal = refusalOf(request, version, oldest, clock);
       request.apiVersion = version;
-      reply.header(VERSION_HEADER, version);
+      reply.header(VERSION, version);
     },
     refuseVersion: function refuseVersion(request) {
       // Past the sunset: a route answered in every version goes on, and so does an operation whose own

@@ -32,7 +32,7 @@ export function versioning({ clock, publicUrl, oldestSunsetAt, named }: Versioni
     inVersion(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
       const version = request.apiVersion ?? NEWEST_VERSION;
       reply.headers(notices.headers(version, request.routeOptions.config.deprecation));
-      if (version !== NEWEST_VERSION && typeof payload === 'string' && reply.statusCode < 300 && !inVersionAlready.has(request)) {
+      if (version !== NEWEST_VERSION && typeof payload === 'string' && reply.statusCode < 300 && !request.inVersionAlready) {
         const schema = (request.routeOptions.schema?.response as Record<number, object> | undefined)?.[reply.statusCode];
         const shape = schema && shapes.of(schema, version);
         if (shape) return done(null, JSON.stringify(shape(JSON.parse(payload))));
@@ -44,10 +44,14 @@ export function versioning({ clock, publicUrl, oldestSunsetAt, named }: Versioni
 
 export type Versioning = ReturnType<typeof versioning>;
 
-/** Requests answered with a body already in their version (a page held in memory as it was answered): `inVersion` leaves it. */
-const inVersionAlready = new WeakSet<FastifyRequest>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set when the answer's body is already in its version (an answer held in memory as it was made): `inVersion` leaves it. */
+    inVersionAlready: boolean;
+  }
+}
 
 /** Says that the request's answer is already in its version, so that it is not shaped a second time. */
 export function answeredInVersion(request: FastifyRequest): void {
-  inVersionAlready.add(request);
+  request.inVersionAlready = true;
 }

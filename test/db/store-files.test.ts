@@ -10,8 +10,8 @@ import { tempDir } from '../helpers/process.js';
 /**
  * The embedded store's files deleted or replaced under the running service: the service must not go
  * on serving what it holds (a key revoked through the path would answer `200` for ever). Within a
- * second `/readyz` fails and every request that needs the store is refused with a `503`, through both
- * entrances (`/pets/1` is the fast lane's once memory holds it; `/pets/1?` always Fastify's).
+ * second `/readyz` fails and every request that needs the store is refused with a `503`, also a read
+ * memory could answer (`/pets/1`, `/pets/1?`).
  */
 
 let t: TestApp | undefined;

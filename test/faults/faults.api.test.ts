@@ -198,7 +198,7 @@ describe('test keys over a socket', () => {
     });
   }
 
-  it('take Fastify’s path, not the fast lane: GET /pets/{petId} meets its fault', async () => {
+  it('reach GET /pets/{petId} once memory holds the key and the pet: it meets its fault', async () => {
     t = await testApp();
     const port = await listening();
     const { key } = await testKey();

@@ -20,7 +20,7 @@ import type { LimiterStore } from '../../src/ratelimit/store.js';
 import { type FakeClock, fakeClock } from './clock.js';
 import { TEST_STORE, type TestDatabase, testDatabase } from './database.js';
 import { openDatabase } from '../../src/db/database.js';
-import { type Entrance, overSocket, type Received, type Sent } from './over-socket.js';
+import { overSocket, type Received, type Sent } from './over-socket.js';
 import { restampKeys } from '../../src/ratelimit/callers.js';
 
 export interface TestApp {
@@ -47,7 +47,7 @@ export interface TestApp {
   idempotencyExpiry: IdempotencyExpiry;
   /** The instance's webhook dispatcher, not started: a test moves the clock and calls `runDue()`. */
   dispatcher: Dispatcher;
-  /** Sends a request: injected into Fastify, or over a real socket when the app came in by an `entrance`. */
+  /** Sends a request: injected into Fastify, or over a real socket (`overSocket`). */
   request(sent: Sent): Promise<Received>;
   /** A new key of the plan; returns the full key. */
   newKey(choice?: (PlanChoice & { test?: boolean; apiVersion?: string }) | PlanChoice['plan']): Promise<string>;
@@ -69,8 +69,8 @@ export interface TestAppOptions {
   random?: () => number;
   /** The store of an app closed with `keepStore` (a restart): opened again, and dropped when this app closes. */
   store?: Pick<TestDatabase, 'url' | 'config' | 'drop'>;
-  /** The app listens on 127.0.0.1 and `request` goes over a socket, by this entrance (`fastify`: `FAST_LANE=false`). */
-  entrance?: Entrance;
+  /** The app listens on 127.0.0.1 and `request` goes over a real socket, as a client's would. */
+  overSocket?: boolean;
 }
 
 /**
@@ -79,7 +79,7 @@ export interface TestAppOptions {
  */
 export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = options.clock ?? fakeClock();
-  const config = loadConfig({ PUBLIC_URL: 'http://petstore.test', ...(options.entrance === 'fastify' ? { FAST_LANE: 'false' } : {}), ...options.env });
+  const config = loadConfig({ PUBLIC_URL: 'http://petstore.test', ...options.env });
   const { adminToken } = config;
   const kind = options.sqliteFile ? 'sqlite' : options.postgresVia ? 'postgres' : TEST_STORE;
   const store = options.store ? reopened(options.store) : await testDatabase({ kind, sqliteFile: options.sqliteFile, connectVia: options.postgresVia });
@@ -99,7 +99,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log: quiet });
   const idempotencyExpiry = new IdempotencyExpiry({ db, clock, log: quiet });
   const dispatcher = Dispatcher.of(db, config.webhooks, { clock, metrics, log: quiet, random: options.random });
-  const request = options.entrance ? overSocket(Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port)) : injected(app);
+  const request = options.overSocket ? overSocket(Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port)) : injected(app);
   return {
     app,
     admin,

@@ -1,10 +1,6 @@
 import { request } from 'node:http';
 import { isIP } from 'node:net';
 
-/** The entrances a request can come in by: the fast lane in front of Fastify, or Fastify alone (`FAST_LANE=false`). */
-export type Entrance = 'lane' | 'fastify';
-export const ENTRANCES: readonly Entrance[] = ['lane', 'fastify'];
-
 /** What a test sends: `inject`'s options, as far as the tests use them. */
 export interface Sent {
   method?: string;

@@ -11,8 +11,8 @@ import { type TestApp, testApp } from '../helpers/app.js';
 /**
  * What one connection can make the service hold is bounded: with `PAUSE_AT` requests unanswered it is
  * not read (what the client sends next waits in its socket), and one that sends more than
- * `CLOSE_ABOVE` at once is closed, and its address is refused connections for a while. Over a real socket, through both entrances (`/pets/1` is the fast
- * lane's when memory holds it; `/pets/1?` always Fastify's).
+ * `CLOSE_ABOVE` at once is closed, and its address is refused connections for a while. Over a real
+ * socket; `/pets/1` answers from memory, `/pets/1?` (a query) is validated as one.
  */
 
 let t: TestApp;

@@ -276,7 +276,7 @@ describe('in production', () => {
 
 describe('over a connection', () => {
   it('keeps the client’s connection open as long as its cases may take, past SEND_TIMEOUT_SECONDS', async () => {
-    const slow = await testApp({ entrance: 'fastify', env: { SEND_TIMEOUT_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' } });
+    const slow = await testApp({ overSocket: true, env: { SEND_TIMEOUT_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' } });
     try {
       // Eight answers of 0.3 s: 2.4 s with nothing moving on the client's connection.
       const receiver = await receiverWith(slow.clock, { delayMs: 300 });

@@ -12,7 +12,7 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 let t: TestApp;
 let port: number;
 beforeAll(async () => {
-  t = await testApp({ entrance: 'fastify' });
+  t = await testApp({ overSocket: true });
   port = (t.app.server.address() as { port: number }).port;
 });
 afterAll(async () => {

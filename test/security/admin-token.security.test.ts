@@ -1,15 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AdminMethod, adminOverSocket, ADMIN_TOKEN as TOKEN } from '../helpers/admin.js';
 import { type TestApp, testApp } from '../helpers/app.js';
-import { ENTRANCES, type Received, type Sent } from '../helpers/over-socket.js';
+import type { Received, Sent } from '../helpers/over-socket.js';
 
-/** The admin API exists only with ADMIN_TOKEN, only on the admin listener, and only for that token: over a real socket, through both entrances. */
+/** The admin API exists only with ADMIN_TOKEN, only on the admin listener, and only for that token: over a real socket. */
 
-describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
+describe('over a real socket', () => {
   let t: TestApp;
   let adminAt: (sent: Sent) => Promise<Received>;
   const start = async (env?: Record<string, string>) => {
-    t = await testApp({ env, entrance });
+    t = await testApp({ env, overSocket: true });
     adminAt = await adminOverSocket(t.admin);
   };
   afterEach(async () => t.close());

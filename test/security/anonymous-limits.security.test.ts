@@ -1,17 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DOCUMENTATION_POLICY } from '../../src/ratelimit/plans.js';
 import { json, type TestApp, testApp } from '../helpers/app.js';
-import { ENTRANCES } from '../helpers/over-socket.js';
 
-/** Without a valid key a client is limited by its address: guessing keys costs like any request, on every path; over a real socket, through both entrances. */
+/** Without a valid key a client is limited by its address: guessing keys costs like any request, on every path; over a real socket. */
 
-describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
+describe('over a real socket', () => {
   let t: TestApp;
   afterEach(async () => t.close());
 
   describe('requests without a valid key', () => {
     it('are limited per client address under the anonymous policy, 401s included, bans included', async () => {
-      t = await testApp({ entrance });
+      t = await testApp({ overSocket: true });
       const anonymous = (remoteAddress: string, headers: Record<string, string> = {}) => t.request({ url: '/pets', remoteAddress, headers });
       for (let i = 0; i < 60; i++) {
         const response = await anonymous('203.0.113.7', { 'x-api-key': `pet_${String(i).padStart(32, 'x')}` });
@@ -27,7 +26,7 @@ describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
     });
 
     it('a bad key counts against the address on the uncounted paths too: no path tests keys for free', async () => {
-      t = await testApp({ entrance });
+      t = await testApp({ overSocket: true });
       const guess = (i: number, url: string) =>
         t.request({ url, remoteAddress: '203.0.113.9', headers: { 'x-api-key': `pet_${String(i).padStart(32, 'g')}` } });
       const urls = ['/openapi.json', '/openapi.yaml', '/docs', '/problems/not-found'];
@@ -42,7 +41,7 @@ describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
     });
 
     it('the uncounted paths are throttled per address by a policy of their own, which spends nothing of the plan', async () => {
-      t = await testApp({ entrance });
+      t = await testApp({ overSocket: true });
       const key = await t.newKey('pro');
       const docs = (remoteAddress: string, url = '/openapi.json') => t.request({ url, remoteAddress, headers: { 'x-api-key': key } });
       for (let i = 0; i < DOCUMENTATION_POLICY.perMinute; i++) {
@@ -62,14 +61,14 @@ describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
     });
 
     it('cannot escape the limit with a forged X-Forwarded-For', async () => {
-      t = await testApp({ entrance });
+      t = await testApp({ overSocket: true });
       for (let i = 0; i < 60; i++) await t.request({ url: '/pets', remoteAddress: '203.0.113.7', headers: { 'x-forwarded-for': `198.51.100.${i}` } });
       const forged = await t.request({ url: '/pets', remoteAddress: '203.0.113.7', headers: { 'x-forwarded-for': '198.51.100.250' } });
       expect(forged.statusCode).toBe(429);
     });
 
     it('are counted by X-Forwarded-For only behind a trusted proxy (TRUST_PROXY)', async () => {
-      t = await testApp({ env: { TRUST_PROXY: '127.0.0.1' }, entrance });
+      t = await testApp({ env: { TRUST_PROXY: '127.0.0.1' }, overSocket: true });
       for (let i = 0; i < 60; i++) await t.request({ url: '/pets', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.1' } });
       const sameClient = await t.request({ url: '/pets', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.1' } });
       expect(sameClient.statusCode).toBe(429);

@@ -2,18 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 import { eventsOf } from '../helpers/events.js';
 import { expectProblem, firstPetWith, type Order, ordersAs } from '../helpers/orders.js';
-import { ENTRANCES } from '../helpers/over-socket.js';
 
-/** Events belong to the key whose order they record: another key neither sees them nor learns they exist; over a real socket, through both entrances. */
+/** Events belong to the key whose order they record: another key neither sees them nor learns they exist; over a real socket. */
 
-describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
+describe('over a real socket', () => {
   let t: TestApp;
   let alice: string;
   let mallory: string;
   let order: Order;
 
   beforeAll(async () => {
-    t = await testApp({ entrance });
+    t = await testApp({ overSocket: true });
     alice = await t.newKey({ plan: 'business', test: true });
     mallory = await t.newKey({ plan: 'business', test: true });
     order = json<Order>(await ordersAs(t, alice).post({ petId: await firstPetWith(t, alice, 'available'), quantity: 1 }));

@@ -2,19 +2,18 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { json, type TestApp, testApp } from '../helpers/app.js';
-import { ENTRANCES } from '../helpers/over-socket.js';
 import { tempDir } from '../helpers/process.js';
 
-/** A key is stored only as its digest, and a missing, malformed, unknown or revoked one is a 401 that does not echo it; over a real socket, through both entrances. */
+/** A key is stored only as its digest, and a missing, malformed, unknown or revoked one is a 401 that does not echo it; over a real socket. */
 
-describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
+describe('over a real socket', () => {
   let t: TestApp;
   let open: TestApp | undefined;
   afterEach(async () => {
     await open?.close();
     open = undefined;
   });
-  const start = async (options?: Parameters<typeof testApp>[0]) => (open = t = await testApp({ ...options, entrance }));
+  const start = async (options?: Parameters<typeof testApp>[0]) => (open = t = await testApp({ ...options, overSocket: true }));
 
   const get = (key?: string) => t.request({ method: 'GET', url: '/pets', headers: key === undefined ? {} : { 'x-api-key': key } });
 

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 import { expectProblem, firstPetWith, type Order, ordersAs, type Page } from '../helpers/orders.js';
-import { ENTRANCES } from '../helpers/over-socket.js';
 
-/** Orders belong to the key that placed them: another key neither sees them nor learns they exist; over a real socket, through both entrances. */
+/** Orders belong to the key that placed them: another key neither sees them nor learns they exist; over a real socket. */
 
-describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
+describe('over a real socket', () => {
   let t: TestApp;
   let alice: string;
   let bob: string;
@@ -14,7 +13,7 @@ describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
   const as = (key: string) => ordersAs(t, key);
 
   beforeAll(async () => {
-    t = await testApp({ entrance });
+    t = await testApp({ overSocket: true });
     alice = await t.newKey('business');
     bob = await t.newKey('business');
     available = await firstPetWith(t, alice, 'available');

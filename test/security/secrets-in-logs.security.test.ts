@@ -2,18 +2,18 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOverSocket } from '../helpers/admin.js';
 import { type TestApp, testApp } from '../helpers/app.js';
-import { ENTRANCES, type Received, type Sent } from '../helpers/over-socket.js';
+import type { Received, Sent } from '../helpers/over-socket.js';
 
-/** Neither a key, the admin token, a webhook secret nor a signature reaches the log, whatever a client sends; over a real socket, through both entrances. */
+/** Neither a key, the admin token, a webhook secret nor a signature reaches the log, whatever a client sends; over a real socket. */
 
-describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
+describe('over a real socket', () => {
   describe('secrets never reach the log', () => {
     const TOKEN = 'admin-token-for-tests-0123456789';
     let s: TestApp;
     let adminAt: (sent: Sent) => Promise<Received>;
     const logged: string[] = [];
     beforeAll(async () => {
-      s = await testApp({ logLines: logged, env: { ADMIN_TOKEN: TOKEN }, entrance });
+      s = await testApp({ logLines: logged, env: { ADMIN_TOKEN: TOKEN }, overSocket: true });
       adminAt = await adminOverSocket(s.admin);
     });
     afterAll(async () => s.close());
@@ -92,7 +92,7 @@ describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
       const { startReceiver } = await import('../helpers/receiver.js');
       const { endpointAt, placeOrder, webhooksAs } = await import('../helpers/webhooks.js');
       const logged: string[] = [];
-      const t = await testApp({ logLines: logged, entrance });
+      const t = await testApp({ logLines: logged, overSocket: true });
       const receiver = await startReceiver(500);
       try {
         const key = await t.newKey('pro');

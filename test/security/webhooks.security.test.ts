@@ -1,16 +1,15 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../helpers/app.js';
-import { ENTRANCES } from '../helpers/over-socket.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { type Delivery, type EndpointWithSecret, endpointAt, placeOrder } from '../helpers/webhooks.js';
 
 /**
  * Endpoints and their deliveries belong to the key that made them: another key, over a real socket
- * through both entrances, neither sees them nor learns they exist, nor changes, tests, rotates or redelivers them.
+ *, neither sees them nor learns they exist, nor changes, tests, rotates or redelivers them.
  */
 
-describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
+describe('over a real socket', () => {
   let t: TestApp;
   let base: string;
   let receiver: Receiver;
@@ -27,7 +26,7 @@ describe.each(ENTRANCES)('through the %s entrance', (entrance) => {
     });
 
   beforeAll(async () => {
-    t = await testApp({ entrance });
+    t = await testApp({ overSocket: true });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     receiver = await startReceiver();
     alice = await t.newKey('business');

@@ -2,11 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { NEWEST_VERSION, OLDEST_VERSION, VERSIONS } from '../../src/versions/versions.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 import { type FakeClock, fakeClock } from '../helpers/clock.js';
-import { ENTRANCES } from '../helpers/over-socket.js';
 
 /**
  * Dated versions (contract §10): the version a request is answered in, said on every response; an
- * older version's records; its deprecation and its sunset. Through both entrances, over a socket.
+ * older version's records; its deprecation and its sunset. Over a real socket.
  */
 let t: TestApp;
 afterEach(async () => t?.close());
@@ -15,9 +14,9 @@ afterEach(async () => t?.close());
 const body = (response: { json(): unknown }): any => response.json();
 const as = (key: string, version?: string) => ({ 'x-api-key': key, ...(version ? { 'petstore-version': version } : {}) });
 
-describe.each(ENTRANCES)('versions, through %s', (entrance) => {
+describe('versions, over a real socket', () => {
   it('a request gets the version it names, else its key’s, else the newest; every response says which', async () => {
-    t = await testApp({ entrance });
+    t = await testApp({ overSocket: true });
     const newest = await t.newKey('pro');
     const pinned = (await t.keys.create({ plan: 'pro', apiVersion: OLDEST_VERSION })).key;
     const version = async (headers: Record<string, string>, url = '/pets/1') => (await t.request({ url, headers })).headers['petstore-version'];
@@ -31,7 +30,7 @@ describe.each(ENTRANCES)('versions, through %s', (entrance) => {
   });
 
   it('an unknown version is a counted 400 that lists the versions', async () => {
-    t = await testApp({ entrance });
+    t = await testApp({ overSocket: true });
     const key = await t.newKey('pro');
     for (const sent of ['2020-01-01', 'latest', `${OLDEST_VERSION}, ${NEWEST_VERSION}`]) {
       const response = await t.request({ url: '/pets/1', headers: as(key, sent) });
@@ -45,7 +44,7 @@ describe.each(ENTRANCES)('versions, through %s', (entrance) => {
   });
 
   it('the oldest version answers the records as they were before versions; the newest, its own', async () => {
-    t = await testApp({ entrance });
+    t = await testApp({ overSocket: true });
     const key = await t.newKey('pro');
     const pet = async (version: string) => (await t.request({ url: '/pets/1', headers: as(key, version) })).body;
     // Byte for byte what GET /pets/1 answered before versions existed.
@@ -64,7 +63,7 @@ describe.each(ENTRANCES)('versions, through %s', (entrance) => {
     const id = body(placed).id as number;
     const read = (version: string, url = `/store/orders/${id}`) => t.request({ url, headers: as(key, version) });
     expect(body(await read(NEWEST_VERSION))).not.toHaveProperty('complete');
-    // Each version's page, read twice (the second from memory through the lane), and again once an order is placed.
+    // Each version's page, read twice (the second from memory), and again once an order is placed.
     for (let i = 0; i < 2; i++) {
       expect(body(await read(OLDEST_VERSION, '/store/orders')).data).toEqual([expect.objectContaining({ id, complete: false })]);
       expect(body(await read(NEWEST_VERSION, '/store/orders')).data).toEqual([expect.not.objectContaining({ complete: false })]);
@@ -83,7 +82,7 @@ describe.each(ENTRANCES)('versions, through %s', (entrance) => {
   });
 
   it('the oldest version is deprecated: its headers, merged with an operation’s own; then its sunset', async () => {
-    t = await testApp({ entrance, env: { OLDEST_VERSION_SUNSET_AT: '2027-03-01T00:00:00Z' } });
+    t = await testApp({ overSocket: true, env: { OLDEST_VERSION_SUNSET_AT: '2027-03-01T00:00:00Z' } });
     const key = await t.newKey('pro');
     const pinned = (await t.keys.create({ plan: 'pro', apiVersion: OLDEST_VERSION })).key;
     const orders = await t.request({ url: '/store/orders', headers: as(pinned) });
@@ -130,8 +129,8 @@ describe.each(ENTRANCES)('versions, through %s', (entrance) => {
       },
       { advance: base.advance, set: base.set },
     );
-    t = await testApp({ entrance, clock, env: { OLDEST_VERSION_SUNSET_AT: '2027-03-01T00:00:00Z' } });
-    // The pet in memory first, so that the lane may answer it.
+    t = await testApp({ overSocket: true, clock, env: { OLDEST_VERSION_SUNSET_AT: '2027-03-01T00:00:00Z' } });
+    // The pet in memory first, so that its answer is the one memory holds.
     await t.request({ url: '/pets/1', headers: as(await t.newKey('pro')) });
     const statuses = new Set<number>();
     for (let early = 1; early <= 40; early++) {

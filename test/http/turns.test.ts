@@ -7,61 +7,61 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testApp } from '../helpers/app.js';
 import { TEST_STORE } from '../helpers/database.js';
-import { apps, side, type Step } from '../helpers/fast-lane.js';
+import { type TestApp } from '../helpers/app.js';
 
 /**
- * The fast lane (src/http/fast-lane.ts) answers from memory, so it must hear of every change made
- * outside this process before it answers again: an order another process wrote to the store is seen
- * at the next request, and on a SQLite file shared with the CLI a revocation committed while a turn
- * of the event loop is read holds for every request sent after it. (That the lane answers as Fastify
- * does: fast-lane.test.ts.)
+ * What memory answers (keys, pets, pages of orders) must hear of every change made outside this process
+ * before it answers again: an order another process wrote to the store is seen at the next request,
+ * and on a SQLite file shared with the CLI a revocation committed while a turn of the event loop is
+ * read holds for every request sent after it (src/http/server.ts: one look at the store's news per turn).
  */
 
+const apps: TestApp[] = [];
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((t) => t.close()));
 });
 
-describe('the fast lane', () => {
+describe('what memory answers', () => {
   it('sees an order another process wrote to the store at its next request', async () => {
     // On SQLite, a file another process can open (the CLI, an operator's sqlite3); on PostgreSQL, the suite's schema.
-    const file = TEST_STORE === 'sqlite' ? join(mkdtempSync(join(tmpdir(), 'petstore-lane-')), 'petstore.db') : undefined;
-    const socket = await side('socket', 'at once', file);
-    const list: Step = { path: '/store/orders', key: 'free', wait: 100 };
-    // The lane keeps pages only on SQLite (orders/order-pages.ts).
-    const kept = TEST_STORE === 'sqlite';
-    expect(JSON.parse((await socket.send(list)).body).data).toEqual([]);
-    expect((await socket.send(list)).laneAnswered).toBe(kept);
-    const row = [socket.freeKeyId, '2026-12-01T00:00:00.000Z', 'placed', '2026-11-23T00:00:00.000Z'];
+    const file = TEST_STORE === 'sqlite' ? join(mkdtempSync(join(tmpdir(), 'petstore-turns-')), 'petstore.db') : undefined;
+    const t = await testApp({ sqliteFile: file, overSocket: true });
+    apps.push(t);
+    const key = await t.newKey('free');
+    const { id } = (await t.keys.findByKey(key))!;
+    const list = async () => JSON.parse((await t.request({ url: '/store/orders', headers: { 'x-api-key': key } })).body).data as unknown[];
+    // Read twice: the second answer is the page memory keeps (on SQLite, orders/order-pages.ts).
+    expect(await list()).toEqual([]);
+    expect(await list()).toEqual([]);
+    const row = [id, '2026-12-01T00:00:00.000Z', 'placed', '2026-11-23T00:00:00.000Z'];
     const insert = 'insert into orders (api_key_id, pet_id, quantity, ship_date, status, complete, created_at) values';
     if (file) {
       const other = new DatabaseSync(file);
       other.prepare(`${insert} (?, 1, 1, ?, ?, 0, ?)`).run(...row);
       other.close();
     } else {
-      const other = new pg.Client({ connectionString: socket.t.databaseUrl });
+      const other = new pg.Client({ connectionString: t.databaseUrl });
       await other.connect();
       await other.query(`${insert} ($1, 1, 1, $2, $3, 0, $4)`, row);
       await other.end();
     }
-    const next = await socket.send(list);
-    expect(next.laneAnswered).toBe(false);
-    expect(JSON.parse(next.body).data).toHaveLength(1);
-    expect((await socket.send(list)).laneAnswered).toBe(kept);
+    expect(await list()).toHaveLength(1);
+    expect(await list()).toHaveLength(1);
   });
 });
 
-// The lane asks the SQLite file for news once for the requests read in one turn of the event loop.
+// The service asks the SQLite file for news once for the requests read in one turn of the event loop.
 if (TEST_STORE === 'sqlite')
-  describe('the fast lane on a SQLite file shared with the CLI', () => {
-    // `/pets/1` is the lane's to answer; with a query string, Fastify's, whose key lookup trusts the same look.
+  describe('on a SQLite file shared with the CLI', () => {
+    // `/pets/1` answered from memory; with a query string, validated as one: both trust the turn's look.
     it.each(['/pets/1', '/pets/1?'])('sees a revocation committed while a turn is read, at every request sent after it (%s)', async (path) => {
-      const file = join(mkdtempSync(join(tmpdir(), 'petstore-lane-')), 'petstore.db');
+      const file = join(mkdtempSync(join(tmpdir(), 'petstore-turns-')), 'petstore.db');
       const t = await testApp({ sqliteFile: file });
       apps.push(t);
       const key = await t.newKey('pro');
       const { id } = (await t.keys.findByKey(key))!;
       const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-      // The key and the pet in memory: the lane answers.
+      // The key and the pet in memory.
       expect((await fetch(`${base}/pets/1`, { headers: { 'x-api-key': key } })).status).toBe(200);
       const get = (requestId: string, url = '/pets/1') =>
         `GET ${url} HTTP/1.1\r\nHost: petstore.test\r\nX-API-Key: ${key}\r\nX-Request-Id: ${requestId}\r\n\r\n`;
@@ -90,7 +90,7 @@ if (TEST_STORE === 'sqlite')
       // `a` and `b` were sent before the commit: either answer is right.
       expect([200, 401]).toContain(answers.a);
       expect([200, 401]).toContain(answers.b);
-      // And the key stays revoked on the lane's path.
+      // And the key stays revoked.
       expect((await fetch(`${base}/pets/1`, { headers: { 'x-api-key': key } })).status).toBe(401);
     });
   });
