@@ -1,5 +1,5 @@
 /**
- * What a test key's request costs beside a live key's (contract §12: every request of a test key is
+ * What a test key's request costs beside a live key's (README, "Is my client a good API citizen?": every request of a test key is
  * graded; §11: its clock is read at each; faults/: its preferences are looked at): one embedded service,
  * the same path, 200 live keys and 200 test keys of the same plan, by turns (bench/load.ts `byTurns`),
  * CPU µs per request of each. In the events phase of

@@ -1,5 +1,5 @@
 /**
- * What a request for an older version costs (contract §10, issue 34): the oldest version against the
+ * What a request for an older version costs (docs/versions.md, issue 34): the oldest version against the
  * newest, by turns on one service (b: the oldest, a: the newest), on `GET /pets/{petId}` and `GET
  * /store/orders` (memory keeps one answer, or page, per version). The newest against the build before versions is `npm run bench:ab`.
  */

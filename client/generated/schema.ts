@@ -544,7 +544,7 @@ export interface paths {
          * Your test key's report card
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Every request of a test key to an API operation is graded on what a good client does with the answers it gets (contract §12): each check is `untested` until its situation arises, `failed` once it went wrong, else `passed`. Each check's `docs` page gives its rule and a sketch of a good client. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         *     Every request of a test key to an API operation is graded on what a good client does with the answers it gets (README, "Is my client a good API citizen?"): each check is `untested` until its situation arises, `failed` once it went wrong, else `passed`. Each check's `docs` page gives its rule and a sketch of a good client. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
          */
         get: operations["getReportCard"];
         put?: never;
@@ -553,7 +553,7 @@ export interface paths {
          * Start your test key's report card over
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Every check back to `untested`, the counts to 0, `since` your key's now; answers the fresh card. Every request of a test key to an API operation is graded on what a good client does with the answers it gets (contract §12): each check is `untested` until its situation arises, `failed` once it went wrong, else `passed`. Each check's `docs` page gives its rule and a sketch of a good client. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         *     Every check back to `untested`, the counts to 0, `since` your key's now; answers the fresh card. Every request of a test key to an API operation is graded on what a good client does with the answers it gets (README, "Is my client a good API citizen?"): each check is `untested` until its situation arises, `failed` once it went wrong, else `passed`. Each check's `docs` page gives its rule and a sketch of a good client. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
          */
         delete: operations["resetReportCard"];
         options?: never;

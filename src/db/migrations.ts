@@ -231,7 +231,7 @@ const newKeyNotifications = (d: Dialect): Migration => ({
 });
 
 const keyVersions = (_d: Dialect): Migration => ({
-  // The version a key is pinned to (versions/, contract §10). Keys made before versions existed get
+  // The version a key is pinned to (versions/, docs/versions.md). Keys made before versions existed get
   // the first, which their clients were written for; a new key is given the newest when it is made.
   async up(db: Kysely<unknown>) {
     await db.schema
@@ -250,7 +250,7 @@ const idempotencyExpiry = (_d: Dialect): Migration => ({
 
 const serviceSecrets = (_d: Dialect): Migration => ({
   // Secrets of the service itself, made once with the store so that every instance on it shares them:
-  // `cursors` signs the cursors of collections (http/pagination.ts, contract §4).
+  // `cursors` signs the cursors of collections (http/pagination.ts, README, "Calling the API").
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('service_secrets')

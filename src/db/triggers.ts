@@ -3,7 +3,7 @@ import { type Expression, type Kysely, sql } from 'kysely';
 type Kind = 'sqlite' | 'postgres';
 
 /**
- * The store writes the event of every placement and every move of an order (contract §8), in the
+ * The store writes the event of every placement and every move of an order (README, "Orders that move"), in the
  * statement that makes the change, so that no writer (the service, an operator's SQL) can make one
  * without the other: `order.<state>`, at the order's `created_at` or `moved_at`, live unless the key is
  * a test key (orders/lifecycle.ts names the same types; events/repository.ts reads them back).

@@ -6,7 +6,7 @@ import { ProblemError } from './problems.js';
 const MAC_BYTES = 16;
 
 /**
- * The cursors of collections (contract §4): opaque to clients, each names the position of the last
+ * The cursors of collections (README, "Calling the API"): opaque to clients, each names the position of the last
  * item of the page before (an id, or for events their order of writing) and is signed, with a secret
  * every instance on the store shares, together with its scope: the key, the collection and the filters
  * that produced it. A cursor this API never issued, or issued for another key, collection or filter,

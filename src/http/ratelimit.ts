@@ -125,7 +125,7 @@ export interface LimitSettings {
 /**
  * The least `Retry-After` of a forced refusal (a test key's `429` fault): the ban rule's pace, so that a
  * client that waits what each refusal says never gathers a ban's rejections within its span, however
- * many refusals its faults force (contract §12, `not-banned`). A refusal of full windows says when a
+ * many refusals its faults force (README, "Is my client a good API citizen?", `not-banned`). A refusal of full windows says when a
  * slot frees, after which the client is admitted; a forced one would say 1 s, and be forced again.
  */
 export function banPaceSeconds({ rejections, withinMs }: BanPace): number {

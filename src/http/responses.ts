@@ -7,7 +7,7 @@ import { ref } from './schemas.js';
 export const LOCATION_HEADER = 'Location';
 export const CACHE_CONTROL_HEADER = 'Cache-Control';
 
-/** An answer no cache may keep: a refusal (contract §3), a secret shown once. Declared where it is sent. */
+/** An answer no cache may keep: a refusal (README, "Plans and rate limits"), a secret shown once. Declared where it is sent. */
 /** The content type Fastify gives a body its serialiser wrote: what an answer from memory says too. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 

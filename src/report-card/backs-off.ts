@@ -1,7 +1,7 @@
 import { AT_ONCE_MS, FIXED_PACE_MS, FIXED_PACE_SHARE } from './checks.js';
 
 /**
- * The rule of `backs-off` (contract §12), over the waits of a request's repeats, each from the failed
+ * The rule of `backs-off` (README, "Is my client a good API citizen?"), over the waits of a request's repeats, each from the failed
  * answer to the repeat's arrival: what went wrong, in words, or undefined when they backed off. At
  * once: every wait within AT_ONCE_MS. A fixed pace: the waits differ by no more than FIXED_PACE_MS
  * plus FIXED_PACE_SHARE of the shortest. Exponential waits with full or equal jitter pass in at least

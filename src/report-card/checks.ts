@@ -1,5 +1,5 @@
 /**
- * The checks of a test key's report card (contract §12), in the card's order: what each watches, its
+ * The checks of a test key's report card (README, "Is my client a good API citizen?"), in the card's order: what each watches, its
  * rule, what a good client does and a sketch of it. One place for each check's words: the card's
  * `title` and `advice`, and its page (`/checks/<id>`, ./pages.ts), read them here.
  */
@@ -30,9 +30,9 @@ export interface CheckText {
   sketch: string;
 }
 
-/** The allowance for a request sent while an answer was on its way (contract §12, "in flight"). */
+/** The allowance for a request sent while an answer was on its way (README, "Is my client a good API citizen?", "in flight"). */
 export const IN_FLIGHT_MS = 50;
-/** How long a received `ETag`, or a failed `POST`, keeps its situation open (contract §12). */
+/** How long a received `ETag`, or a failed `POST`, keeps its situation open (README, "Is my client a good API citizen?"). */
 export const RECENT_MS = 10 * 60_000;
 /** The timers' tolerance: a wait this much shorter than asked still counts as the wait (a timer may fire a millisecond early). */
 export const TIMER_SLACK_MS = 5;

@@ -3,7 +3,7 @@ import type { Sent } from '../webhooks/sender.js';
 import { newSecret, sign } from '../webhooks/signature.js';
 
 /**
- * The cases of the receiver exam (contract §12; ./exam.ts sends them): what each sends and the status
+ * The cases of the receiver exam (README, "Is my client a good API citizen?"; ./exam.ts sends them): what each sends and the status
  * class a receiver written to the Standard Webhooks specification answers it.
  */
 

@@ -11,7 +11,7 @@ import { type KeyClock, keyNow, offsetAt, REAL_TIME } from '../clock.js';
 import { TestClock } from './schemas.js';
 import { UNGRADED } from '../report-card/watch.js';
 
-/** What every test-mode operation is: for test keys, uncounted, answered in any version and during a ban (contract §11). */
+/** What every test-mode operation is: for test keys, uncounted, answered in any version and during a ban (README, "Testing your client in seconds"). */
 export const TEST_MODE_ABOUT =
   'For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).';
 

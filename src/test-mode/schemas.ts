@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { MAX_ADVANCE_MS } from './clock.js';
 
-/** A test key's clock as `GET /test-clock` answers it (contract §11). */
+/** A test key's clock as `GET /test-clock` answers it (README, "Testing your client in seconds"). */
 export const TestClock = Type.Object(
   {
     now: Type.String({ format: 'date-time', maxLength: 30, description: "Your key's now: what its windows, bans, orders and sunsets go by." }),

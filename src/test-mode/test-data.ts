@@ -16,7 +16,7 @@ export interface TestDataDeps {
 }
 
 /**
- * What a test key made, and how it starts over (contract §11). Its records go in one transaction
+ * What a test key made, and how it starts over (README, "Testing your client in seconds"). Its records go in one transaction
  * (deliveries, endpoints, Idempotency-Key records, events and their chain's head, orders, its clock);
  * then its windows, ban and ban history (the limiter's state), its pages held in memory (a new stamp)
  * and its fault sequence. Every statement names the key: nothing of any other key is touched.

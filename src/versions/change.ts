@@ -3,7 +3,7 @@
  * the records of answers, and how to turn a record of its shape back into the shape of the version
  * before it. The newest version is the code's own shape; an older version's answers are the newest's
  * with each later version's change undone, newest first (./shape.ts). Requests are the same in every
- * version (contract §10: today's requests stay valid).
+ * version (docs/versions.md: today's requests stay valid).
  */
 export interface VersionChange {
   /** The version that made the change, `YYYY-MM-DD`. */

@@ -12,7 +12,7 @@ declare module 'fastify' {
 export const VERSIONS_PAGE_PATH = '/docs/versions';
 
 /**
- * The oldest version's deprecation (contract §10): deprecated since the next version was made, until
+ * The oldest version's deprecation (docs/versions.md): deprecated since the next version was made, until
  * its sunset (OLDEST_VERSION_SUNSET_AT). The other versions are current.
  */
 export function oldestVersionNotice(sunsetAt: Date): Notice {

@@ -15,7 +15,7 @@ export interface VersioningDeps {
 }
 
 /**
- * Versions at the edge (contract §10), for both entrances: the steps that choose and refuse a version,
+ * Versions at the edge (docs/versions.md), for both entrances: the steps that choose and refuse a version,
  * the deprecation headers, and the shaping of an older version's answers from the newest's.
  */
 export function versioning({ clock, publicUrl, oldestSunsetAt, named }: VersioningDeps) {

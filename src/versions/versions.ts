@@ -1,7 +1,7 @@
 import { VERSION_2026_11_26 } from './2026-11-26.js';
 import type { VersionChange } from './change.js';
 
-/** The request and response header that names a version (contract §10). */
+/** The request and response header that names a version (docs/versions.md). */
 export const VERSION_HEADER = 'Petstore-Version';
 export const VERSION_FIELD = 'petstore-version';
 

@@ -1,4 +1,4 @@
-/** The client asks for the version its types describe, or the one it is told (contract §10). */
+/** The client asks for the version its types describe, or the one it is told (docs/versions.md). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_VERSION, PetstoreClient, UnknownVersionError } from '../../client/index.js';
 import { NEWEST_VERSION, OLDEST_VERSION } from '../../src/versions/versions.js';

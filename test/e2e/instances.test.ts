@@ -48,7 +48,7 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
 
   /**
    * A new key, once both instances know it: a key made elsewhere (here, in the test's process) works
-   * on a running instance within a second (contract §2), so a test that uses it at once waits for
+   * on a running instance within a second (README, "Keys"), so a test that uses it at once waits for
    * that, asking `GET /usage`, which counts nothing toward the key.
    */
   async function newKey(input: Parameters<KeysRepository['create']>[0]) {

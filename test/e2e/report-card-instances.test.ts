@@ -7,7 +7,7 @@ import { postgresAvailable, type TestDatabase, testDatabase } from '../helpers/d
 import { type Server, startServer } from '../helpers/process.js';
 import { redisForTests } from '../helpers/redis.js';
 
-// Two real server processes sharing one PostgreSQL schema and one Redis grade a test key as one would (contract §12).
+// Two real server processes sharing one PostgreSQL schema and one Redis grade a test key as one would (README, "Is my client a good API citizen?").
 const redis = await redisForTests();
 const available = (await postgresAvailable()) && redis !== null;
 
@@ -29,7 +29,7 @@ describe.skipIf(!available)('the report card across instances sharing PostgreSQL
     await store?.drop();
   });
 
-  /** A new key, once both instances know it (a key made elsewhere works on a running instance within a second, contract §2). */
+  /** A new key, once both instances know it (a key made elsewhere works on a running instance within a second, README, "Keys"). */
   async function newKey(input: Parameters<KeysRepository['create']>[0]) {
     const created = await keys.create(input);
     for (const server of [a, b]) {

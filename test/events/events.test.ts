@@ -6,7 +6,7 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { type Event, eventPage, eventsOf } from '../helpers/events.js';
 import { expectProblem, firstPetWith, type Order, ordersAs, type Page } from '../helpers/orders.js';
 
-/** `GET /events` and `GET /events/{eventId}` (contract §8). */
+/** `GET /events` and `GET /events/{eventId}` (README, "Orders that move"). */
 
 let t: TestApp;
 let live: string;

@@ -3,7 +3,7 @@ import { dueAfterEntering, eventTypeOf, isCancellable, isComplete, nextStatus, O
 
 const delays = { approveMs: 10_000, deliverMs: 60_000 };
 
-describe('the order lifecycle (contract §8)', () => {
+describe('the order lifecycle (README, "Orders that move")', () => {
   it('moves placed → approved → delivered and no further', () => {
     expect(ORDER_STATUSES.map(nextStatus)).toEqual(['approved', 'delivered', undefined, undefined]);
   });

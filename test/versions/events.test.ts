@@ -4,7 +4,7 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { endpointAt, placeOrder, verifiedByReference } from '../helpers/webhooks.js';
 
-/** Events and webhook payloads carry the version that shaped them (contract §10). */
+/** Events and webhook payloads carry the version that shaped them (docs/versions.md). */
 let t: TestApp;
 let receiver: Receiver;
 beforeAll(async () => {

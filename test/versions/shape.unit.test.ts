@@ -8,7 +8,7 @@ import { VERSION_2026_11_26 } from '../../src/versions/2026-11-26.js';
 import { Shapes } from '../../src/versions/shape.js';
 import { changesAfter, isVersion, NEWEST_VERSION, OLDEST_VERSION, VERSIONS } from '../../src/versions/versions.js';
 
-/** Dated versions (contract §10): the newest shape is the code's, an older one is the newest with each later change undone. */
+/** Dated versions (docs/versions.md): the newest shape is the code's, an older one is the newest with each later change undone. */
 const pet = { id: 1, name: 'Rex', category: { id: 1, name: 'Dogs' }, photos: [{ url: 'https://p.test/1.jpg' }], tags: [], status: 'available' };
 const order = { id: 42, petId: 1, quantity: 2, shipDate: '2026-11-27T12:00:00.000Z', status: 'delivered' };
 const shapes = new Shapes([Pet, Order, Event, WebhookTestData]);

@@ -4,7 +4,7 @@ import { type TestApp, testApp } from '../helpers/app.js';
 import { type FakeClock, fakeClock } from '../helpers/clock.js';
 
 /**
- * Dated versions (contract §10): the version a request is answered in, said on every response; an
+ * Dated versions (docs/versions.md): the version a request is answered in, said on every response; an
  * older version's records; its deprecation and its sunset. Over a real socket.
  */
 let t: TestApp;

@@ -4,7 +4,7 @@ import { expectProblem } from '../helpers/orders.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { type Delivery, type EndpointWithSecret, endpointAt, placeOrder, verifiedByReference, webhooksAs } from '../helpers/webhooks.js';
 
-/** The endpoints of a key, through the API (contract §9). */
+/** The endpoints of a key, through the API (README, "Webhooks"). */
 
 let t: TestApp;
 let receiver: Receiver;
