@@ -15,7 +15,7 @@ import type { OrderPages } from './orders/order-pages.js';
 import type { OrderMoves } from './orders/moves.js';
 import { placeOrder } from './orders/place.js';
 import type { OrderPlacement } from './orders/placement.js';
-import type { Deprecation } from './pets/deprecation.js';
+import type { Deprecation } from './deprecation/notices.js';
 import { getPet } from './pets/get.js';
 import { listPets } from './pets/list.js';
 import type { TestClocks } from './test-mode/clocks.js';

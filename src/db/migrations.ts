@@ -2,7 +2,7 @@ import { childTestKeys, testClocks } from './test-mode-migrations.js';
 import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { DatabaseConfig } from '../config.js';
-import { PET_CATALOGUE } from '../pets/catalogue.js';
+import { PET_CATALOGUE } from './seed.js';
 import { CHANGES_CHANNEL } from './change-feed.js';
 import { currentSchema, type Db } from './database.js';
 import { deliveryTriggers, eventTriggers } from './triggers.js';

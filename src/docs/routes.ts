@@ -1,5 +1,6 @@
 import type { App } from '../http/types.js';
-import { DEPRECATIONS_PAGE_PATH, type Deprecation, deprecationsPage } from '../pets/deprecation.js';
+import type { Deprecation } from '../deprecation/notices.js';
+import { DEPRECATIONS_PAGE_PATH, deprecationsPage } from '../pets/deprecation.js';
 import { interactiveDocs } from './interactive.js';
 import { htmlPage } from './page.js';
 

@@ -7,7 +7,7 @@ import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import { CACHE_CONTROL_HEADER, NO_STORE, NO_STORE_HEADER } from '../http/responses.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/header.js';
-import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
+import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../deprecation/notices.js';
 import { bansInWords } from '../ratelimit/ban-prose.js';
 import type { BanRules } from '../ratelimit/decision.js';
 import {

@@ -5,7 +5,7 @@ import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import { CACHE_CONTROL_HEADER, LOCATION_HEADER } from '../http/responses.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME, IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/header.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
-import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../pets/deprecation.js';
+import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../deprecation/notices.js';
 import { RATE_LIMIT_HEADER_NAMES } from '../ratelimit/headers.js';
 import { VERSION_HEADER } from '../versions/versions.js';
 import { DELIVERY_HEADER_NAMES } from '../webhooks/document.js';

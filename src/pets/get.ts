@@ -8,7 +8,8 @@ import { TAG } from '../openapi/tags.js';
 import { callerNow } from '../clock.js';
 import type { Shapes } from '../versions/shape.js';
 import { answeredInVersion } from '../versions/versioning.js';
-import { type Deprecation, DEPRECATIONS_PAGE_PATH, dayOrInstant, isSunset, type Notice, sunsetDay } from './deprecation.js';
+import { type Deprecation, dayOrInstant, isSunset, sunsetDay } from '../deprecation/notices.js';
+import { noticeOf } from './deprecation.js';
 import type { PetCache } from './pet-cache.js';
 import { Pet, PetParams } from './schemas.js';
 import { conditionalRead, ETAG_FIELD, etagOf } from '../http/conditional.js';
@@ -19,11 +20,6 @@ export interface GetPetDeps {
   deprecation: Deprecation;
   /** How an older version's records are shaped (versions/shape.ts). */
   shapes: Shapes;
-}
-
-/** The operation's own deprecation, with the page that explains it. */
-function noticeOf(deprecation: Deprecation): Notice {
-  return { ...deprecation, page: DEPRECATIONS_PAGE_PATH };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type Notice, noticeHeaders } from '../pets/deprecation.js';
+import { type Notice, noticeHeaders } from '../deprecation/notices.js';
 import { OLDEST_VERSION, VERSIONS } from './versions.js';
 
 declare module 'fastify' {

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { fieldName } from '../http/field-name.js';
 import { ProblemError } from '../http/problems.js';
 import type { Step } from '../http/steps.js';
-import { dayOrInstant, isSunset, type Notice } from '../pets/deprecation.js';
+import { dayOrInstant, isSunset, type Notice } from '../deprecation/notices.js';
 import { callerNow } from '../clock.js';
 import { noticeOf } from './notices.js';
 import { isVersion, NEWEST_VERSION, VERSION_FIELD, VERSION_HEADER, VERSIONS } from './versions.js';

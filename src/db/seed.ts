@@ -1,9 +1,21 @@
-import type { Pet } from './schemas.js';
+/**
+ * The seed: the pet catalogue the store is given at its first start (migration `002_pet_catalogue`,
+ * ./migrations.ts). Pets are the operator's to change afterwards; the service only reads them (pets/).
+ */
+
+/** A pet of the seed, as the `pets` row's columns hold it (pets/schemas.ts `Pet`, less its id). */
+export interface SeedPet {
+  name: string;
+  category: { id: number; name: string };
+  photos: { url: string }[];
+  tags: { id: number; name: string }[];
+  status: 'available' | 'pending' | 'sold';
+}
 
 const TAG_IDS: Record<string, number> = {};
 
 /** The catalogue seeded on first start: ids follow this order from 1, and every status is present. */
-export const PET_CATALOGUE: ReadonlyArray<Omit<Pet, 'id'>> = [
+export const PET_CATALOGUE: readonly SeedPet[] = [
   pet('Rex', 1, 'Dogs', 'available', ['friendly', 'large']),
   pet('Mittens', 2, 'Cats', 'available', ['indoor']),
   pet('Goldie', 3, 'Fish', 'available', ['freshwater']),
@@ -21,7 +33,7 @@ export const PET_CATALOGUE: ReadonlyArray<Omit<Pet, 'id'>> = [
   pet('Maple', 1, 'Dogs', 'available', ['puppy']),
 ];
 
-function pet(name: string, categoryId: number, categoryName: string, status: Pet['status'], tags: string[]): Omit<Pet, 'id'> {
+function pet(name: string, categoryId: number, categoryName: string, status: SeedPet['status'], tags: string[]): SeedPet {
   return {
     name,
     category: { id: categoryId, name: categoryName },
