@@ -30,8 +30,10 @@
  * BENCH_ONLY=phase,… runs only those (limiter, memory, addresses, hot-key, paths, config, peers, growth, events; default all), e.g.
  * BENCH_ONLY=peers,growth while working on them. BENCH_DURATION (seconds per path, default 10) shortens
  * a run; BENCH_CONNECTIONS (default 50, the concurrency issue 10's figures and targets were set at); BENCH_PROFILE=dir writes the service's CPU profiles there;
- * BENCH_SKIP_BUILD=1 runs the dist/ already built. Results: bench/results/, or BENCH_RESULTS=dir; a run
+ * BENCH_SKIP_BUILD=1 runs the dist/ already built. Results: bench/results/ (not tracked), or BENCH_RESULTS=dir; a run
  * with BENCH_ONLY writes none unless BENCH_RESULTS is set (a part of a run must not replace a whole one).
+ * Each mode is compared with its reference run, the one result the repository keeps (bench/compare.ts);
+ * BENCH_SAVE_REFERENCE=1 makes a whole run the new reference.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -41,6 +43,7 @@ import { join } from 'node:path';
 import { postgresSchema } from '../test/helpers/database.js';
 import { type AddressFigures, addressesTable } from './addresses.js';
 import { chart } from './chart.js';
+import { againstReference, keepAsReference } from './compare.js';
 import { advanceLine } from './advance.js';
 import { testKeyLine } from './test-keys.js';
 import { eventGrowthLine, fulfilmentLine, retentionLine, stuckReceiverLine } from './events.js';
@@ -179,6 +182,11 @@ for (const mode of modes) {
   if (mode.advance) console.log(advanceLine(mode.advance));
   for (const { path, turns, dearer } of mode.testKeys?.paths ?? []) console.log(testKeyLine(path, turns, dearer));
   if (mode.eventGrowth) console.log(eventGrowthLine(mode.eventGrowth));
+  const compared = againstReference(mode);
+  if (compared) {
+    console.log(`Against the reference run of ${compared.date} (bench/reference/${mode.mode}.json):`);
+    console.table(compared.rows);
+  }
 }
 const verdicts = targets(modes);
 if (verdicts.length > 0) {
@@ -192,10 +200,9 @@ if (RESULTS) {
   mkdirSync(RESULTS, { recursive: true });
   for (const mode of modes) {
     const targetsOfMode = verdicts.filter((t) => t.mode === mode.mode);
-    writeFileSync(
-      join(RESULTS, `${date}-${mode.mode}.json`),
-      `${JSON.stringify({ date, machine, settings, phases: [...phases], ...mode, targets: targetsOfMode }, null, 2)}\n`,
-    );
+    const content = `${JSON.stringify({ date, machine, settings, phases: [...phases], ...mode, targets: targetsOfMode }, null, 2)}\n`;
+    writeFileSync(join(RESULTS, `${date}-${mode.mode}.json`), content);
+    if (process.env.BENCH_SAVE_REFERENCE && !only) keepAsReference(mode.mode, content);
   }
   if (memory || addresses || hotKey)
     writeFileSync(join(RESULTS, `${date}-memory.json`), `${JSON.stringify({ date, machine, ...memory, addresses, hotKey }, null, 2)}\n`);
