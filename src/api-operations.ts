@@ -9,10 +9,9 @@ import { EventsRepository } from './events/repository.js';
 import { Cursors } from './http/pagination.js';
 import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
 import { NoQuery } from './http/schemas.js';
-import { answeringHook } from './http/steps.js';
+import { answeringHook, type Step } from './http/steps.js';
 import type { App } from './http/types.js';
 import { IdempotentWrites } from './idempotency/writes.js';
-import { requireKey } from './keys/identify.js';
 import { KeyCache } from './keys/key-cache.js';
 import { KeysRepository } from './keys/repository.js';
 import { SECURITY_SCHEME } from './openapi/document.js';
@@ -51,6 +50,8 @@ export interface ApiDeps extends ServiceDeps {
   cards: Cards;
   /** The grading step every API route ends its `onSend` steps with (report-card/watch.ts). */
   graded: onSendHookHandler;
+  /** The steps an API operation adds before its route's own (steps.ts). */
+  steps: readonly Step[];
 }
 
 /** What the app reads records through, and what it holds of them in memory. */
@@ -68,12 +69,15 @@ export function recordsOf({ config, db, changes, limiter, clock }: Pick<ApiDeps,
 }
 
 /** The API's operations, each with its key required and the common problems declared. */
-export async function apiOperations(api: App, { config, db, changes, limiter, metrics, clock, versions, records, cards, graded }: ApiDeps): Promise<void> {
+export async function apiOperations(
+  api: App,
+  { config, db, changes, limiter, metrics, clock, versions, records, cards, graded, steps }: ApiDeps,
+): Promise<void> {
   const { orderPages, pets, catalogue, clocks, keys } = records;
   const { publicUrl } = config;
   api.addHook('onRoute', declareCommonContract);
   api.addHook('onRoute', gradeEveryRoute(graded));
-  api.addHook('onRequest', answeringHook('apiSteps', [requireKey, versions.refuseVersion]));
+  api.addHook('onRequest', answeringHook('apiSteps', steps));
   const writes = new IdempotentWrites(db, clock);
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
   const placement = new OrderPlacement(writes, moves, clock, catalogue);

@@ -1,35 +1,23 @@
 import swagger from '@fastify/swagger';
+import { isStoreUnavailable } from './db/errors.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyServerOptions, LogController } from 'fastify';
 
 import { problemPages } from './docs/problem-pages.js';
 import { FaultDraws } from './faults/draws.js';
-import { PREFER_HEADER } from './faults/prefer.js';
 import { faultSteps } from './faults/step.js';
 import { docsRoutes } from './docs/routes.js';
 import { clientErrorHandler } from './http/client-errors.js';
-import { corsPolicy } from './http/cors.js';
 import { sharedSerializers } from './http/serialization.js';
-import {
-  errorHandler,
-  frameworkErrorHandler,
-  notFoundHandler,
-  refuseContentEncoding,
-  refuseUnknownExpectation,
-  rejectUnknownPath,
-  requireHost,
-} from './http/errors.js';
+import { errorHandler, frameworkErrorHandler, notFoundHandler, refuseContentEncoding } from './http/errors.js';
 import { publicServer } from './http/server.js';
 import { answeringHook, type Step } from './http/steps.js';
-import { IF_NONE_MATCH_HEADER } from './http/conditional.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
-import { IDEMPOTENCY_KEY_HEADER_NAME } from './idempotency/header.js';
-import { rateLimitHook } from './http/ratelimit.js';
-import { REQUEST_ID_HEADER, requestIdOf, setRequestId } from './http/request-id.js';
+import { unreadAnswerHeaders } from './ratelimit/step.js';
+import { requestIdOf } from './http/request-id.js';
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
-import { API_KEY_HEADER, identifyHook } from './keys/identify.js';
 import { swaggerOptions } from './openapi/document.js';
 import { NAMED_SCHEMAS } from './openapi/named-schemas.js';
 import { openapiRoutes } from './openapi/routes.js';
@@ -43,15 +31,10 @@ import { checkPages } from './report-card/pages.js';
 import { type Versioning, versioning } from './versions/versioning.js';
 import { NEWEST_VERSION, VERSION_HEADER } from './versions/versions.js';
 import { versionsRoutes } from './versions/routes.js';
+import { requestSteps } from './steps.js';
 
 /** An answer given before a request could be read (malformed, a CONNECT, an address refused) is shaped as a request without a key is: in the newest version. */
 const UNREAD_ANSWER_HEADERS = { [VERSION_HEADER]: NEWEST_VERSION };
-
-/** What browsers may send (http/cors.ts): the components' own header names. */
-const CORS = corsPolicy({
-  allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER, PREFER_HEADER, IF_NONE_MATCH_HEADER, VERSION_HEADER],
-  methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
-});
 
 import type { PublicConfig } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
@@ -85,45 +68,54 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   const faults = faultSteps(publicUrl, new FaultDraws());
   const watch = cardWatch(cards, clock);
   const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
-  // The first steps of every request, in order.
-  const steps = [
-    setRequestId,
-    CORS.cors,
-    identifyHook(keyCache.find.bind(keyCache), clocks.of.bind(clocks)),
-    watch.arrived,
-    versions.chooseVersion,
-    faults.planFault,
-    rateLimitHook(limiter, (request) => request.identity, { metrics, publicUrl, clock, rules: config.ban }),
-  ];
-  // Every step of every request before its route, in order.
-  const onRequestSteps = [...steps, requireHost, refuseUnknownExpectation, CORS.answerPreflight, rejectUnknownPath];
+  const steps = requestSteps({
+    config,
+    limiter,
+    metrics,
+    clock,
+    findKey: keyCache.find.bind(keyCache),
+    clockOf: clocks.of.bind(clocks),
+    watch,
+    versions,
+    faults,
+  });
   const answered = answerRecorder(metrics, logger);
-  const app = Fastify({
-    serverFactory: publicServer({ config, limiter, metrics, logger, clock, always: UNREAD_ANSWER_HEADERS, lookOnce: lookOnceOf(changes) }),
+  const app = Fastify(fastifyOptions({ config, changes, limiter, metrics, clock, logger }, steps.first)).withTypeProvider<TypeBoxTypeProvider>();
+
+  everyRequest(app, { steps: steps.beforeRoute, faults, versions, answered, logger, publicUrl, watch });
+
+  await app.register(swagger, swaggerOptions(publicUrl, config.ban));
+  routeEveryMethod(app);
+  const routes = collectRoutes(app);
+  await app.register(async (api: App) =>
+    apiOperations(api, { config, db, changes, limiter, metrics, clock, versions, records, cards, graded: watch.graded, steps: steps.api }),
+  );
+  documentation(app, config, versions);
+  registerMethodNotAllowed(app, routes);
+  await app.ready();
+  return app;
+}
+
+/** Fastify's options for the public listener: its server (http/server.ts), its logger, its limits, and how it answers what never reaches a route. */
+function fastifyOptions({ config, changes, limiter, metrics, clock, logger }: Omit<PublicAppDeps, 'db'>, first: Step[]): FastifyServerOptions {
+  const { publicUrl } = config;
+  const unread = unreadAnswerHeaders(limiter, UNREAD_ANSWER_HEADERS);
+  const closed = (reason: string) => metrics.connectionsClosed.inc({ reason });
+  return {
+    serverFactory: publicServer({ config, logger, clock, headersOf: unread, closed, lookOnce: lookOnceOf(changes) }),
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
     genReqId: requestIdOf,
-    logController: new LogController({ disableRequestLogging: true }), // one access-log line a request, when answered (below)
+    logController: new LogController({ disableRequestLogging: true }), // one access-log line a request, when answered (app.ts `everyRequest`)
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
     routerOptions: { maxParamLength: MAX_HEAD_BYTES },
     trustProxy: config.trustProxy,
     return503OnClosing: true,
-    frameworkErrors: frameworkErrorHandler(publicUrl, steps),
-    clientErrorHandler: clientErrorHandler(publicUrl, limiter, UNREAD_ANSWER_HEADERS),
+    frameworkErrors: frameworkErrorHandler(publicUrl, first, isStoreUnavailable),
+    clientErrorHandler: clientErrorHandler(publicUrl, unread),
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
-  }).withTypeProvider<TypeBoxTypeProvider>();
-
-  everyRequest(app, { steps: onRequestSteps, faults, versions, answered, logger, publicUrl, watch });
-
-  await app.register(swagger, swaggerOptions(publicUrl, config.ban));
-  routeEveryMethod(app);
-  const routes = collectRoutes(app);
-  await app.register(async (api: App) => apiOperations(api, { config, db, changes, limiter, metrics, clock, versions, records, cards, graded: watch.graded }));
-  documentation(app, config, versions);
-  registerMethodNotAllowed(app, routes);
-  await app.ready();
-  return app;
+  };
 }
 
 /** Where asking the store for news reads (SQLite), the requests of a turn share one look (http/server.ts). */
@@ -171,7 +163,7 @@ interface EveryRequestDeps {
 function everyRequest(app: App, { steps, faults, versions, answered, logger, publicUrl, watch }: EveryRequestDeps): void {
   app.setValidatorCompiler(validatorCompiler(NAMED_SCHEMAS));
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
-  app.setErrorHandler(errorHandler(publicUrl));
+  app.setErrorHandler(errorHandler(publicUrl, isStoreUnavailable));
   app.setNotFoundHandler(notFoundHandler(publicUrl));
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');

@@ -1,5 +1,5 @@
 import { type BanRules, DEFAULT_BAN_RULES } from './ratelimit/decision.js';
-import { MAX_RETRY_AFTER_SECONDS } from './ratelimit/headers.js';
+import { MAX_RETRY_AFTER_SECONDS } from './http/schemas.js';
 import { type WebhookConfig, webhookConfigOf } from './config-webhooks.js';
 import { booleanOf, ConfigError, delayOf, type Env, httpUrlOf, instantOf, portOf, positiveIntOf, wholeUpToOf } from './config-values.js';
 import { DAY_MS } from './ratelimit/state.js';

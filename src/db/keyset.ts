@@ -1,21 +1,12 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
 
+import type { PageRequest, Rows } from '../http/pagination.js';
+
 /**
  * Keyset pagination over ascending ids: a page holds the rows after an id, so no row is skipped or
- * repeated however the table changes between pages. (How the id travels to clients, as a cursor, is
- * the HTTP API's business: http/pagination.ts.)
+ * repeated however the table changes between pages. (How the id travels to clients, as a cursor, and
+ * what a page request and a page of rows are, is the HTTP API's business: http/pagination.ts.)
  */
-export interface PageRequest {
-  afterId: number;
-  limit: number;
-}
-
-/** What a repository answers for a page request: the rows of the page, and whether more follow them. */
-export interface Rows<T> {
-  rows: T[];
-  more: boolean;
-}
-
 /** Runs `query` (a table with an `id` column, filtered as the caller wants) for one page: one row beyond the limit is read, only to say whether more follow. */
 export async function pageOfRows<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, page: PageRequest): Promise<Rows<O>> {
   const fetched = await query

@@ -4,6 +4,7 @@ import { IDEMPOTENCY_WINDOW_IN_WORDS } from '../idempotency/window.js';
 import type { App } from '../http/types.js';
 import { MAX_ENDPOINTS_PER_KEY } from '../webhooks/schemas.js';
 import type { BanRules } from '../ratelimit/decision.js';
+import { bansInWords } from '../ratelimit/ban-prose.js';
 import { htmlPage, inlineCode } from './page.js';
 
 /** `/problems/<slug>`: what each problem type means, for the person reading a problem's `type`. */
@@ -12,7 +13,7 @@ export function problemPages(app: App, rules: BanRules): void {
     const slug = request.params.slug as ProblemSlug;
     if (!PROBLEM_SLUGS.includes(slug)) throw new ProblemError('not-found', `There is no problem type ${request.params.slug}.`);
     const { status, title } = PROBLEM_TYPES[slug];
-    const body = `<p>HTTP status <strong>${status}</strong>. Problem type <code>${slug}</code>.</p>\n<p>${inlineCode(problemDescription(slug, { rules, idempotencyWindow: IDEMPOTENCY_WINDOW_IN_WORDS, maxWebhookEndpoints: MAX_ENDPOINTS_PER_KEY }))}</p>`;
+    const body = `<p>HTTP status <strong>${status}</strong>. Problem type <code>${slug}</code>.</p>\n<p>${inlineCode(problemDescription(slug, { bans: bansInWords(rules), idempotencyWindow: IDEMPOTENCY_WINDOW_IN_WORDS, maxWebhookEndpoints: MAX_ENDPOINTS_PER_KEY }))}</p>`;
     return reply.type('text/html; charset=utf-8').send(htmlPage(title, body));
   });
 }

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { internalError, sendProblem, storeUnavailable } from '../http/errors.js';
 import { ProblemError } from '../http/problems.js';
-import { countsTowardLimit } from '../http/ratelimit.js';
+import { countsTowardLimit } from '../ratelimit/step.js';
 import type { FaultDraws } from './draws.js';
 import { appliedPreferences, PREFERENCE_APPLIED_HEADER, parsePrefer } from './prefer.js';
 import type { Fault } from './profile.js';

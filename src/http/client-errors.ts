@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { addressCaller } from '../ratelimit/callers.js';
-import { RETRY_AFTER_HEADER, rateLimitHeaders } from '../ratelimit/headers.js';
-import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
-import type { LimiterStore } from '../ratelimit/store.js';
 import type { AddressRefusals } from './connections.js';
 import { ALLOW_ORIGIN_HEADER } from './cors.js';
 import { CLOSE_ABOVE } from './pipelining.js';
 import { PROBLEM_CONTENT_TYPE, ProblemError, type ProblemSlug, problemBody } from './problems.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
+import { RETRY_AFTER_HEADER } from './responses.js';
 
 /** What Node's HTTP parser refuses, by its error code; anything else it refuses is a plain `400`. */
 function problemOf(code: string | undefined): ProblemError {
@@ -23,10 +20,10 @@ function problemOf(code: string | undefined): ProblemError {
  * are answered in the same form as everything else: a problem, with the rate-limit headers of the
  * client's address (a peek: what could not be read is not counted), then the connection is closed.
  */
-export function clientErrorHandler(publicUrl: string, limiter: LimiterStore, always: AnswerHeaders) {
+export function clientErrorHandler(publicUrl: string, headersOf: UnreadHeaders) {
   return (error: Error & { code?: string }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    answerOnSocket(socket, { publicUrl, limiter, always }, problemOf(error.code));
+    answerOnSocket(socket, { publicUrl, headersOf }, problemOf(error.code));
   };
 }
 
@@ -35,9 +32,9 @@ export function clientErrorHandler(publicUrl: string, limiter: LimiterStore, alw
  * proxies, which this service is not: a `405` problem with the address's rate-limit headers, then the
  * connection is closed. Without this Node would close it with no answer at all.
  */
-export function connectHandler(publicUrl: string, limiter: LimiterStore, always: AnswerHeaders) {
+export function connectHandler(publicUrl: string, headersOf: UnreadHeaders) {
   return (_request: unknown, socket: Socket): void => {
-    answerOnSocket(socket, { publicUrl, limiter, always }, new ProblemError('method-not-allowed', 'CONNECT is not supported: the service is not a proxy.'));
+    answerOnSocket(socket, { publicUrl, headersOf }, new ProblemError('method-not-allowed', 'CONNECT is not supported: the service is not a proxy.'));
   };
 }
 
@@ -45,14 +42,8 @@ export function connectHandler(publicUrl: string, limiter: LimiterStore, always:
  * Connections an address may not open now (./connections.ts): a `429` problem with the address's
  * rate-limit headers, before any request is read, then the connection is closed.
  */
-export function addressRefusals(
-  publicUrl: string,
-  limiter: LimiterStore,
-  always: AnswerHeaders,
-  perAddress: number,
-  counted: (slug: ProblemSlug) => void,
-): AddressRefusals {
-  const to = { publicUrl, limiter, always };
+export function addressRefusals(publicUrl: string, headersOf: UnreadHeaders, perAddress: number, counted: (slug: ProblemSlug) => void): AddressRefusals {
+  const to = { publicUrl, headersOf };
   return {
     crowded(socket) {
       counted('too-many-connections');
@@ -74,23 +65,23 @@ export function addressRefusals(
  */
 const DESTROY = true;
 
-/** Headers that every answer carries, also those answered before a request could be read (its `Petstore-Version`). */
-export type AnswerHeaders = Readonly<Record<string, string>>;
+/**
+ * The headers of an answer given before a request could be read, to a client at `address`: what every
+ * answer carries (its `Petstore-Version`) and the address's rate-limit headers, looked at without
+ * counting (ratelimit/step.ts `unreadAnswerHeaders`). Never rejects.
+ */
+export type UnreadHeaders = (address: string) => Promise<Readonly<Record<string, string>>>;
 
 interface SocketAnswers {
   publicUrl: string;
-  limiter: LimiterStore;
-  always: AnswerHeaders;
+  headersOf: UnreadHeaders;
 }
 
-function answerOnSocket(socket: Socket, { publicUrl, limiter, always }: SocketAnswers, problem: ProblemError, destroy = false): void {
-  limiter.peek(addressCaller(socket.remoteAddress ?? 'unknown'), ANONYMOUS_POLICY).then(
-    (verdict) => answer(socket, publicUrl, problem, { ...always, ...rateLimitHeaders(verdict) }, destroy),
-    () => answer(socket, publicUrl, problem, always, destroy),
-  );
+function answerOnSocket(socket: Socket, { publicUrl, headersOf }: SocketAnswers, problem: ProblemError, destroy = false): void {
+  void headersOf(socket.remoteAddress ?? 'unknown').then((headers) => answer(socket, publicUrl, problem, headers, destroy));
 }
 
-function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits: Record<string, string>, destroy: boolean): void {
+function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits: Readonly<Record<string, string>>, destroy: boolean): void {
   if (!socket.writable) return void socket.destroy();
   // No request line could be read, so there is no path to name.
   const body = JSON.stringify(problemBody(publicUrl, problem.slug, problem.detail, '', problem.extras));

@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
-import { isStoreUnavailable } from '../db/errors.js';
-import { RETRY_AFTER_HEADER } from '../ratelimit/headers.js';
+import { RETRY_AFTER_HEADER } from '../http/responses.js';
 import { type InputError, PROBLEM_CONTENT_TYPE, ProblemError, type ProblemSlug, problemBody } from './problems.js';
 import { setHeaders, type Step } from './steps.js';
 import { allInputErrors } from './validation.js';
@@ -39,16 +38,19 @@ export function sendProblem<R extends FastifyReply>(reply: R, publicUrl: string,
   return reply;
 }
 
-/** Every error becomes a problem+json response; a `500` says nothing about what failed. */
-export function errorHandler(publicUrl: string) {
+/**
+ * Every error becomes a problem+json response; a `500` says nothing about what failed. `unreachable`
+ * tells an error that means a store cannot be reached now (db/errors.ts): a `503` with `Retry-After`.
+ */
+export function errorHandler(publicUrl: string, unreachable: (error: unknown) => boolean) {
   return function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-    const problem = toProblem(error, request);
+    const problem = toProblem(error, request, unreachable);
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, publicUrl, problem);
   };
 }
 
-function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {
+function toProblem(error: FastifyError, request: FastifyRequest, unreachable: (error: unknown) => boolean): ProblemError {
   if (error instanceof ProblemError) return error;
   if (error.validation) {
     const errors = allInputErrors(request, { part: error.validationContext ?? 'body', errors: error.validation as never });
@@ -63,7 +65,7 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {
   // A client that stops sending its body fails the body's read with a connection error: that is the
   // client's doing, not a store's (and nobody is left to read the answer).
   if (request.raw.readableAborted) return new ProblemError('invalid-request', 'The request body was cut off: the client stopped sending it.', { errors: [] });
-  if (isStoreUnavailable(error)) return storeUnavailable();
+  if (unreachable(error)) return storeUnavailable();
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     // Any other client error Fastify detects (a malformed URL, a bad Content-Length, …).
@@ -129,12 +131,18 @@ export function notFoundHandler(publicUrl: string) {
  * A URL Fastify cannot even route (bad percent-encoding) skips the hooks; it still goes through the
  * same first steps (request id, identity, rate limit) so that its problem carries the same headers.
  */
-export function frameworkErrorHandler(publicUrl: string, steps: Step[]) {
+export function frameworkErrorHandler(publicUrl: string, steps: Step[], unreachable: (error: unknown) => boolean) {
   // Fastify does not wait for this handler: it answers by itself, and nothing it does rejects.
-  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => void answerFrameworkError(publicUrl, steps, error, request, reply);
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void =>
+    void answerFrameworkError({ publicUrl, steps, unreachable }, error, request, reply);
 }
 
-async function answerFrameworkError(publicUrl: string, steps: Step[], error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+async function answerFrameworkError(
+  { publicUrl, steps, unreachable }: { publicUrl: string; steps: Step[]; unreachable: (error: unknown) => boolean },
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
   try {
     for (const step of steps) {
       await step(request, reply);
@@ -142,7 +150,7 @@ async function answerFrameworkError(publicUrl: string, steps: Step[], error: Fas
       if (reply.sent) return reply;
     }
   } catch (refusal) {
-    return sendProblem(reply, publicUrl, refusal instanceof ProblemError ? refusal : toProblem(refusal as FastifyError, request));
+    return sendProblem(reply, publicUrl, refusal instanceof ProblemError ? refusal : toProblem(refusal as FastifyError, request, unreachable));
   }
   return sendProblem(reply, publicUrl, new ProblemError('invalid-request', `The URL is not valid: ${error.message}`, { errors: [] }));
 }

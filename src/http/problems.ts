@@ -1,6 +1,3 @@
-import { bansInWords } from '../ratelimit/ban-prose.js';
-import type { BanRules } from '../ratelimit/decision.js';
-
 /**
  * Every problem type the service can emit (RFC 9457), with the text of its `/problems/<slug>` page.
  * A problem type exists here once; responses, the OpenAPI document and the problem pages read it.
@@ -164,8 +161,8 @@ export type ProblemSlug = keyof typeof PROBLEM_TYPES;
 
 /** What a problem page says that other components decide (the docs pass them in). */
 export interface ProblemFacts {
-  /** The ban rules in force. */
-  rules: BanRules;
+  /** The ban rules in force, in words (ratelimit/ban-prose.ts). */
+  bans: string;
   /** How long an `Idempotency-Key` is remembered, in words (idempotency/window.ts). */
   idempotencyWindow: string;
   /** How many webhook endpoints a key may have (webhooks/schemas.ts). */
@@ -173,9 +170,9 @@ export interface ProblemFacts {
 }
 
 /** A problem type's explanation, as its page says it, with the facts in force. */
-export function problemDescription(slug: ProblemSlug, { rules, idempotencyWindow, maxWebhookEndpoints }: ProblemFacts): string {
+export function problemDescription(slug: ProblemSlug, { bans, idempotencyWindow, maxWebhookEndpoints }: ProblemFacts): string {
   const { description } = PROBLEM_TYPES[slug];
-  if (slug === 'key-banned') return `${description} ${bansInWords(rules)}`;
+  if (slug === 'key-banned') return `${description} ${bans}`;
   if (slug === 'idempotency-key-reused') return description.replace('the idempotency window', idempotencyWindow);
   if (slug === 'webhook-endpoint-limit') return description.replace('its allowance of', String(maxWebhookEndpoints));
   return description;

@@ -6,6 +6,8 @@ import { ref } from './schemas.js';
 /** Where a created record is (RFC 9110). */
 export const LOCATION_HEADER = 'Location';
 export const CACHE_CONTROL_HEADER = 'Cache-Control';
+/** How long to wait before trying again: a `429`'s, a `503`'s, a refused connection's. */
+export const RETRY_AFTER_HEADER = 'Retry-After';
 
 /** An answer no cache may keep: a refusal (README, "Plans and rate limits"), a secret shown once. Declared where it is sent. */
 /** The content type Fastify gives a body its serialiser wrote: what an answer from memory says too. */

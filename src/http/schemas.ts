@@ -1,5 +1,4 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { MAX_RETRY_AFTER_SECONDS } from '../ratelimit/headers.js';
 
 /**
  * Schemas shared by every operation. A schema with an `$id` is registered once on the app and
@@ -16,6 +15,9 @@ export function ref<T extends TSchema & { $id?: string }>(schema: T) {
 export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
+
+/** The most seconds a `Retry-After` says, as the documents declare it: a day, the longest wait of the day window (ratelimit/). */
+export const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
 
 /** Whole seconds to wait: at most a day (the day window's reset). */
 export const RetryAfterSeconds = (description: string) => Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_RETRY_AFTER_SECONDS, description });

@@ -1,10 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PublicConfig } from '../config.js';
-import type { Metrics } from '../ops/metrics.js';
-import type { LimiterStore } from '../ratelimit/store.js';
 import type { Clock } from '../clock.js';
-import { addressRefusals, type AnswerHeaders, connectHandler } from './client-errors.js';
+import { addressRefusals, connectHandler, type UnreadHeaders } from './client-errors.js';
 import { type AddressGuard, guardAddresses } from './connections.js';
 import { MAX_HEAD_BYTES } from './limits.js';
 import { boundPipelining, CLOSE_ABOVE } from './pipelining.js';
@@ -14,12 +12,12 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface PublicServerDeps {
   config: Pick<PublicConfig, 'publicUrl' | 'timeouts' | 'trustProxy'>;
-  limiter: LimiterStore;
-  metrics: Pick<Metrics, 'connectionsClosed'>;
   logger: FastifyBaseLogger | false;
   clock: Clock;
-  /** What every answer carries, also one given before a request could be read. */
-  always: AnswerHeaders;
+  /** The headers of an answer given before a request could be read. */
+  headersOf: UnreadHeaders;
+  /** Told of each connection the server closes, and why (`pipelining`, or a refusal's problem type): the metrics. */
+  closed: (reason: string) => void;
   /**
    * Where the store's news is known only by asking (SQLite's `PRAGMA data_version`, db/change-feed.ts):
    * runs `serve` once it asked, once for all the requests read in one turn. Unset where asking reads nothing.
@@ -32,7 +30,7 @@ export interface PublicServerDeps {
  * what no client may do to it bounded (slow or idle clients, connections per address, requests
  * pipelined unanswered), and on SQLite the requests of a turn handed to Fastify once the store's news is known.
  */
-export function publicServer({ config, limiter, metrics, logger, clock, always, lookOnce }: PublicServerDeps) {
+export function publicServer({ config, logger, clock, headersOf, closed, lookOnce }: PublicServerDeps) {
   const { publicUrl, timeouts } = config;
   // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
   const http: ServerOptions = {
@@ -48,7 +46,7 @@ export function publicServer({ config, limiter, metrics, logger, clock, always, 
     let addresses: AddressGuard | undefined = undefined;
     const pipelining = boundPipelining(
       (socket) => {
-        metrics.connectionsClosed.inc({ reason: 'pipelining' });
+        closed('pipelining');
         if (logger) logger.warn({ remoteAddress: socket.remoteAddress }, `connection closed: more than ${CLOSE_ABOVE} requests sent unanswered`);
         addresses?.flooded(socket.remoteAddress ?? '');
       },
@@ -68,7 +66,7 @@ export function publicServer({ config, limiter, metrics, logger, clock, always, 
     });
     // Without these Node answers a bare 417, and closes a CONNECT without a word: both become problems.
     server.on('checkExpectation', handler);
-    server.on('connect', connectHandler(publicUrl, limiter, always));
+    server.on('connect', connectHandler(publicUrl, headersOf));
     server.keepAliveTimeout = timeouts.keepAliveMs;
     server.requestTimeout = timeouts.requestMs;
     // While a request is handled and answered, a connection on which nothing moves for this long is
@@ -76,7 +74,7 @@ export function publicServer({ config, limiter, metrics, logger, clock, always, 
     server.timeout = timeouts.sendMs;
     if (!config.trustProxy) {
       const { connectionsPerAddress } = timeouts;
-      const refusals = addressRefusals(publicUrl, limiter, always, connectionsPerAddress, (reason) => metrics.connectionsClosed.inc({ reason }));
+      const refusals = addressRefusals(publicUrl, headersOf, connectionsPerAddress, closed);
       addresses = guardAddresses(server, connectionsPerAddress, clock, refusals);
     }
     return server;

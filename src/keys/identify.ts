@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ProblemError } from '../http/problems.js';
-import type { Caller } from '../http/ratelimit.js';
+import type { Caller } from '../ratelimit/step.js';
 import { addressCaller, keyCaller } from '../ratelimit/callers.js';
 import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
 import { isWellFormedKey } from './key-format.js';

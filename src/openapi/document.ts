@@ -2,23 +2,16 @@ import type { SwaggerOptions } from '@fastify/swagger';
 import { PREFER_DESCRIPTION, PREFER_HEADER, PREFERENCE_APPLIED_DESCRIPTION, PREFERENCE_APPLIED_HEADER, TEST_KEYS_IN_WORDS } from '../faults/prefer.js';
 import { ALLOW_ORIGIN_HEADER } from '../http/cors.js';
 import { MAX_HEAD_BYTES } from '../http/limits.js';
-import { countsTowardLimit } from '../http/ratelimit.js';
+import { countsTowardLimit } from '../ratelimit/step.js';
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
-import { CACHE_CONTROL_HEADER, NO_STORE, NO_STORE_HEADER } from '../http/responses.js';
+import { CACHE_CONTROL_HEADER, NO_STORE, NO_STORE_HEADER, RETRY_AFTER_HEADER } from '../http/responses.js';
+import { MAX_RETRY_AFTER_SECONDS } from '../http/schemas.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/header.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../deprecation/notices.js';
 import { bansInWords } from '../ratelimit/ban-prose.js';
 import type { BanRules } from '../ratelimit/decision.js';
-import {
-  LIMIT_HEADER,
-  MAX_RETRY_AFTER_SECONDS,
-  POLICY_HEADER,
-  RATE_LIMIT_HEADER,
-  REMAINING_HEADER,
-  RESET_HEADER,
-  RETRY_AFTER_HEADER,
-} from '../ratelimit/headers.js';
+import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER } from '../ratelimit/headers.js';
 import { MAX_LIMIT, PLAN_LIMITS } from '../ratelimit/plans.js';
 import { DAY_MS, MINUTE_MS } from '../ratelimit/state.js';
 import { webhooksSection } from '../webhooks/document.js';

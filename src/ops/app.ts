@@ -1,4 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { isStoreUnavailable } from '../db/errors.js';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { ChangeFeed } from '../db/change-feed.js';
@@ -36,11 +37,11 @@ export async function buildAdminApp({ db, changes, limiter, limiterStatus, metri
     genReqId: requestIdOf,
     routerOptions: { maxParamLength: MAX_HEAD_BYTES },
     // A URL Fastify cannot route gets a problem here too, not Fastify's own JSON.
-    frameworkErrors: frameworkErrorHandler(publicUrl, [setRequestId]),
+    frameworkErrors: frameworkErrorHandler(publicUrl, [setRequestId], isStoreUnavailable),
     http: { maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler([]));
-  app.setErrorHandler(errorHandler(publicUrl));
+  app.setErrorHandler(errorHandler(publicUrl, isStoreUnavailable));
   app.setNotFoundHandler(notFoundHandler(publicUrl));
   app.addHook('onRequest', async (request, reply) => {
     setRequestId(request, reply);

@@ -1,5 +1,6 @@
 /** The rate-limit headers of every response. Header names are written down here and nowhere else. */
 import { fieldName } from '../http/field-name.js';
+import { RETRY_AFTER_HEADER } from '../http/responses.js';
 import { DAY_MS, MINUTE_MS } from './state.js';
 import { bindingWindow, ceilSeconds, type Verdict, type WindowStatus } from './verdict.js';
 
@@ -8,15 +9,11 @@ export const REMAINING_HEADER = 'X-RateLimit-Remaining';
 export const RESET_HEADER = 'X-RateLimit-Reset';
 export const POLICY_HEADER = 'RateLimit-Policy';
 export const RATE_LIMIT_HEADER = 'RateLimit';
-export const RETRY_AFTER_HEADER = 'Retry-After';
 /** Every header the limit step may send. */
 export const RATE_LIMIT_HEADER_NAMES = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, RETRY_AFTER_HEADER] as const;
 /** The names as set on an answer (http/field-name.ts), and each one's name as written down. */
 const [LIMIT, REMAINING, RESET, POLICY, RATE_LIMIT, RETRY_AFTER] = RATE_LIMIT_HEADER_NAMES.map(fieldName);
 const WRITTEN = new Map(RATE_LIMIT_HEADER_NAMES.map((name) => [fieldName(name), name]));
-
-/** The most seconds a `Retry-After` says, as the documents declare it: a day, the longest wait of the day window. */
-export const MAX_RETRY_AFTER_SECONDS = DAY_MS / 1000;
 
 /** Headers as a list: name, value, name, value… */
 export type HeaderList = (string | number)[];

@@ -16,7 +16,7 @@ export interface LimiterStore {
   hit(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict>;
   /**
    * `hit`, decided at once when the store can decide without waiting for I/O (a store in memory, a ban
-   * already known); else `undefined`, having counted nothing: the limit step answers at once when it can (http/ratelimit.ts).
+   * already known); else `undefined`, having counted nothing: the limit step answers at once when it can (./step.ts).
    */
   hitNow(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Verdict | undefined;
   /**

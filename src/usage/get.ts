@@ -21,7 +21,7 @@ function usageProblems() {
  * `GET /usage` (getUsage): the caller's plan, both windows, the ban in force and today's count, as
  * GitHub's `GET /rate_limit` answers them. It counts nothing (like the documentation's paths, it is
  * only throttled per address) and carries the rate-limit headers; its numbers are those of the
- * headers, from the same look at the limiter (the limit step's, http/ratelimit.ts).
+ * headers, from the same look at the limiter (the limit step's, ratelimit/step.ts).
  */
 export function getUsage(app: App, { limiter }: { limiter: LimiterStore }): void {
   app.get(

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BAN_RULES, decide, peek, unban } from '../../src/ratelimit/decision.js';
-import { LIMIT_HEADER, REMAINING_HEADER, RETRY_AFTER_HEADER, rateLimitHeaders } from '../../src/ratelimit/headers.js';
+import { LIMIT_HEADER, REMAINING_HEADER, rateLimitHeaders } from '../../src/ratelimit/headers.js';
+import { RETRY_AFTER_HEADER } from '../../src/http/responses.js';
+import { MAX_RETRY_AFTER_SECONDS } from '../../src/http/schemas.js';
 import { logSize } from '../../src/ratelimit/instant-log.js';
 import { minuteCount, minuteInstants } from '../../src/ratelimit/minute-log.js';
 import { type Policy, policyFor } from '../../src/ratelimit/plans.js';
@@ -152,6 +154,10 @@ describe.each([
 });
 
 describe('decide, examples', () => {
+  it('never says to wait longer than the documents declare Retry-After may: the day window is the longest wait', () => {
+    expect(MAX_RETRY_AFTER_SECONDS).toBe(DAY_MS / 1000);
+  });
+
   const free = policyFor('free');
   const burst = (policy: Policy, count: number, now = NOON) => {
     let state: CallerState | undefined;

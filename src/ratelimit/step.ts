@@ -2,18 +2,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { TalliedCounter } from '../ops/tallies.js';
 import { type KeyClock, offsetAt } from '../clock.js';
-import { documentationCaller } from '../ratelimit/callers.js';
-import { type HeaderList, pushRateLimitHeaders } from '../ratelimit/headers.js';
-import type { BanRules } from '../ratelimit/decision.js';
-import { DOCUMENTATION_POLICY, type Policy } from '../ratelimit/plans.js';
-import type { LimiterStore } from '../ratelimit/store.js';
-import type { Verdict } from '../ratelimit/verdict.js';
-import { mayDeferCount } from './conditional.js';
-import { fieldNames } from './field-name.js';
-import { CACHE_CONTROL_HEADER, NO_STORE } from './responses.js';
-import { readSlowly } from './pipelining.js';
-import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
-import { setHeaders } from './steps.js';
+import { addressCaller, documentationCaller } from './callers.js';
+import { type HeaderList, pushRateLimitHeaders, rateLimitHeaders } from './headers.js';
+import type { BanRules } from './decision.js';
+import { ANONYMOUS_POLICY, DOCUMENTATION_POLICY, type Policy } from './plans.js';
+import type { LimiterStore } from './store.js';
+import type { Verdict } from './verdict.js';
+import { mayDeferCount } from '../http/conditional.js';
+import { fieldNames } from '../http/field-name.js';
+import { CACHE_CONTROL_HEADER, NO_STORE } from '../http/responses.js';
+import { readSlowly } from '../http/pipelining.js';
+import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from '../http/problems.js';
+import { setHeaders } from '../http/steps.js';
 
 /**
  * The index, the docs, the document, the problem pages, `/usage`, `/versions`, a test key's clock
@@ -222,4 +222,17 @@ function sameBody(a: Refusal, b: Refusal | undefined): boolean {
   if (a.kind === 'banned' && b.kind === 'banned') return a.bannedUntil === b.bannedUntil;
   if (a.kind === 'rate-limited' && b.kind === 'rate-limited') return a.window === b.window && a.limit === b.limit && a.plan === b.plan;
   return false;
+}
+
+/**
+ * The headers of an answer given before a request could be read (http/client-errors.ts): what every
+ * answer carries, and the address's rate-limit headers, looked at without counting (what could not be
+ * read is not counted); without them when the limiter cannot say.
+ */
+export function unreadAnswerHeaders(limiter: LimiterStore, always: Readonly<Record<string, string>>) {
+  return (address: string): Promise<Readonly<Record<string, string>>> =>
+    limiter.peek(addressCaller(address), ANONYMOUS_POLICY).then(
+      (verdict) => ({ ...always, ...rateLimitHeaders(verdict) }),
+      () => always,
+    );
 }
