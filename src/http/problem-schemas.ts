@@ -1,7 +1,5 @@
-import Type, { type TSchema } from 'typebox';
-import { MAX_LIMIT, PLAN_NAMES } from '../ratelimit/plans.js';
+import Type, { type Static, type TSchema } from 'typebox';
 import { MAX_HEAD_BYTES } from './limits.js';
-import { VERSION_PATTERN } from '../versions/versions.js';
 import { PROBLEM_SLUGS, PROBLEM_TYPES, type ProblemSlug } from './problems.js';
 import { ref, RetryAfterSeconds, StringEnum } from './schemas.js';
 
@@ -39,24 +37,12 @@ export const InputErrorSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** The members of the problem types that have more than the common ones. */
-const OWN_MEMBERS: Partial<Record<ProblemSlug, Record<string, TSchema>>> = {
+/** The members of problem types beyond the common ones, by type. */
+export type ProblemMembers = Partial<Record<ProblemSlug, Record<string, TSchema>>>;
+
+/** The members of the edge's own problem types that have more than the common ones (the components give theirs: `problemSchemaList`). */
+const OWN_MEMBERS: ProblemMembers = {
   'invalid-request': { errors: Type.Array(InputErrorSchema, { maxItems: 1_000 }) },
-  'rate-limited': {
-    window: StringEnum(['minute', 'day'], { description: 'The window that refused the request.' }),
-    limit: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_LIMIT }),
-    plan: StringEnum([...PLAN_NAMES, 'anonymous', 'documentation'], {
-      description:
-        "The key's plan; `anonymous` for a request without a valid key (counted per client address); `documentation` for the per-address throttle of the paths that count nothing (the docs, the document, the problem pages, `/usage`).",
-    }),
-    retryAfter: RetryAfterSeconds('Seconds, the same as the `Retry-After` header.'),
-  },
-  'unknown-version': {
-    versions: Type.Array(Type.String({ pattern: VERSION_PATTERN, maxLength: 10 }), {
-      maxItems: 100,
-      description: 'Every version, oldest first.',
-    }),
-  },
   'key-banned': {
     retryAfter: RetryAfterSeconds('Seconds until the ban ends, the same as `Retry-After`.'),
     bannedUntil: Type.String({ format: 'date-time', maxLength: 30 }),
@@ -75,12 +61,12 @@ function schemaName(slug: ProblemSlug): string {
   return KNOWN_NAMES[slug] ?? `${slug.replace(/(^|-)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())}Problem`;
 }
 
-function problemSchema(slug: ProblemSlug) {
+function problemSchema(slug: ProblemSlug, members: ProblemMembers) {
   const { status, title } = PROBLEM_TYPES[slug];
   // As the common members' types say them (an `integer` status), so that the two merge.
   const code = Type.Unsafe<typeof slug>({ type: 'string', const: slug });
   const fixedStatus = Type.Unsafe<typeof status>({ type: 'integer', format: 'int32', minimum: status, maximum: status, const: status });
-  const fixed = Type.Object({ code, status: fixedStatus, ...OWN_MEMBERS[slug] });
+  const fixed = Type.Object({ code, status: fixedStatus, ...members[slug] });
   return Type.Intersect([ref(Problem), fixed], { $id: schemaName(slug), description: `A \`${status}\` of type \`${slug}\`: ${title}.` });
 }
 
@@ -101,10 +87,17 @@ const BEFORE_ANY_ROUTE = new Set<ProblemSlug>([
 /** The problem types an operation may answer with. */
 export const ROUTE_PROBLEM_SLUGS = PROBLEM_SLUGS.filter((slug) => !BEFORE_ANY_ROUTE.has(slug));
 
-/** One schema per problem type an operation may answer with, by slug. */
-export const PROBLEM_SCHEMAS = Object.fromEntries(ROUTE_PROBLEM_SLUGS.map((slug) => [slug, problemSchema(slug)])) as Partial<
-  Record<ProblemSlug, ReturnType<typeof problemSchema>>
->;
+/** A route's reference to a problem type's schema, by its name (the schema is registered with the others: `problemSchemaList`). */
+export function problemRef(slug: ProblemSlug) {
+  return Type.Unsafe<Static<typeof Problem>>({ $ref: `${schemaName(slug)}#` });
+}
 
-/** What the app registers: `Problem` and the problem types' schemas. */
-export const PROBLEM_SCHEMA_LIST = [Problem, ...Object.values(PROBLEM_SCHEMAS)];
+/**
+ * What the app registers: `Problem`, and one schema per problem type an operation may answer with,
+ * with the members the components give their types (`members`: the plans of `rate-limited`, the
+ * versions of `unknown-version`) beside the edge's own.
+ */
+export function problemSchemaList(members: ProblemMembers): TSchema[] {
+  const all = { ...OWN_MEMBERS, ...members };
+  return [Problem, ...ROUTE_PROBLEM_SLUGS.map((slug) => problemSchema(slug, all))];
+}

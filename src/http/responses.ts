@@ -1,7 +1,6 @@
 import Type from 'typebox';
-import { PROBLEM_SCHEMAS, ROUTE_PROBLEM_SLUGS } from './problem-schemas.js';
+import { problemRef, ROUTE_PROBLEM_SLUGS } from './problem-schemas.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, type ProblemSlug } from './problems.js';
-import { ref } from './schemas.js';
 
 /** Where a created record is (RFC 9110). */
 export const LOCATION_HEADER = 'Location';
@@ -41,7 +40,7 @@ const BY_STATUS: Record<number, { description: string; schema: object }> = Objec
 
 /** The schema of a status's problems: its one type's, or any of its types'. */
 function schemaOf(status: number): object {
-  const refs = ROUTE_PROBLEM_SLUGS.filter((slug) => PROBLEM_TYPES[slug].status === status).map((slug) => ref(PROBLEM_SCHEMAS[slug]!));
+  const refs = ROUTE_PROBLEM_SLUGS.filter((slug) => PROBLEM_TYPES[slug].status === status).map(problemRef);
   return refs.length === 1 ? refs[0]! : Type.Union(refs);
 }
 
@@ -51,9 +50,8 @@ export const COMMON_PROBLEM_STATUSES = [400, 401, 429, 500, 503] as const;
 /** The `409` of an operation: only the conflicts it meets, each its own schema, named by their slugs. */
 export function conflictResponse(...slugs: ProblemSlug[]) {
   const refs = slugs.map((slug) => {
-    const schema = PROBLEM_SCHEMAS[slug];
-    if (!schema || PROBLEM_TYPES[slug].status !== 409) throw new Error(`${slug} is not a conflict an operation answers`);
-    return ref(schema);
+    if (!ROUTE_PROBLEM_SLUGS.includes(slug) || PROBLEM_TYPES[slug].status !== 409) throw new Error(`${slug} is not a conflict an operation answers`);
+    return problemRef(slug);
   });
   const description = `Conflict: ${slugs.map((slug) => `\`${slug}\` (${PROBLEM_TYPES[slug].title.toLowerCase()})`).join(', or ')}.`;
   return { 409: { description, content: { [PROBLEM_CONTENT_TYPE]: { schema: refs.length === 1 ? refs[0]! : Type.Union(refs) } } } };

@@ -1,5 +1,7 @@
 import { Event, WebhookTestData } from '../events/schemas.js';
-import { PROBLEM_SCHEMA_LIST } from '../http/problem-schemas.js';
+import { problemSchemaList } from '../http/problem-schemas.js';
+import { RATE_LIMIT_PROBLEM_MEMBERS } from '../ratelimit/problems.js';
+import { VERSION_PROBLEM_MEMBERS } from '../versions/problems.js';
 import { NewOrder, Order } from '../orders/schemas.js';
 import { Pet } from '../pets/schemas.js';
 import { ClockAdvance, TestClock, TestDataRemoved, TestKey } from '../test-mode/schemas.js';
@@ -11,7 +13,7 @@ import { Delivery as WebhookDelivery, Endpoint as WebhookEndpoint, EndpointPatch
 
 /** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
 export const NAMED_SCHEMAS = [
-  ...PROBLEM_SCHEMA_LIST,
+  ...problemSchemaList({ ...RATE_LIMIT_PROBLEM_MEMBERS, ...VERSION_PROBLEM_MEMBERS }),
   Pet,
   Order,
   NewOrder,

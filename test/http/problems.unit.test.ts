@@ -2,14 +2,15 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { internalError, storeUnavailable } from '../../src/http/errors.js';
-import { PROBLEM_SCHEMA_LIST, PROBLEM_SCHEMAS, ROUTE_PROBLEM_SLUGS } from '../../src/http/problem-schemas.js';
+import { problemRef, ROUTE_PROBLEM_SLUGS } from '../../src/http/problem-schemas.js';
+import { NAMED_SCHEMAS } from '../../src/openapi/named-schemas.js';
 import { PROBLEM_SLUGS, PROBLEM_TYPES, ProblemError, type ProblemSlug, problemBody } from '../../src/http/problems.js';
 
 /** Problems (RFC 9457): one place says each type, and every body the service makes matches its type's schema. */
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
-for (const schema of PROBLEM_SCHEMA_LIST) ajv.addSchema(schema);
-const validatorOf = (slug: ProblemSlug) => ajv.getSchema(`${(PROBLEM_SCHEMAS[slug] as unknown as { $id: string }).$id}#`)!;
+for (const schema of NAMED_SCHEMAS) ajv.addSchema(schema);
+const validatorOf = (slug: ProblemSlug) => ajv.getSchema((problemRef(slug) as unknown as { $ref: string }).$ref)!;
 
 /** The members a problem type adds, as the service fills them. */
 const EXTRAS: Record<string, Record<string, unknown>> = {
