@@ -6,7 +6,8 @@
  * Without --expose-gc the memory figures are skipped (they need a garbage collection before each reading).
  */
 import { DEFAULT_BAN_RULES, decide, peek } from '../src/ratelimit/decision.js';
-import { RETRY_AFTER_HEADER, rateLimitHeaders } from '../src/ratelimit/headers.js';
+import { rateLimitHeaders } from '../src/ratelimit/headers.js';
+import { RETRY_AFTER_HEADER } from '../src/http/responses.js';
 import { MemoryLimiterStore } from '../src/ratelimit/memory-store.js';
 import { type Policy, policyFor } from '../src/ratelimit/plans.js';
 import type { CallerState } from '../src/ratelimit/state.js';
