@@ -6,7 +6,8 @@
  * and the whole machine's. With DATABASE_URL=postgres://… and REDIS_URL both builds run scaled-out (a
  * schema both share, a Redis key prefix each), else embedded (a fresh SQLite file each, the same keys
  * in both). AB_ROUNDS (default 8) and AB_SECONDS (default 3) set the rounds; AB_PATH another GET path,
- * or `POST /store/orders` (the bench's order, over 500 other keys); AB_ENV more settings for both
+ * or `POST /store/orders` (the bench's order, over 500 other keys), or `banned` (`GET /pets/1` from a
+ * free key banned for the whole run, in both: the `429` of a ban); AB_ENV more settings for both
  * builds, as NAME=value separated by spaces (`AB_ENV='TRUST_PROXY=127.0.0.1'`), and AB_REF_ENV for REF's
  * build only.
  */
@@ -26,9 +27,12 @@ const ref = process.argv[2];
 if (!ref) throw new Error('usage: npm run bench:ab -- REF (a git commit or branch to measure this build against)');
 const rounds = Number(process.env.AB_ROUNDS || 8);
 const seconds = Number(process.env.AB_SECONDS || 3);
-const [method, path] = (process.env.AB_PATH || '/pets/1').startsWith('POST ')
-  ? ['POST', process.env.AB_PATH!.slice(5)]
-  : ['GET', process.env.AB_PATH || '/pets/1'];
+const banned = process.env.AB_PATH === 'banned';
+const [method, path] = banned
+  ? ['GET', '/pets/1']
+  : (process.env.AB_PATH || '/pets/1').startsWith('POST ')
+    ? ['POST', process.env.AB_PATH!.slice(5)]
+    : ['GET', process.env.AB_PATH || '/pets/1'];
 
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 const tsc = (cwd: string) =>
@@ -54,6 +58,8 @@ try {
         .map((pair) => pair.split('=', 2) as [string, string]),
     );
   const env = (name: string): Record<string, string> => ({
+    // A ban longer than the run: every request of the run meets it.
+    ...(banned ? { BAN_FIRST_SECONDS: '3600', BAN_MAX_SECONDS: '3600' } : {}),
     ...settings(process.env.AB_ENV),
     ...(name === 'ref' ? settings(process.env.AB_REF_ENV) : {}),
     ...(schema
@@ -67,15 +73,17 @@ try {
   const keys = await createKeys(own, { perPath: 500, limited: 0 });
   if (own !== database) copyRows(own, database, ['api_keys', 'orders']);
   try {
-    const requests: Requests =
-      method === 'POST'
+    const requests: Requests = banned
+      ? [{ method: 'GET', path, headers: { 'x-api-key': keys.banned } }]
+      : method === 'POST'
         ? keys.placeOrders.map((key) => postOrder(path, key))
         : keys.pets.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
-    for (const target of [before, after]) await oneAtATime(target.url, requests, requests.length);
+    // Banned: the free plan's 60 a minute, then the rejections that start the ban.
+    for (const target of [before, after]) await oneAtATime(target.url, requests, banned ? 100 : requests.length);
     const turns = await byTurns(before, after, requests, 50, rounds, seconds);
     const { cpuUsPerRequest: cpu, machineUsPerRequest: machine } = turns;
     console.log(
-      `${schema ? 'scaled-out' : 'embedded'} ${method} ${path}${process.env.AB_ENV ? ` (${process.env.AB_ENV})` : ''}${process.env.AB_REF_ENV ? ` (${ref}: ${process.env.AB_REF_ENV})` : ''}, this build (${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' and changes' : ''}) against ${ref} (${commit.slice(0, 7)}), ${rounds} rounds of ${seconds} s by turns:`,
+      `${schema ? 'scaled-out' : 'embedded'} ${banned ? 'banned ' : ''}${method} ${path}${process.env.AB_ENV ? ` (${process.env.AB_ENV})` : ''}${process.env.AB_REF_ENV ? ` (${ref}: ${process.env.AB_REF_ENV})` : ''}, this build (${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' and changes' : ''}) against ${ref} (${commit.slice(0, 7)}), ${rounds} rounds of ${seconds} s by turns:`,
     );
     console.log(`  req/s, this ÷ ${ref}: median ${turns.median} (rounds ${turns.ratios.join(', ')})`);
     console.log(`  CPU µs/req, service: ${cpu.a} → ${cpu.b}; whole machine: ${machine.a} → ${machine.b}`);
