@@ -17,7 +17,7 @@ export default defineConfig(
     },
   },
   // The rules that need the types: a promise nobody waits for, or one handed where nothing waits for it,
-  // loses its failure. The sizes are ../shared/style.md's: a file read whole, a function read at once.
+  // loses its failure. The sizes: a file read whole, a function read at once.
   {
     files: ['**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
