@@ -174,10 +174,10 @@ function everyRequest(app: App, { steps, faults, versions, answered, logger, pub
   for (const name of REQUEST_FIELDS) app.decorateRequest(name, undefined);
   app.decorateRequest('inVersionAlready', false);
   app.addHook('onRequest', answeringHook('firstSteps', steps));
-  if (!process.env.XX_NOPARSE) app.addHook('preParsing', refuseContentEncoding);
+  app.addHook('preParsing', refuseContentEncoding);
   // Once the body is read: the report card notes it as sent (before validation's defaults), then a
   // test key's 500 or 503, so that the card tells a repeat of that body from another request.
-  if (!process.env.XX_NOPREVAL) app.addHook('preValidation', answeringHook('afterParsing', [watch.noteBody, faults.failNow]));
+  app.addHook('preValidation', answeringHook('afterParsing', [watch.noteBody, faults.failNow]));
   app.addHook('onSend', versions.inVersion);
   app.decorate('draining', false);
   app.addHook('onSend', function closeWhenDrainingAndFault(request, reply, payload, done) {
@@ -186,15 +186,13 @@ function everyRequest(app: App, { steps, faults, versions, answered, logger, pub
     done(null, payload);
   });
   // A client gone before its answer (an upload cut off): said once, at info; nothing failed here.
-  if (!process.env.XX_NOABORT)
-    app.addHook('onRequestAbort', function noteAbort(request, done) {
-      if (logger) logger.info({ reqId: request.id, req: request }, 'request aborted by the client');
-      watch.cut(request);
-      done();
-    });
-  if (!process.env.XX_NORESP)
-    app.addHook('onResponse', function recordAnswer(request, reply, done) {
-      answered(request, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime);
-      done();
-    });
+  app.addHook('onRequestAbort', function noteAbort(request, done) {
+    if (logger) logger.info({ reqId: request.id, req: request }, 'request aborted by the client');
+    watch.cut(request);
+    done();
+  });
+  app.addHook('onResponse', function recordAnswer(request, reply, done) {
+    answered(request, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime);
+    done();
+  });
 }
