@@ -168,9 +168,9 @@ function everyRequest(app: App, { steps, faults, versions, answered, logger, pub
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
 
-  // Every request has what the steps set on it from the start (Fastify's request decorators): a
-  // property added as a request goes, in an order that depends on the request, gives requests shapes
-  // of their own, and the code that reads them slows to a crawl for every request.
+  // Every request has what the steps set on it from the start (Fastify's request decorators), as
+  // Fastify advises: a property added as a request goes, in an order that depends on the request,
+  // gives requests shapes of their own, which the code that reads them must all expect.
   for (const name of REQUEST_FIELDS) app.decorateRequest(name, undefined);
   app.decorateRequest('inVersionAlready', false);
   app.addHook('onRequest', answeringHook('firstSteps', steps));
