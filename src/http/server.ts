@@ -57,11 +57,10 @@ export function publicServer({ config, logger, clock, headersOf, closed, lookOnc
     // the look, so a change committed before any was sent is seen by all, as a look per request would
     // see it; a look at a turn's first request would not do (a later one may have been sent after a
     // commit that followed it).
-    const turn =
-      lookOnce && new TurnBatch<[IncomingMessage, ServerResponse]>((requests) => lookOnce(() => requests.forEach(([req, res]) => handler(req, res))));
+    const turn = lookOnce && new TurnBatch<ServerResponse>((answers) => lookOnce(() => answers.forEach((res) => handler(res.req, res))));
     const server = createServer(http, (req, res) => {
       if (!pipelining.admit(req, res)) return;
-      if (turn) turn.add([req, res]);
+      if (turn) turn.add(res);
       else handler(req, res);
     });
     // Without these Node answers a bare 417, and closes a CONNECT without a word: both become problems.
