@@ -160,7 +160,7 @@ function usPerRequest(cpuMs: number, requests: number): number {
   return (cpuMs * 1000) / requests;
 }
 
-function medianOf(values: readonly number[]): number {
+export function medianOf(values: readonly number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   const middle = sorted.length / 2;
   return sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;

@@ -21,6 +21,7 @@ import { openCards } from './report-card/open.js';
 import { restampKeys } from './ratelimit/callers.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import type { Logger } from 'pino';
+import { tuneV8 } from './ops/v8-flags.js';
 
 /** How long a drain keeps listening before closing idle connections (see `stop`). */
 const DRAIN_GRACE_MS = 250;
@@ -33,6 +34,7 @@ const FEED_WAIT_MS = 2_000;
 
 /** Reads the configuration, opens the stores, starts both listeners and stops cleanly on a signal. */
 async function main(config: Config): Promise<void> {
+  tuneV8();
   const logFormat = logFormatFor(config.logFormat, Boolean(process.stdout.isTTY));
   const logger = createLogger(config.logLevel, stdout(logFormat), config.adminToken ? [config.adminToken] : []);
   const clock = systemClock;
