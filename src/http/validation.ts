@@ -73,13 +73,14 @@ function compileDecimal(ajv: Ajv, schema: unknown): ReturnType<FastifySchemaComp
   const integers = integerProperties(schema);
   if (integers.length === 0) return validate;
   return (data: unknown) => {
-    // Read before Ajv coerces them to numbers. Nothing is built for the valid values of every request.
-    let allDecimal = true;
-    for (const [name, int64] of integers) allDecimal &&= decimalError(data, name, int64) === NONE;
-    if (allDecimal) return validate(data) ? true : { error: ajvError(validate) };
-    const notDecimal = integers.flatMap(([name, int64]) => decimalError(data, name, int64));
+    // Read before Ajv coerces them to numbers; nothing is built for a request whose integers are all plain decimal.
+    let notDecimal: ErrorObject[] | undefined;
+    for (const [name, int64] of integers) {
+      const error = decimalError(data, name, int64);
+      if (error) (notDecimal ??= []).push(error);
+    }
     const valid = validate(data);
-    if (notDecimal.length === 0) return valid ? true : { error: ajvError(validate) };
+    if (notDecimal === undefined) return valid ? true : { error: ajvError(validate) };
     const others = (validate.errors ?? []).filter((e) => !notDecimal.some((d) => d.instancePath === e.instancePath));
     return { error: validationError([...notDecimal, ...others]) };
   };
@@ -92,17 +93,16 @@ function integerProperties(schema: unknown): Array<[string, boolean]> {
     .map(([name, p]) => [name, p.format === 'int64']);
 }
 
-const NONE: ErrorObject[] = [];
-
-function decimalError(data: unknown, name: string, int64: boolean): ErrorObject[] {
+/** The error of an integer not written in plain decimal (or, for int64, out of its range); none for any other value. */
+function decimalError(data: unknown, name: string, int64: boolean): ErrorObject | undefined {
   const raw = (data as Record<string, unknown> | null)?.[name];
-  if (typeof raw !== 'string') return NONE;
+  if (typeof raw !== 'string') return undefined;
   const decimal = /^-?(0|[1-9][0-9]*)$/.test(raw);
   // 18 digits or fewer always fit in int64: only longer ones need BigInt's exact comparison.
   const inRange = decimal && (!int64 || raw.length <= 18 || (BigInt(raw) >= INT64_MIN && BigInt(raw) <= INT64_MAX));
-  if (inRange) return NONE;
+  if (inRange) return undefined;
   const message = decimal ? 'must be within the int64 range' : 'must be a whole number written in decimal digits';
-  return [{ instancePath: `/${name}`, schemaPath: '#/format', keyword: 'format', params: {}, message }];
+  return { instancePath: `/${name}`, schemaPath: '#/format', keyword: 'format', params: {}, message };
 }
 
 function ajvError(validate: ValidateFunction): Error {
