@@ -13,7 +13,10 @@ export default defineConfig(
   {
     rules: {
       // `_`-prefixed names are deliberately unused (a parameter a signature requires, a member a rest pattern drops).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
     },
   },
   // The rules that need the types: a promise nobody waits for, or one handed where nothing waits for it,
@@ -36,7 +39,10 @@ export default defineConfig(
     rules: { 'max-lines-per-function': 'off' },
   },
   // The browser side of /docs (public/docs/): a plain script in the page, after Swagger UI's bundle.
-  { files: ['public/**/*.js'], languageOptions: { globals: { ...globals.browser, SwaggerUIBundle: 'readonly' }, sourceType: 'script' } },
+  {
+    files: ['public/**/*.js'],
+    languageOptions: { globals: { ...globals.browser, SwaggerUIBundle: 'readonly' }, sourceType: 'script' },
+  },
   // Plain JavaScript run by Node: the command's launcher, and the smoke that CI runs after a production install.
   { files: ['bin/**/*.js', 'scripts/**/*.mjs'], languageOptions: { globals: globals.node } },
 );

@@ -74,11 +74,27 @@ function reachable(url: string): Promise<boolean> {
 
 export default defineConfig(async () => {
   const postgres = process.env.CI === 'true' || (await reachable(TEST_DATABASE_URL));
-  if (!postgres) console.warn(`\n[vitest] PostgreSQL suites skipped: nothing answers at ${new URL(TEST_DATABASE_URL).host} (set TEST_DATABASE_URL)\n`);
+  if (!postgres)
+    console.warn(
+      `\n[vitest] PostgreSQL suites skipped: nothing answers at ${new URL(TEST_DATABASE_URL).host} (set TEST_DATABASE_URL)\n`,
+    );
   // Two files at a time, sharing their worker's modules; after the timed suites, which run alone.
-  const shared = { testTimeout: 20_000, hookTimeout: 30_000, isolate: false, maxWorkers: 2, sequence: { groupOrder: 1 } };
+  const shared = {
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+    isolate: false,
+    maxWorkers: 2,
+    sequence: { groupOrder: 1 },
+  };
   const stores = (name: 'sqlite' | 'postgres') => ({
-    test: { ...shared, name, include: STORE_SUITES, exclude: UNIT, env: { TEST_STORE: name, TEST_DATABASE_URL }, globalSetup: POSTGRES },
+    test: {
+      ...shared,
+      name,
+      include: STORE_SUITES,
+      exclude: UNIT,
+      env: { TEST_STORE: name, TEST_DATABASE_URL },
+      globalSetup: POSTGRES,
+    },
   });
   const built = ['test/setup/build.ts', ...POSTGRES];
   return {
@@ -86,11 +102,28 @@ export default defineConfig(async () => {
       // `npm run test:coverage`: the lines of src/ that the suites run in their own processes.
       coverage: { provider: 'v8' as const, include: ['src/**'], reporter: ['text-summary', 'json-summary'] },
       projects: [
-        { test: { ...shared, name: 'e2e-timed', include: E2E_TIMED, globalSetup: built, maxWorkers: 1, sequence: { groupOrder: 0 } } },
+        {
+          test: {
+            ...shared,
+            name: 'e2e-timed',
+            include: E2E_TIMED,
+            globalSetup: built,
+            maxWorkers: 1,
+            sequence: { groupOrder: 0 },
+          },
+        },
         { test: { ...shared, name: 'unit', include: UNIT } },
         stores('sqlite'),
         ...(postgres ? [stores('postgres')] : []),
-        { test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'], exclude: [...STORE_SUITES, ...UNIT, ...E2E], globalSetup: POSTGRES } },
+        {
+          test: {
+            ...shared,
+            name: 'integration',
+            include: ['test/**/*.test.ts'],
+            exclude: [...STORE_SUITES, ...UNIT, ...E2E],
+            globalSetup: POSTGRES,
+          },
+        },
         { test: { ...shared, name: 'e2e', include: E2E, exclude: E2E_TIMED, globalSetup: built } },
       ],
     },

@@ -36,7 +36,10 @@ const [method, path] = banned
 
 const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 const tsc = (cwd: string) =>
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd, stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+    cwd,
+    stdio: 'inherit',
+  });
 const commit = git('rev-parse', '--verify', `${ref}^{commit}`);
 const worktree = mkdtempSync(join(tmpdir(), 'petstore-ab-'));
 git('worktree', 'add', '--detach', worktree, commit);
@@ -63,7 +66,11 @@ try {
     ...settings(process.env.AB_ENV),
     ...(name === 'ref' ? settings(process.env.AB_REF_ENV) : {}),
     ...(schema
-      ? { DATABASE_URL: database, REDIS_URL: REDIS_URL!, REDIS_KEY_PREFIX: `bench-ab-${name}-${randomBytes(4).toString('hex')}:` }
+      ? {
+          DATABASE_URL: database,
+          REDIS_URL: REDIS_URL!,
+          REDIS_KEY_PREFIX: `bench-ab-${name}-${randomBytes(4).toString('hex')}:`,
+        }
       : { DATABASE_URL: name === 'ref' ? database : own, REDIS_URL: '' }),
   });
   // Each build migrates the store it opens (REF's may know fewer migrations than this one's); the keys
@@ -103,7 +110,11 @@ function copyRows(from: string, to: string, tables: string[]): void {
   try {
     connection.prepare('attach database ? as source').run(from);
     const columnsOf = (schema: string, table: string) =>
-      new Set((connection.prepare(`pragma ${schema}.table_info(${table})`).all() as Array<{ name: string }>).map((column) => column.name));
+      new Set(
+        (connection.prepare(`pragma ${schema}.table_info(${table})`).all() as Array<{ name: string }>).map(
+          (column) => column.name,
+        ),
+      );
     for (const table of tables) {
       const theirs = columnsOf('main', table);
       const common = [...columnsOf('source', table)].filter((name) => theirs.has(name)).join(', ');

@@ -38,7 +38,8 @@ export interface HttpFigures {
 }
 
 export async function overHttp(count: number): Promise<HttpFigures> {
-  if (!existsSync(join(ROOT, 'dist/main.js'))) throw new Error('dist/main.js is missing: npm run build first (or pass --no-http)');
+  if (!existsSync(join(ROOT, 'dist/main.js')))
+    throw new Error('dist/main.js is missing: npm run build first (or pass --no-http)');
   const startedAt = Date.now();
   const service = await startService({ DATABASE_URL: sqliteFile(), REDIS_URL: '', EVENT_LOOP_RESOLUTION_MS: '1' });
   try {
@@ -63,21 +64,34 @@ export async function overHttp(count: number): Promise<HttpFigures> {
 }
 
 /** `GET /pets/1` once from each of `count` addresses, `IN_FLIGHT` at a time, each on a connection of its own bound to its address. */
-async function fromEveryAddress(url: string, count: number): Promise<{ seconds: number; statuses: Record<string, number>; errors: number }> {
+async function fromEveryAddress(
+  url: string,
+  count: number,
+): Promise<{ seconds: number; statuses: Record<string, number>; errors: number }> {
   const { hostname, port } = new URL(url);
   const statuses: Record<string, number> = {};
   let errors = 0;
   const send = (i: number) =>
     new Promise<void>((resolve) => {
-      const req = request({ host: hostname, port, path: '/pets/1', localAddress: address(i), agent: false, headers: { connection: 'close' } }, (res) => {
-        statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
-        res.resume();
-        res.on('end', resolve);
-        res.on('error', () => {
-          errors++;
-          resolve();
-        });
-      });
+      const req = request(
+        {
+          host: hostname,
+          port,
+          path: '/pets/1',
+          localAddress: address(i),
+          agent: false,
+          headers: { connection: 'close' },
+        },
+        (res) => {
+          statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
+          res.resume();
+          res.on('end', resolve);
+          res.on('error', () => {
+            errors++;
+            resolve();
+          });
+        },
+      );
       req.on('error', () => {
         errors++;
         resolve();
@@ -94,7 +108,10 @@ async function fromEveryAddress(url: string, count: number): Promise<{ seconds: 
 }
 
 /** The service's event-loop delay over its next sweep, from a second before it to four seconds after it began. */
-async function idleSweepLoopDelay(adminUrl: string | undefined, startedAt: number): Promise<{ maxMs: number; p99Ms: number }> {
+async function idleSweepLoopDelay(
+  adminUrl: string | undefined,
+  startedAt: number,
+): Promise<{ maxMs: number; p99Ms: number }> {
   // Idle until the service's next sweep has run over them all (its timer starts with the limiter,
   // within a second or two of the spawn). The delay is read over those few seconds only (a read
   // resets the histogram), so that it is the sweep's, not that of whatever else the idle minute holds.
@@ -108,6 +125,7 @@ async function idleSweepLoopDelay(adminUrl: string | undefined, startedAt: numbe
 /** The service's event-loop delay since the last read, from /metrics (prom-client's histogram, reset at each read). */
 async function loopDelay(adminUrl: string | undefined): Promise<{ maxMs: number; p99Ms: number }> {
   const text = await (await fetch(`${adminUrl}/metrics`)).text();
-  const value = (name: string) => Number(new RegExp(`^petstore_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) * 1000;
+  const value = (name: string) =>
+    Number(new RegExp(`^petstore_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) * 1000;
   return { maxMs: value('max'), p99Ms: value('p99') };
 }

@@ -80,7 +80,8 @@ function reading(): { heapMb: number; rssMb: number } {
 /** One `hit` per address, under the anonymous policy, at `clock.now`. */
 async function fill(store: MemoryLimiterStore): Promise<void> {
   for (let i = 0; i < ADDRESSES; i++) await store.hit(`ip:${address(i)}`, ANONYMOUS_POLICY);
-  if (store.size !== ADDRESSES) throw new Error(`${store.size} callers held, not ${ADDRESSES}: did a sweep run while filling?`);
+  if (store.size !== ADDRESSES)
+    throw new Error(`${store.size} callers held, not ${ADDRESSES}: did a sweep run while filling?`);
 }
 
 /** Runs `sweep` with the event loop's delay measured, turning the loop itself, until `done()`. */
@@ -153,7 +154,13 @@ async function inProcess(): Promise<Omit<AddressFigures, 'http'>> {
     whole,
   );
   await whole.close();
-  return { addresses: ADDRESSES, slice: SWEEP_SLICE, memory: { before, withCallers, afterSweep }, sliced: { keptFirst, keptLater, idle }, allAtOnce };
+  return {
+    addresses: ADDRESSES,
+    slice: SWEEP_SLICE,
+    memory: { before, withCallers, afterSweep },
+    sliced: { keptFirst, keptLater, idle },
+    allAtOnce,
+  };
 }
 
 export function addressesTable(f: AddressFigures): Record<string, string | number>[] {
@@ -167,7 +174,11 @@ export function addressesTable(f: AddressFigures): Record<string, string | numbe
     'heap MB': '',
     'RSS MB': '',
   });
-  const mem = (name: string, m: { heapMb: number; rssMb: number }) => ({ '': name, 'heap MB': m.heapMb, 'RSS MB': m.rssMb });
+  const mem = (name: string, m: { heapMb: number; rssMb: number }) => ({
+    '': name,
+    'heap MB': m.heapMb,
+    'RSS MB': m.rssMb,
+  });
   const slice = `${f.slice.toLocaleString('en')} a turn`;
   const rows: Record<string, string | number>[] = [
     row(`sweep (${slice}), all kept, just after their minute`, f.sliced.keptFirst),
@@ -201,7 +212,9 @@ export function addressesTable(f: AddressFigures): Record<string, string | numbe
 if (process.argv[1] === new URL(import.meta.url).pathname) {
   const figures: AddressFigures = { ...(await inProcess()), http: null };
   if (!process.argv.includes('--no-http') && process.env.BENCH_ADDRESSES_HTTP !== '0') {
-    process.stderr.write(`HTTP: ${ADDRESSES.toLocaleString('en')} addresses, ${IN_FLIGHT} in flight, then the service's own sweep (up to a minute)…\n`);
+    process.stderr.write(
+      `HTTP: ${ADDRESSES.toLocaleString('en')} addresses, ${IN_FLIGHT} in flight, then the service's own sweep (up to a minute)…\n`,
+    );
     figures.http = await overHttp(ADDRESSES);
   }
   if (process.argv.includes('--json')) console.log(JSON.stringify(figures));

@@ -14,7 +14,13 @@ import { round } from './load.js';
 import { startService } from './service.js';
 import { sqliteFile } from './setup.js';
 
-export const ADVANCE_BENCH = { pendingOrders: 10_000, otherKeys: 100, otherRate: 1_000, seconds: 8, advanceSeconds: 365 * 86_400 };
+export const ADVANCE_BENCH = {
+  pendingOrders: 10_000,
+  otherKeys: 100,
+  otherRate: 1_000,
+  seconds: 8,
+  advanceSeconds: 365 * 86_400,
+};
 
 export interface AdvanceFigures {
   pendingOrders: number;
@@ -35,7 +41,9 @@ export async function measureAdvance(mode: string, env: Record<string, string>):
   try {
     const create = (body: object) => createKey(service.adminUrl!, body);
     const key = await create({ plan: 'enterprise', perMinute: 1_000_000, perDay: 100_000_000, test: true });
-    const others = await Promise.all(Array.from({ length: ADVANCE_BENCH.otherKeys }, () => create({ plan: 'business' })));
+    const others = await Promise.all(
+      Array.from({ length: ADVANCE_BENCH.otherKeys }, () => create({ plan: 'business' })),
+    );
     const send = (path: string, method = 'POST', body?: object) =>
       fetch(`${service.url}${path}`, {
         method,
@@ -45,7 +53,14 @@ export async function measureAdvance(mode: string, env: Record<string, string>):
     await send('/webhook-endpoints', 'POST', { url: 'http://127.0.0.1:9/refuses' });
     await load(
       service.url,
-      [{ method: 'POST', path: '/store/orders', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{"petId":1}' }],
+      [
+        {
+          method: 'POST',
+          path: '/store/orders',
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          body: '{"petId":1}',
+        },
+      ],
       {
         amount: ADVANCE_BENCH.pendingOrders,
       },
@@ -94,14 +109,28 @@ async function createKey(adminUrl: string, body: object): Promise<string> {
 async function loop(adminUrl: string): Promise<{ maxMs: number; p99Ms: number }> {
   const text = await (await fetch(`${adminUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
   const value = (name: string) => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? 0) * 1000;
-  return { maxMs: value('petstore_nodejs_eventloop_lag_max_seconds'), p99Ms: value('petstore_nodejs_eventloop_lag_p99_seconds') };
+  return {
+    maxMs: value('petstore_nodejs_eventloop_lag_max_seconds'),
+    p99Ms: value('petstore_nodejs_eventloop_lag_p99_seconds'),
+  };
 }
 
 /** autocannon: `amount` requests as fast as they go, or `seconds` at `rate` a second; the p99 latency in ms. */
-async function load(url: string, requests: autocannon.Request[], { amount, seconds, rate }: { amount?: number; seconds?: number; rate?: number }) {
+async function load(
+  url: string,
+  requests: autocannon.Request[],
+  { amount, seconds, rate }: { amount?: number; seconds?: number; rate?: number },
+) {
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     autocannon(
-      { url, connections: 20, requests, ...(amount ? { amount } : { duration: seconds }), ...(rate ? { overallRate: rate } : {}), timeout: 10 },
+      {
+        url,
+        connections: 20,
+        requests,
+        ...(amount ? { amount } : { duration: seconds }),
+        ...(rate ? { overallRate: rate } : {}),
+        timeout: 10,
+      },
       (error, result) => (error ? reject(error) : resolve(result)),
     );
   });

@@ -19,7 +19,9 @@ export function chart(modes: ModeResult[], title: string): string {
   let y = 40;
   for (const mode of modes) {
     const top = y;
-    parts.push(`<text x="10" y="${y + 18}" class="mode">${escapeXml(mode.mode)} <tspan class="note">(${escapeXml(mode.stores)})</tspan></text>`);
+    parts.push(
+      `<text x="10" y="${y + 18}" class="mode">${escapeXml(mode.mode)} <tspan class="note">(${escapeXml(mode.stores)})</tspan></text>`,
+    );
     y += HEAD;
     for (const row of mode.rows) {
       const ratio = row.rps / mode.baseline.rps;

@@ -64,7 +64,8 @@ export async function storeWith({
 export function lastApprovalAfter(file: string, dueAt: number): number {
   const sqlite = new DatabaseSync(file, { readOnly: true });
   try {
-    const last = sqlite.prepare(`select max(moved_at) as last from orders where status = 'approved'`).get()!.last as string;
+    const last = sqlite.prepare(`select max(moved_at) as last from orders where status = 'approved'`).get()!
+      .last as string;
     return Math.round((Date.parse(last) - dueAt) / 100) / 10;
   } finally {
     sqlite.close();

@@ -61,7 +61,8 @@ export interface EventGrowthFigures {
   firstPageByTurns: ByTurns;
 }
 
-const get = (path: string, keys: string[]): Requests => keys.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
+const get = (path: string, keys: string[]): Requests =>
+  keys.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 
 /** A reading of the service's metrics: the event loop's longest block since the last reading (prom-client resets it), approvals. */
 async function metricsOf(adminUrl: string): Promise<{ loopMaxMs: number; approved: number }> {
@@ -84,7 +85,8 @@ async function untilApproved(adminUrl: string, orders: number, dueAt: number): P
     const reading = await metricsOf(adminUrl);
     loopMaxMs = Math.max(loopMaxMs, reading.loopMaxMs);
     if (reading.approved >= orders) return loopMaxMs;
-    if (Date.now() - dueAt > 600_000) throw new Error(`fulfilment: ${reading.approved} of ${orders} approved after 10 minutes`);
+    if (Date.now() - dueAt > 600_000)
+      throw new Error(`fulfilment: ${reading.approved} of ${orders} approved after 10 minutes`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -96,7 +98,11 @@ async function untilApproved(adminUrl: string, orders: number, dueAt: number): P
  * on the same service. (By turns against a twin would leave the fulfilling service idle half the time,
  * when the fulfilment takes more of the loop and is soon done.)
  */
-export async function measureFulfilment(mode: string, env: Record<string, string>, settings: LoadSettings): Promise<FulfilmentFigures> {
+export async function measureFulfilment(
+  mode: string,
+  env: Record<string, string>,
+  settings: LoadSettings,
+): Promise<FulfilmentFigures> {
   const { dueOrders, petKeys } = EVENTS_BENCH;
   const resolution = { ...env, EVENT_LOOP_RESOLUTION_MS: '1' };
   const idle = await storeWith({ petKeys: 0, orders: dueOrders, due: true });
@@ -159,7 +165,11 @@ export async function measureRetention(mode: string, env: Record<string, string>
       if (performance.now() - started > 600_000) throw new Error('retention: events left after 10 minutes');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    const figures = { events: EVENTS_BENCH.events, loopMaxMs: round(loopMaxMs, 1), seconds: round((performance.now() - started) / 1000, 1) };
+    const figures = {
+      events: EVENTS_BENCH.events,
+      loopMaxMs: round(loopMaxMs, 1),
+      seconds: round((performance.now() - started) / 1000, 1),
+    };
     process.stderr.write(`  ${mode}: ${retentionLine(figures)}\n`);
     return figures;
   } finally {
@@ -184,7 +194,11 @@ export interface StuckReceiverFigures {
  * service keeps a few attempts in flight to it (each waits for the timeout), the rest stay in the
  * store, and the API goes on as a twin's with no webhooks.
  */
-export async function measureStuckReceiver(mode: string, env: Record<string, string>, settings: LoadSettings): Promise<StuckReceiverFigures> {
+export async function measureStuckReceiver(
+  mode: string,
+  env: Record<string, string>,
+  settings: LoadSettings,
+): Promise<StuckReceiverFigures> {
   const silent = createServer(() => {});
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const hook = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/hooks`;
@@ -193,11 +207,21 @@ export async function measureStuckReceiver(mode: string, env: Record<string, str
     await storeWith({ petKeys: EVENTS_BENCH.petKeys, orders: deliveries, due: false, hook }),
     await storeWith({ petKeys: EVENTS_BENCH.petKeys, orders: 0, due: false }),
   ];
-  const [service, twin] = [await startService({ ...env, DATABASE_URL: stuck.file }), await startService({ ...env, DATABASE_URL: quiet.file })];
+  const [service, twin] = [
+    await startService({ ...env, DATABASE_URL: stuck.file }),
+    await startService({ ...env, DATABASE_URL: quiet.file }),
+  ];
   try {
     const rssBeforeBytes = service.rssBytes();
     const [a, b] = [get('/pets/1', quiet.keys), get('/pets/1', stuck.keys)];
-    const petsByTurns = await byTurns(twin, service, { a, b }, settings.connections, EVENTS_BENCH.rounds, EVENTS_BENCH.turnSeconds);
+    const petsByTurns = await byTurns(
+      twin,
+      service,
+      { a, b },
+      settings.connections,
+      EVENTS_BENCH.rounds,
+      EVENTS_BENCH.turnSeconds,
+    );
     const rssAfterBytes = service.rssBytes();
     const text = await (await fetch(`${service.adminUrl!}/metrics`)).text();
     const pendingAfter = Number(/^petstore_webhook_deliveries_pending (\d+)$/m.exec(text)?.[1] ?? NaN);
@@ -212,21 +236,42 @@ export async function measureStuckReceiver(mode: string, env: Record<string, str
   }
 }
 
-export async function measureEventGrowth(mode: string, env: Record<string, string>, settings: LoadSettings): Promise<EventGrowthFigures> {
+export async function measureEventGrowth(
+  mode: string,
+  env: Record<string, string>,
+  settings: LoadSettings,
+): Promise<EventGrowthFigures> {
   const big = await storeWith({ petKeys: 0, orders: EVENTS_BENCH.events, due: false });
   const small = await storeWith({ petKeys: 0, orders: 20, due: false });
-  const [bigService, smallService] = [await startService({ ...env, DATABASE_URL: big.file }), await startService({ ...env, DATABASE_URL: small.file })];
+  const [bigService, smallService] = [
+    await startService({ ...env, DATABASE_URL: big.file }),
+    await startService({ ...env, DATABASE_URL: small.file }),
+  ];
   try {
     for (const [service, key] of [
       [smallService, small.owner],
       [bigService, big.owner],
     ] as const) {
-      const page = (await (await fetch(`${service.url}/events`, { headers: { 'x-api-key': key } })).json()) as { data?: unknown[] };
-      if (page.data?.length !== 20) throw new Error(`GET /events did not answer a full page: ${JSON.stringify(page).slice(0, 300)}`);
+      const page = (await (await fetch(`${service.url}/events`, { headers: { 'x-api-key': key } })).json()) as {
+        data?: unknown[];
+      };
+      if (page.data?.length !== 20)
+        throw new Error(`GET /events did not answer a full page: ${JSON.stringify(page).slice(0, 300)}`);
     }
     const [a, b] = [get('/events', [small.owner]), get('/events', [big.owner])];
-    const firstPageByTurns = await byTurns(smallService, bigService, { a, b }, settings.connections, EVENTS_BENCH.rounds, EVENTS_BENCH.turnSeconds);
-    const figures = { events: EVENTS_BENCH.events, setupSeconds: Math.round(big.setupSeconds * 10) / 10, firstPageByTurns };
+    const firstPageByTurns = await byTurns(
+      smallService,
+      bigService,
+      { a, b },
+      settings.connections,
+      EVENTS_BENCH.rounds,
+      EVENTS_BENCH.turnSeconds,
+    );
+    const figures = {
+      events: EVENTS_BENCH.events,
+      setupSeconds: Math.round(big.setupSeconds * 10) / 10,
+      firstPageByTurns,
+    };
     process.stderr.write(`  ${mode}: ${eventGrowthLine(figures)}\n`);
     return figures;
   } finally {

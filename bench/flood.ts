@@ -66,7 +66,14 @@ async function probe(url: URL, key: string, until: Promise<void>): Promise<numbe
     const started = performance.now();
     await new Promise<void>((resolve) => {
       const req = request(
-        { host: url.hostname, port: url.port, path: '/pets/2', localAddress: '127.0.0.3', agent: false, headers: { 'x-api-key': key } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/pets/2',
+          localAddress: '127.0.0.3',
+          agent: false,
+          headers: { 'x-api-key': key },
+        },
         (res) => {
           res.resume().on('end', resolve);
         },
@@ -80,13 +87,18 @@ async function probe(url: URL, key: string, until: Promise<void>): Promise<numbe
   return latencies;
 }
 
-const quantile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))] ?? NaN;
+const quantile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))] ?? NaN;
 const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 
 async function run(scenario: Scenario): Promise<string> {
   const databaseUrl = await migratedSqliteFile();
   const keys = await createKeys(databaseUrl, { perPath: 1, limited: 0 });
-  const service: Proc = await startService({ DATABASE_URL: databaseUrl, MAX_CONNECTIONS_PER_ADDRESS: '256', ...scenario.env });
+  const service: Proc = await startService({
+    DATABASE_URL: databaseUrl,
+    MAX_CONNECTIONS_PER_ADDRESS: '256',
+    ...scenario.env,
+  });
   try {
     const url = new URL(service.url);
     const before = await probe(url, keys.placeOrders[0]!, sleep(4_000));

@@ -82,9 +82,14 @@ export async function growthStore(): Promise<GrowthStore> {
     insertKeysWithFillers(sqlite, now, GROWTH.keys - keys.length - 1);
     insertOrders(sqlite, ordersOwner, now);
     sqlite.exec('commit');
-    const deep = sqlite.prepare('select id from orders where api_key_id = ? order by id limit 1 offset ?').get(ordersOwner, GROWTH.deepCursorRank - 1);
+    const deep = sqlite
+      .prepare('select id from orders where api_key_id = ? order by id limit 1 offset ?')
+      .get(ordersOwner, GROWTH.deepCursorRank - 1);
     const secret = sqlite.prepare("select value from service_secrets where name = 'cursors'").get()!.value as string;
-    const deepCursor = new Cursors(Buffer.from(secret, 'base64')).encode(deep!.id as number, scopeOf('orders', ordersOwner, { status: undefined }));
+    const deepCursor = new Cursors(Buffer.from(secret, 'base64')).encode(
+      deep!.id as number,
+      scopeOf('orders', ordersOwner, { status: undefined }),
+    );
     return { file, keys, ordersKey, deepCursor, setupSeconds: (performance.now() - started) / 1000 };
   } finally {
     sqlite.close();
@@ -144,7 +149,9 @@ export async function measureGrowth(
     const rssBeforeBytes = service.rssBytes();
     const firstSight = await sendAll(service.url, requests, store.keys.length, settings.connections);
     if (firstSight.statuses[200] !== store.keys.length || firstSight.errors > 0) {
-      throw new Error(`the first sight of ${store.keys.length} keys answered ${JSON.stringify(firstSight.statuses)}, ${firstSight.errors} errors`);
+      throw new Error(
+        `the first sight of ${store.keys.length} keys answered ${JSON.stringify(firstSight.statuses)}, ${firstSight.errors} errors`,
+      );
     }
     await row(service, PATHS.manyKeys, 200, requests);
     const rssAfterBytes = service.rssBytes();
@@ -173,8 +180,11 @@ export async function measureGrowth(
 async function measureOrderPages(service: Proc, store: GrowthStore, row: RowRunner): Promise<void> {
   const owner = [store.ordersKey];
   for (const path of ['/store/orders', `/store/orders?cursor=${store.deepCursor}`]) {
-    const page = (await (await fetch(`${service.url}${path}`, { headers: { 'x-api-key': store.ordersKey } })).json()) as { data?: unknown[] };
-    if (page.data?.length !== 20) throw new Error(`${path} did not answer a full page: ${JSON.stringify(page).slice(0, 300)}`);
+    const page = (await (
+      await fetch(`${service.url}${path}`, { headers: { 'x-api-key': store.ordersKey } })
+    ).json()) as { data?: unknown[] };
+    if (page.data?.length !== 20)
+      throw new Error(`${path} did not answer a full page: ${JSON.stringify(page).slice(0, 300)}`);
   }
   await row(service, PATHS.ordersFirstPage, 200, get('/store/orders', owner));
   await row(service, PATHS.ordersDeepCursor, 200, get(`/store/orders?cursor=${store.deepCursor}`, owner));
@@ -197,11 +207,20 @@ async function manyKeysAgainstSmallStore(
   try {
     const smallRequests = spread('/pets/1', smallKeys);
     await oneAtATime(small.url, smallRequests, smallKeys.length);
-    manyKeysByTurns = await byTurns(small, big, { a: smallRequests, b: requests }, settings.connections, GROWTH_ROUNDS, GROWTH_TURN_SECONDS);
+    manyKeysByTurns = await byTurns(
+      small,
+      big,
+      { a: smallRequests, b: requests },
+      settings.connections,
+      GROWTH_ROUNDS,
+      GROWTH_TURN_SECONDS,
+    );
   } finally {
     await small.stop();
   }
-  process.stderr.write(`  ${mode}: ${PATHS.manyKeys} ÷ the small store by turns: median ${manyKeysByTurns.median} (${manyKeysByTurns.ratios.join(', ')})\n`);
+  process.stderr.write(
+    `  ${mode}: ${PATHS.manyKeys} ÷ the small store by turns: median ${manyKeysByTurns.median} (${manyKeysByTurns.ratios.join(', ')})\n`,
+  );
   return manyKeysByTurns;
 }
 

@@ -84,7 +84,8 @@ async function inRedis(url: string): Promise<WindowFigures> {
       }
     }
     let bytes = 0;
-    for (const key of limiterKeys(prefix, 'key:hot')) bytes += Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) || 0;
+    for (const key of limiterKeys(prefix, 'key:hot'))
+      bytes += Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) || 0;
     return { admitted, bytes, usPerCallFirstTenth: tenths[0]!, usPerCallLastTenth: tenths[9]! };
   } finally {
     const keys = await redis.keys(`${prefix}*`);

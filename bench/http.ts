@@ -100,7 +100,11 @@ export async function benchMode(
   const postgres = env.DATABASE_URL!.startsWith('postgres');
   const has = (phase: HttpPhase) => phases.has(phase) && !((phase === 'growth' || phase === 'events') && postgres);
   if (!HTTP_PHASES.some(has)) return null;
-  const redisUrls = env.REDIS_URL ? [env.REDIS_URL] : env.REDIS_CLUSTER_NODES ? env.REDIS_CLUSTER_NODES.split(',').map((node) => `redis://${node}`) : [];
+  const redisUrls = env.REDIS_URL
+    ? [env.REDIS_URL]
+    : env.REDIS_CLUSTER_NODES
+      ? env.REDIS_CLUSTER_NODES.split(',').map((node) => `redis://${node}`)
+      : [];
   const redis = redisUrls.length > 0 ? await redisCounter(redisUrls) : null;
   const service = await startService(env);
   const keys = await createKeys(env.DATABASE_URL!, { perPath: KEYS_PER_PATH, limited: LIMITED_KEYS });
@@ -109,7 +113,19 @@ export async function benchMode(
   const baseline = await startBaseline(answer.body);
   const rows: Row[] = [];
   const row = rowRunner(mode, settings, rows, redis, postgres);
-  const run: ModeRun = { mode, env, settings, has, keys, service, answer, pets: get('/pets/1', keys.pets), rows, others: [], row };
+  const run: ModeRun = {
+    mode,
+    env,
+    settings,
+    has,
+    keys,
+    service,
+    answer,
+    pets: get('/pets/1', keys.pets),
+    rows,
+    others: [],
+    row,
+  };
   try {
     const measured = await measurePhases(run, baseline);
     return { mode, stores, env: redacted(env), ...measured };
@@ -159,8 +175,17 @@ async function measurePhases(run: ModeRun, baseline: Proc): Promise<Omit<ModeRes
 
 /** `GET /pets/{petId}` of the service (still at `warn`) against `other` on the same requests, by turns. */
 async function petsAgainst(run: ModeRun, other: Proc, name: string): Promise<ByTurns> {
-  const turns = await byTurns(other, run.service, run.pets, run.settings.connections, CONFIG_ROUNDS, CONFIG_TURN_SECONDS);
-  process.stderr.write(`  ${run.mode}: ${PATHS.pets} ÷ ${name} by turns: median ${turns.median} (${turns.ratios.join(', ')})\n`);
+  const turns = await byTurns(
+    other,
+    run.service,
+    run.pets,
+    run.settings.connections,
+    CONFIG_ROUNDS,
+    CONFIG_TURN_SECONDS,
+  );
+  process.stderr.write(
+    `  ${run.mode}: ${PATHS.pets} ÷ ${name} by turns: median ${turns.median} (${turns.ratios.join(', ')})\n`,
+  );
   return turns;
 }
 
@@ -174,7 +199,9 @@ async function measureDefaultConfig(run: ModeRun): Promise<ByTurns | undefined> 
   // The service at `warn` is still up when its paths are measured: the two levels by turns.
   if (run.has('paths')) {
     turns = await byTurns(run.service, chatty, run.pets, run.settings.connections, CONFIG_ROUNDS, CONFIG_TURN_SECONDS);
-    process.stderr.write(`  ${run.mode}: default config ÷ warn by turns: median ${turns.median} (${turns.ratios.join(', ')})\n`);
+    process.stderr.write(
+      `  ${run.mode}: default config ÷ warn by turns: median ${turns.median} (${turns.ratios.join(', ')})\n`,
+    );
   }
   await chatty.stop();
   return turns;
@@ -193,7 +220,10 @@ async function measurePeers(run: ModeRun): Promise<ByTurns | undefined> {
   await run.row(memoryPeer, PATHS.peerMemory, 200, pets, true);
   await memoryPeer.stop();
   if (!env.REDIS_URL) return undefined;
-  const redisPeer = await startPeer(answer.body, { redisUrl: env.REDIS_URL, nameSpace: `bench-peer-${randomBytes(4).toString('hex')}:` });
+  const redisPeer = await startPeer(answer.body, {
+    redisUrl: env.REDIS_URL,
+    nameSpace: `bench-peer-${randomBytes(4).toString('hex')}:`,
+  });
   run.others.push(redisPeer);
   await run.row(redisPeer, PATHS.peerRedis, 200, pets, true);
   const turns = run.has('paths') ? await petsAgainst(run, redisPeer, PATHS.peerRedis) : undefined;
@@ -209,10 +239,12 @@ async function measureOtherPaths(run: ModeRun): Promise<NonNullable<ModeResult['
   const banned = await measureBanned(run);
   const listOrders = get('/store/orders', keys.listOrders);
   await run.row(run.service, PATHS.listOrders, 200, listOrders);
-  if (run.has('peers')) await floorRow(run, PATHS.listOrdersFloor, await answerTo(run.service.url, listOrders), listOrders);
+  if (run.has('peers'))
+    await floorRow(run, PATHS.listOrdersFloor, await answerTo(run.service.url, listOrders), listOrders);
   const placeOrders = keys.placeOrders.map((key) => postOrder('/store/orders', key));
   await run.row(run.service, PATHS.placeOrder, 201, placeOrders);
-  if (run.has('peers')) await floorRow(run, PATHS.placeOrderFloor, await answerTo(run.service.url, placeOrders), placeOrders);
+  if (run.has('peers'))
+    await floorRow(run, PATHS.placeOrderFloor, await answerTo(run.service.url, placeOrders), placeOrders);
   await run.row(run.service, PATHS.hotKey, 200, get('/pets/1', [keys.hot]));
   const overLimit = await measureOverLimit(run);
   return { banned, overLimit };
@@ -222,7 +254,11 @@ async function measureOtherPaths(run: ModeRun): Promise<NonNullable<ModeResult['
 async function ordersAgainstPeer(run: ModeRun): Promise<NonNullable<ModeResult['ordersByTurns']>> {
   const { env, keys, settings } = run;
   const nameSpace = `bench-orders-peer-${randomBytes(4).toString('hex')}:`;
-  const peer = await startPeer(run.answer.body, { redisUrl: env.REDIS_URL!, nameSpace, databaseUrl: env.DATABASE_URL! });
+  const peer = await startPeer(run.answer.body, {
+    redisUrl: env.REDIS_URL!,
+    nameSpace,
+    databaseUrl: env.DATABASE_URL!,
+  });
   run.others.push(peer);
   const service = await startService({ ...env, FULFILMENT_APPROVE_SECONDS: '0' });
   run.others.push(service);
@@ -243,7 +279,9 @@ async function ordersAgainstPeer(run: ModeRun): Promise<NonNullable<ModeResult['
     [PATHS.listOrders, list],
     [PATHS.placeOrder, place],
   ] as const)
-    process.stderr.write(`  ${run.mode}: ${path} ÷ the orders peer by turns: median ${turns.median} (${turns.ratios.join(', ')})\n`);
+    process.stderr.write(
+      `  ${run.mode}: ${path} ÷ the orders peer by turns: median ${turns.median} (${turns.ratios.join(', ')})\n`,
+    );
   await Promise.all([peer.stop(), service.stop()]);
   return { list, place };
 }
@@ -266,6 +304,9 @@ async function measureEvents(
 function redacted(env: Record<string, string>): Record<string, string> {
   const shown: Record<string, string> = {};
   for (const [name, value] of Object.entries(env))
-    shown[name] = name === 'DATABASE_URL' && !value.startsWith('postgres') ? '(fresh SQLite file)' : value.replace(/\/\/[^@/]*@/, '//');
+    shown[name] =
+      name === 'DATABASE_URL' && !value.startsWith('postgres')
+        ? '(fresh SQLite file)'
+        : value.replace(/\/\/[^@/]*@/, '//');
   return shown;
 }

@@ -55,9 +55,15 @@ export function spread(path: string, keys: readonly string[]): Requests {
 }
 
 /** The request `i` of a run, as it would be sent (a `spread` template takes its next key). */
-export function nth(requests: Requests, i: number): { method: string; path: string; headers: Record<string, string>; body?: string } {
+export function nth(
+  requests: Requests,
+  i: number,
+): { method: string; path: string; headers: Record<string, string>; body?: string } {
   const template = requests[i % requests.length]!;
-  const request = typeof template.setupRequest === 'function' ? template.setupRequest({ ...template, headers: { ...template.headers } }, {}) : template;
+  const request =
+    typeof template.setupRequest === 'function'
+      ? template.setupRequest({ ...template, headers: { ...template.headers } }, {})
+      : template;
   return {
     method: request.method ?? 'GET',
     path: request.path ?? '/',
@@ -93,7 +99,9 @@ export async function sendAll(
   const statuses: Record<string, number> = {};
   const started = performance.now();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({ url, connections, amount, requests, timeout: 10 }, (error, result) => (error ? reject(error) : resolve(result)));
+    const instance = autocannon({ url, connections, amount, requests, timeout: 10 }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    );
     instance.on('response', (_client, status) => (statuses[status] = (statuses[status] ?? 0) + 1));
   });
   return { seconds: (performance.now() - started) / 1000, statuses, errors: result.errors + result.timeouts };
@@ -131,7 +139,8 @@ export async function byTurns(
     const result = await run(target.url, sides[side], connections, seconds);
     cpu[side].push(usPerRequest(target.cpuMs() - cpuBefore, result.requests));
     machine[side].push(usPerRequest(machineBusyMs() - busyBefore, result.requests));
-    for (const [status, n] of Object.entries(result.statuses)) statuses[side][status] = (statuses[side][status] ?? 0) + n;
+    for (const [status, n] of Object.entries(result.statuses))
+      statuses[side][status] = (statuses[side][status] ?? 0) + n;
     return result;
   };
   for (let i = 0; i < rounds; i++) {
@@ -140,8 +149,17 @@ export async function byTurns(
     ratios.push(round(second.rps / first.rps, 3));
   }
   // To a tenth of a µs: two sides a µs apart must not read as equal.
-  const micros = (side: { a: number[]; b: number[] }) => ({ a: round(medianOf(side.a), 1), b: round(medianOf(side.b), 1) });
-  return { ratios, median: round(medianOf(ratios), 3), cpuUsPerRequest: micros(cpu), machineUsPerRequest: micros(machine), statuses };
+  const micros = (side: { a: number[]; b: number[] }) => ({
+    a: round(medianOf(side.a), 1),
+    b: round(medianOf(side.b), 1),
+  });
+  return {
+    ratios,
+    median: round(medianOf(ratios), 3),
+    cpuUsPerRequest: micros(cpu),
+    machineUsPerRequest: micros(machine),
+    statuses,
+  };
 }
 
 export interface ByTurns {
@@ -166,13 +184,20 @@ export function medianOf(values: readonly number[]): number {
   return sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-async function run(url: string, requests: Requests, connections: number, seconds: number): Promise<Omit<Measured, 'cpuUsPerRequest'>> {
+async function run(
+  url: string,
+  requests: Requests,
+  connections: number,
+  seconds: number,
+): Promise<Omit<Measured, 'cpuUsPerRequest'>> {
   const samples: number[] = [];
   const finished: number[] = [];
   const statuses: Record<string, number> = {};
   const started = performance.now();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({ url, connections, duration: seconds, requests, timeout: 10 }, (error, result) => (error ? reject(error) : resolve(result)));
+    const instance = autocannon({ url, connections, duration: seconds, requests, timeout: 10 }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    );
     instance.on('response', (_client, status, _bytes, ms) => {
       samples.push(ms);
       finished.push(performance.now() - started);

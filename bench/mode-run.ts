@@ -60,7 +60,13 @@ export interface Row extends Measured {
   pgPerRequest?: number;
 }
 
-export type RowRunner = (target: Proc, path: string, expected: number, requests: Requests, peer?: boolean) => Promise<void>;
+export type RowRunner = (
+  target: Proc,
+  path: string,
+  expected: number,
+  requests: Requests,
+  peer?: boolean,
+) => Promise<void>;
 
 /** What the phases of one mode's run share. */
 export interface ModeRun {
@@ -92,7 +98,8 @@ export const postOrder = (path: string, key: string): Requests[number] => ({
   headers: { 'content-type': 'application/json', 'x-api-key': key },
   body: ORDER,
 });
-export const get = (path: string, keys: string[]): Requests => keys.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
+export const get = (path: string, keys: string[]): Requests =>
+  keys.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 
 /** A response as a floor replays it. */
 export interface Answer {
@@ -112,14 +119,22 @@ export async function answerTo(url: string, requests: Requests): Promise<Answer>
  * Measures a row, adds it to `rows` and logs it: in steady state, with the Redis round trips per
  * request when `redis` counts them, and the PostgreSQL queries per request when the mode has PostgreSQL.
  */
-export function rowRunner(mode: string, settings: LoadSettings, rows: Row[], redis: RedisCounter | null, postgres: boolean): RowRunner {
+export function rowRunner(
+  mode: string,
+  settings: LoadSettings,
+  rows: Row[],
+  redis: RedisCounter | null,
+  postgres: boolean,
+): RowRunner {
   return async (target, path, expected, requests, peer = false) => {
     // Steady state: the service has met every key of the row (a spread row's first pass is the growth phase's).
-    if (!peer && typeof requests[0]?.setupRequest !== 'function') await oneAtATime(target.url, requests, requests.length);
+    if (!peer && typeof requests[0]?.setupRequest !== 'function')
+      await oneAtATime(target.url, requests, requests.length);
     const measured = await measure(target, requests, settings);
     const trips = redis ? await roundTrips(target, requests, redis) : undefined;
     // Peers have no PostgreSQL; a service is counted on a twin of itself (pg-count.ts).
-    const pgPerRequest = postgres && target.env ? await pgQueriesPerRequest(target.env, requests, ROUND_TRIP_PROBES) : undefined;
+    const pgPerRequest =
+      postgres && target.env ? await pgQueriesPerRequest(target.env, requests, ROUND_TRIP_PROBES) : undefined;
     rows.push({
       path,
       ...(peer ? { peer } : {}),
@@ -152,16 +167,25 @@ function floorHeaders(headers: Headers): Record<string, string> {
  * Redis round trips per request, from requests sent one at a time: under load, autocannon's stop
  * abandons up to one request per connection, some after the service has run their script.
  */
-async function roundTrips(target: Proc, requests: Requests, redis: RedisCounter): Promise<{ perRequest: number; usPerScript: number }> {
+async function roundTrips(
+  target: Proc,
+  requests: Requests,
+  redis: RedisCounter,
+): Promise<{ perRequest: number; usPerScript: number }> {
   // Let what autocannon left in flight finish first.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const before = await redis.sample(target.adminUrl);
   await oneAtATime(target.url, requests, ROUND_TRIP_PROBES);
   const after = await redis.sample(target.adminUrl);
   // A peer has no metrics: its requests are the ones just sent, each answered.
-  return { perRequest: redis.perRequest(before, after, target.adminUrl ? undefined : ROUND_TRIP_PROBES), usPerScript: redis.usPerScript(before, after) };
+  return {
+    perRequest: redis.perRequest(before, after, target.adminUrl ? undefined : ROUND_TRIP_PROBES),
+    usPerScript: redis.usPerScript(before, after),
+  };
 }
 
 function log(mode: string, row: Row): void {
-  process.stderr.write(`  ${mode}: ${row.path}: ${row.rps} req/s, p99 ${row.p99} ms${row.allExpected ? '' : ` (statuses ${JSON.stringify(row.statuses)})`}\n`);
+  process.stderr.write(
+    `  ${mode}: ${row.path}: ${row.rps} req/s, p99 ${row.p99} ms${row.allExpected ? '' : ` (statuses ${JSON.stringify(row.statuses)})`}\n`,
+  );
 }

@@ -51,9 +51,13 @@ function ordersRoutes(pool: pg.Pool): pg.Pool {
   async function keyId(request: FastifyRequest, reply: FastifyReply): Promise<string | null> {
     const key = String(request.headers['x-api-key'] ?? '');
     const cached = keys.get(key);
-    if (cached && Date.now() - cached.at < 1_000) return cached.id ?? (reply.code(401).send({ error: 'unauthorized' }), null);
+    if (cached && Date.now() - cached.at < 1_000)
+      return cached.id ?? (reply.code(401).send({ error: 'unauthorized' }), null);
     const hash = createHash('sha256').update(key).digest('hex');
-    const { rows } = await pool.query<{ id: string }>('select id from api_keys where key_hash = $1 and revoked_at is null', [hash]);
+    const { rows } = await pool.query<{ id: string }>(
+      'select id from api_keys where key_hash = $1 and revoked_at is null',
+      [hash],
+    );
     const id = rows[0]?.id ?? null;
     keys.set(key, { id, at: Date.now() });
     return id ?? (reply.code(401).send({ error: 'unauthorized' }), null);
@@ -72,13 +76,16 @@ function ordersRoutes(pool: pg.Pool): pg.Pool {
     const owner = await keyId(request, reply);
     if (owner === null) return reply;
     const { petId, quantity = 1 } = request.body ?? {};
-    if (!Number.isInteger(petId) || !Number.isInteger(quantity)) return reply.code(400).send({ error: 'petId and quantity are whole numbers' });
+    if (!Number.isInteger(petId) || !Number.isInteger(quantity))
+      return reply.code(400).send({ error: 'petId and quantity are whole numbers' });
     const now = new Date().toISOString();
     const { rows } = await pool.query<{ id: string }>(
       "insert into orders (api_key_id, pet_id, quantity, ship_date, status, complete, created_at) values ($1, $2, $3, $4, 'placed', 0, $4) returning id",
       [owner, petId, quantity, now],
     );
-    return reply.code(201).send({ id: Number(rows[0]!.id), petId, quantity, shipDate: now, status: 'placed', complete: false });
+    return reply
+      .code(201)
+      .send({ id: Number(rows[0]!.id), petId, quantity, shipDate: now, status: 'placed', complete: false });
   });
   return pool;
 }

@@ -42,7 +42,11 @@ const JOB_SQL = [
   /^delete from "(events|webhook_deliveries)" where "seq" in/i,
 ];
 
-export async function pgQueriesPerRequest(env: Record<string, string>, requests: Requests, probes: number): Promise<number> {
+export async function pgQueriesPerRequest(
+  env: Record<string, string>,
+  requests: Requests,
+  probes: number,
+): Promise<number> {
   const proxy = await countingProxy(env.DATABASE_URL!);
   const service = await startService({ ...env, DATABASE_URL: proxy.url });
   try {

@@ -22,7 +22,10 @@ for (let i = 0; i < processes; i++) {
   try {
     const rounds: number[] = [];
     for (let r = 0; r < 3; r++)
-      rounds.push((await measure(service, requests, { connections: 50, seconds: 3, warmupSeconds: r === 0 ? 3 : 0 })).cpuUsPerRequest);
+      rounds.push(
+        (await measure(service, requests, { connections: 50, seconds: 3, warmupSeconds: r === 0 ? 3 : 0 }))
+          .cpuUsPerRequest,
+      );
     medians.push(medianOf(rounds));
     console.log(`process ${i + 1}: CPU µs/req ${rounds.join(', ')}`);
   } finally {
@@ -31,4 +34,6 @@ for (let i = 0; i < processes; i++) {
 }
 const all = medianOf(medians);
 const slow = medians.filter((us) => us > 1.3 * all).length;
-console.log(`${processes} processes of ${main}: median CPU µs/req ${round(all, 1)}; ${slow} settled slower than 1.3 times that`);
+console.log(
+  `${processes} processes of ${main}: median CPU µs/req ${round(all, 1)}; ${slow} settled slower than 1.3 times that`,
+);

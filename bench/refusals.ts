@@ -4,7 +4,17 @@
  * against its floor.
  */
 import { type ByTurns, byTurns, type LoadSettings, oneAtATime, type Requests } from './load.js';
-import { type Answer, answerTo, CONFIG_ROUNDS, CONFIG_TURN_SECONDS, floorRow, get, type ModeRun, PATHS, type RowRunner } from './mode-run.js';
+import {
+  type Answer,
+  answerTo,
+  CONFIG_ROUNDS,
+  CONFIG_TURN_SECONDS,
+  floorRow,
+  get,
+  type ModeRun,
+  PATHS,
+  type RowRunner,
+} from './mode-run.js';
 import { type Proc, startService } from './service.js';
 import type { BenchKeys } from './setup.js';
 
@@ -24,7 +34,14 @@ export async function measureBanned(run: ModeRun): Promise<ByTurns> {
     const refusal = await ban(service.url, keys.banned);
     await run.row(service, PATHS.banned, 429, get('/pets/1', [keys.banned]));
     // Within the ban's minute: the row's 11 s and these 24.
-    const turns = await refusalByTurns(run.mode, PATHS.banned, service, run.pets, get('/pets/1', [keys.banned]), run.settings);
+    const turns = await refusalByTurns(
+      run.mode,
+      PATHS.banned,
+      service,
+      run.pets,
+      get('/pets/1', [keys.banned]),
+      run.settings,
+    );
     // The floor of a refusal: that 429, headers and problem body, from bare node:http.
     if (run.has('peers')) await floorRow(run, PATHS.bannedFloor, refusal, get('/pets/1', [keys.banned]));
     return turns;
@@ -61,7 +78,8 @@ async function measureRefusals(env: Record<string, string>, keys: BenchKeys, row
   // Exhaust each free key's minute (60 requests), a chain per key.
   await Promise.all(
     limited.map(async (key) => {
-      for (let i = 0; i < 60; i++) await fetch(`${service.url}/pets/1`, { headers: { 'x-api-key': key } }).then((r) => r.arrayBuffer());
+      for (let i = 0; i < 60; i++)
+        await fetch(`${service.url}/pets/1`, { headers: { 'x-api-key': key } }).then((r) => r.arrayBuffer());
     }),
   );
   const refused = await answerTo(service.url, get('/pets/1', limited));
@@ -70,14 +88,33 @@ async function measureRefusals(env: Record<string, string>, keys: BenchKeys, row
 }
 
 /** Refusals (`refused`) against admissions (`admitted`, met before) on one service, by turns. */
-async function refusalByTurns(mode: string, path: string, service: Proc, admitted: Requests, refused: Requests, settings: LoadSettings): Promise<ByTurns> {
+async function refusalByTurns(
+  mode: string,
+  path: string,
+  service: Proc,
+  admitted: Requests,
+  refused: Requests,
+  settings: LoadSettings,
+): Promise<ByTurns> {
   await oneAtATime(service.url, admitted, admitted.length);
-  const turns = await byTurns(service, service, { a: admitted, b: refused }, settings.connections, CONFIG_ROUNDS, CONFIG_TURN_SECONDS);
+  const turns = await byTurns(
+    service,
+    service,
+    { a: admitted, b: refused },
+    settings.connections,
+    CONFIG_ROUNDS,
+    CONFIG_TURN_SECONDS,
+  );
   // Refusals throughout: a ban or a minute that ended during the turns would measure something else.
-  if (Object.keys(turns.statuses.b).some((status) => status !== '429') || Object.keys(turns.statuses.a).some((status) => status !== '200'))
+  if (
+    Object.keys(turns.statuses.b).some((status) => status !== '429') ||
+    Object.keys(turns.statuses.a).some((status) => status !== '200')
+  )
     throw new Error(`${path} by turns: answered ${JSON.stringify(turns.statuses)}`);
   const { a, b } = turns.cpuUsPerRequest;
-  process.stderr.write(`  ${mode}: ${path} ÷ ${PATHS.pets} by turns: median ${turns.median} (${turns.ratios.join(', ')}), CPU ${b} against ${a} µs\n`);
+  process.stderr.write(
+    `  ${mode}: ${path} ÷ ${PATHS.pets} by turns: median ${turns.median} (${turns.ratios.join(', ')}), CPU ${b} against ${a} µs\n`,
+  );
   return turns;
 }
 

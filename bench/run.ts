@@ -60,29 +60,40 @@ import { startRedisCluster } from '../scripts/redis-cluster.js';
 
 /** The bench's Redis Cluster: ports 7100-7105 (and their cluster bus, 17100-17105). */
 const CLUSTER_PORT = 7100;
-const clusterTools = () => ['redis-server', 'redis-cli'].every((tool) => spawnSync(tool, ['--version']).error === undefined);
+const clusterTools = () =>
+  ['redis-server', 'redis-cli'].every((tool) => spawnSync(tool, ['--version']).error === undefined);
 
 const seconds = Number(process.env.BENCH_DURATION || 10);
-const settings: LoadSettings = { connections: Number(process.env.BENCH_CONNECTIONS || 50), seconds, warmupSeconds: Math.min(1, seconds) };
+const settings: LoadSettings = {
+  connections: Number(process.env.BENCH_CONNECTIONS || 50),
+  seconds,
+  warmupSeconds: Math.min(1, seconds),
+};
 const PHASES = ['limiter', 'memory', 'addresses', 'hot-key', ...HTTP_PHASES] as const;
 const only = process.env.BENCH_ONLY?.split(',')
   .map((p) => p.trim())
   .filter(Boolean);
 for (const phase of only ?? []) {
-  if (!(PHASES as readonly string[]).includes(phase)) throw new Error(`BENCH_ONLY: unknown phase ${phase} (phases: ${PHASES.join(', ')})`);
+  if (!(PHASES as readonly string[]).includes(phase))
+    throw new Error(`BENCH_ONLY: unknown phase ${phase} (phases: ${PHASES.join(', ')})`);
 }
 const phases = new Set(only ?? PHASES);
 const httpPhases = new Set(HTTP_PHASES.filter((p) => phases.has(p))) as ReadonlySet<HttpPhase>;
 const RESULTS = process.env.BENCH_RESULTS || (only ? null : join(ROOT, 'bench/results'));
 
 function node(args: string[], capture = false): string {
-  const run = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'], encoding: 'utf8' });
+  const run = spawnSync(process.execPath, args, {
+    cwd: ROOT,
+    stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'],
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`node ${args.join(' ')} failed (${run.status})`);
   return run.stdout ?? '';
 }
 
 // The numbers are the production build's: what `npm start` runs.
-if (process.env.BENCH_SKIP_BUILD !== '1') node([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
+if (process.env.BENCH_SKIP_BUILD !== '1')
+  node([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
 
 if (phases.has('limiter')) node(['--expose-gc', '--import', 'tsx', 'bench/limiter.ts']);
 let memory: MemoryFigures | null = null;
@@ -94,8 +105,12 @@ if (phases.has('memory')) {
 // 200,000 addresses: the sweep's loop delay in process, then over HTTP (about 2 min; BENCH_ADDRESSES_HTTP=0 leaves it out).
 let addresses: AddressFigures | null = null;
 if (phases.has('addresses')) {
-  addresses = JSON.parse(node(['--expose-gc', '--import', 'tsx', 'bench/addresses.ts', '--json'], true)) as AddressFigures;
-  console.log('\nMemory limiter, 200,000 addresses (bench/addresses.ts; target: loop delay max ≤ 20 ms during a sweep)');
+  addresses = JSON.parse(
+    node(['--expose-gc', '--import', 'tsx', 'bench/addresses.ts', '--json'], true),
+  ) as AddressFigures;
+  console.log(
+    '\nMemory limiter, 200,000 addresses (bench/addresses.ts; target: loop delay max ≤ 20 ms during a sweep)',
+  );
   console.table(addressesTable(addresses));
 }
 
@@ -113,7 +128,13 @@ if (httpPhases.size > 0) {
   console.error(
     `\nHTTP (${[...httpPhases].join(', ')}): ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s per path`,
   );
-  const embedded = await benchMode('embedded', 'SQLite file, limits in memory', { DATABASE_URL: sqliteFile(), REDIS_URL: '' }, settings, httpPhases);
+  const embedded = await benchMode(
+    'embedded',
+    'SQLite file, limits in memory',
+    { DATABASE_URL: sqliteFile(), REDIS_URL: '' },
+    settings,
+    httpPhases,
+  );
   if (embedded) modes.push(embedded);
   const { DATABASE_URL, REDIS_URL } = process.env;
   if (DATABASE_URL?.startsWith('postgres') && REDIS_URL) {
@@ -136,7 +157,10 @@ if (httpPhases.size > 0) {
   }
   const clusterPhases = new Set([...httpPhases].filter((p) => p === 'paths')) as ReadonlySet<HttpPhase>;
   if (DATABASE_URL?.startsWith('postgres') && clusterPhases.size > 0 && clusterTools()) {
-    const [schema, cluster] = await Promise.all([postgresSchema(DATABASE_URL, 'bench'), startRedisCluster(CLUSTER_PORT)]);
+    const [schema, cluster] = await Promise.all([
+      postgresSchema(DATABASE_URL, 'bench'),
+      startRedisCluster(CLUSTER_PORT),
+    ]);
     try {
       const scaledOut = await benchMode(
         'scaled-out-cluster',
@@ -150,7 +174,9 @@ if (httpPhases.size > 0) {
       await Promise.all([schema.drop(), cluster.stop()]);
     }
   } else if (clusterPhases.size > 0) {
-    console.error('scaled-out-cluster mode skipped: set DATABASE_URL=postgres://… and install redis-server and redis-cli');
+    console.error(
+      'scaled-out-cluster mode skipped: set DATABASE_URL=postgres://… and install redis-server and redis-cli',
+    );
   }
 }
 
@@ -195,7 +221,12 @@ if (verdicts.length > 0) {
 }
 
 const date = new Date().toISOString().slice(0, 10);
-const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', loadAverage: { before: loadBefore, after: loadavg() } };
+const machine = {
+  node: process.version,
+  cpus: cpus().length,
+  cpu: cpus()[0]?.model ?? 'unknown',
+  loadAverage: { before: loadBefore, after: loadavg() },
+};
 if (RESULTS) {
   mkdirSync(RESULTS, { recursive: true });
   for (const mode of modes) {
@@ -205,11 +236,17 @@ if (RESULTS) {
     if (process.env.BENCH_SAVE_REFERENCE && !only) keepAsReference(mode.mode, content);
   }
   if (memory || addresses || hotKey)
-    writeFileSync(join(RESULTS, `${date}-memory.json`), `${JSON.stringify({ date, machine, ...memory, addresses, hotKey }, null, 2)}\n`);
+    writeFileSync(
+      join(RESULTS, `${date}-memory.json`),
+      `${JSON.stringify({ date, machine, ...memory, addresses, hotKey }, null, 2)}\n`,
+    );
   if (modes.length > 0)
     writeFileSync(
       join(RESULTS, 'latest.svg'),
-      chart(modes, `Petstore ${date}: req/s at ${settings.connections} connections (${machine.cpus} cores, Node ${process.version})`),
+      chart(
+        modes,
+        `Petstore ${date}: req/s at ${settings.connections} connections (${machine.cpus} cores, Node ${process.version})`,
+      ),
     );
   console.log(`\nWrote ${RESULTS}/${date}-*.json${modes.length > 0 ? ` and ${RESULTS}/latest.svg` : ''}`);
 } else {

@@ -46,7 +46,12 @@ export async function startService(env: Record<string, string>, main = join(ROOT
 /** The baseline in a process of its own, answering every request with `body` (and `headers` and `status`, when given: a floor). */
 export async function startBaseline(body: string, headers?: Record<string, string>, status = 200): Promise<Proc> {
   const port = await freePort();
-  const env = { PORT: String(port), BODY: body, STATUS: String(status), ...(headers ? { HEADERS: JSON.stringify(headers) } : {}) };
+  const env = {
+    PORT: String(port),
+    BODY: body,
+    STATUS: String(status),
+    ...(headers ? { HEADERS: JSON.stringify(headers) } : {}),
+  };
   const proc = spawnProc(['--import', 'tsx', join(ROOT, 'bench/baseline.ts')], env, `http://127.0.0.1:${port}`);
   await proc.ready(`${proc.url}/`, true);
   return { url: proc.url, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
@@ -57,7 +62,10 @@ export async function startBaseline(body: string, headers?: Record<string, strin
  * @fastify/rate-limit's in-memory store, or its Redis store on `redisUrl` under a key prefix of its own;
  * with `databaseUrl`, the store's orders too, over the service's tables there.
  */
-export async function startPeer(body: string, store: { redisUrl: string; nameSpace: string; databaseUrl?: string } | null): Promise<Proc> {
+export async function startPeer(
+  body: string,
+  store: { redisUrl: string; nameSpace: string; databaseUrl?: string } | null,
+): Promise<Proc> {
   const port = await freePort();
   const env = {
     PORT: String(port),
@@ -76,7 +84,11 @@ const OUTPUT_KEPT = 4000;
 
 function spawnProc(args: string[], env: Record<string, string>, url: string) {
   // A clean environment: nothing from the caller's shell (REDIS_URL, BAN_*, …) may change a mode.
-  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, ...env }, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH, ...env },
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // Always read, so that a chatty child never blocks on a full pipe: at LOG_LEVEL=info the service
   // writes an access-log line per request, megabytes a second. Reading it must cost the bench (which
   // shares the cores with it) next to nothing: the chunks are kept as they come, only the last few KB
@@ -128,7 +140,12 @@ const TICK_MS = 10;
 /** CPU time all cores have spent busy (user, nice, system, irq, softirq) since boot, in ms: the load generator and Redis too; NaN where /proc is missing. */
 export function machineBusyMs(): number {
   try {
-    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')
+      .split('\n', 1)[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     return (user! + nice! + system! + irq! + softirq!) * TICK_MS;
   } catch {
     return NaN;

@@ -29,7 +29,10 @@ export interface BenchKeys {
   banned: string;
 }
 
-export async function createKeys(databaseUrl: string, counts: { perPath: number; limited: number }): Promise<BenchKeys> {
+export async function createKeys(
+  databaseUrl: string,
+  counts: { perPath: number; limited: number },
+): Promise<BenchKeys> {
   const db = openDatabase(loadConfig({ DATABASE_URL: databaseUrl }).database);
   try {
     const keys = new KeysRepository(db, systemClock);

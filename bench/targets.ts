@@ -66,7 +66,8 @@ function versionTargets({ mode, add }: Judge): void {
     ['GET /pets/{petId}', mode.versionsByTurns?.pets],
     ['GET /store/orders', mode.versionsByTurns?.orders],
   ] as const) {
-    if (turns) add(`${path}: the oldest version ≥ 0.9× the newest, by turns`, byTurnsFigure(turns), turns.median >= 0.9);
+    if (turns)
+      add(`${path}: the oldest version ≥ 0.9× the newest, by turns`, byTurnsFigure(turns), turns.median >= 0.9);
   }
 }
 
@@ -99,7 +100,12 @@ function atLeast({ add, find, ratio }: Judge, path: string, min: number, turns?:
   if (turns) add(`${path} ≥ ${min}× baseline, by turns`, byTurnsFigure(turns), turns.median >= min);
   else add(`${path} ≥ ${min}× baseline`, `${ratio(row).toFixed(2)}×`, ratio(row) >= min);
   const floor = FLOORS[path] && find(FLOORS[path]);
-  if (floor) add(`${path} ≥ ${min}× its floor (the same bytes)`, `${(row.rps / floor.rps).toFixed(2)}×`, row.rps / floor.rps >= min);
+  if (floor)
+    add(
+      `${path} ≥ ${min}× its floor (the same bytes)`,
+      `${(row.rps / floor.rps).toFixed(2)}×`,
+      row.rps / floor.rps >= min,
+    );
 }
 
 /** `path` at most `drop` below `reference` in req/s (the same baseline: the same as in ratios to it). */
@@ -124,7 +130,8 @@ function embeddedTargets(judge: Judge): void {
   atLeast(judge, PATHS.listOrders, 0.4);
   atLeast(judge, PATHS.placeOrder, 0.25);
   growthTargets(judge);
-  for (const row of mode.rows.filter((r) => !r.peer)) add(`${row.path}: p99 < ${P99_MS} ms`, `${row.p99} ms`, row.p99 < P99_MS);
+  for (const row of mode.rows.filter((r) => !r.peer))
+    add(`${row.path}: p99 < ${P99_MS} ms`, `${row.p99} ms`, row.p99 < P99_MS);
   eventTargets(judge);
 }
 
@@ -145,11 +152,20 @@ function refusalTargets(judge: Judge, pets: Row | undefined): void {
         turns.cpuUsPerRequest.b < turns.cpuUsPerRequest.a,
       );
     else if (row && pets)
-      add(`${path}: fewer CPU µs/req than ${PATHS.pets}`, `${row.cpuUsPerRequest} vs ${pets.cpuUsPerRequest} µs`, row.cpuUsPerRequest < pets.cpuUsPerRequest);
+      add(
+        `${path}: fewer CPU µs/req than ${PATHS.pets}`,
+        `${row.cpuUsPerRequest} vs ${pets.cpuUsPerRequest} µs`,
+        row.cpuUsPerRequest < pets.cpuUsPerRequest,
+      );
   }
   // Not a target: whether ≥ 0.8× is within reach of any Node service sending that same 429.
   const floor = find(PATHS.bannedFloor);
-  if (floor) add(`${PATHS.bannedFloor} ≥ 0.8× baseline (can a refusal reach it at all?)`, `${ratio(floor).toFixed(2)}×`, ratio(floor) >= 0.8);
+  if (floor)
+    add(
+      `${PATHS.bannedFloor} ≥ 0.8× baseline (can a refusal reach it at all?)`,
+      `${ratio(floor).toFixed(2)}×`,
+      ratio(floor) >= 0.8,
+    );
 }
 
 /** The growth rows at most `MAX_DROP` below their small-store row. */
@@ -157,7 +173,11 @@ function growthTargets(judge: Judge): void {
   // By turns against the small store when the run measured it so, sent alike (growth.ts `manyKeysByTurns`).
   const manyKeys = judge.mode.growth?.manyKeysByTurns;
   if (manyKeys)
-    judge.add(`${PATHS.manyKeys}: at most ${MAX_DROP * 100} % below the small store, by turns`, byTurnsFigure(manyKeys), manyKeys.median >= 1 - MAX_DROP);
+    judge.add(
+      `${PATHS.manyKeys}: at most ${MAX_DROP * 100} % below the small store, by turns`,
+      byTurnsFigure(manyKeys),
+      manyKeys.median >= 1 - MAX_DROP,
+    );
   else near(judge, PATHS.manyKeys, PATHS.pets);
   near(judge, PATHS.ordersFirstPage, PATHS.listOrders);
   near(judge, PATHS.ordersDeepCursor, PATHS.listOrders);
@@ -180,7 +200,11 @@ function eventTargets({ mode, add }: Judge): void {
   }
   const r = mode.retention;
   if (r)
-    add(`retention of ${r.events.toLocaleString('en')} expired events: event loop held ≤ ${LOOP_HOLD_MS} ms`, `${r.loopMaxMs} ms`, r.loopMaxMs <= LOOP_HOLD_MS);
+    add(
+      `retention of ${r.events.toLocaleString('en')} expired events: event loop held ≤ ${LOOP_HOLD_MS} ms`,
+      `${r.loopMaxMs} ms`,
+      r.loopMaxMs <= LOOP_HOLD_MS,
+    );
   const w = mode.stuckReceiver;
   if (w) {
     add(
@@ -211,15 +235,29 @@ function scaledOutTargets(judge: Judge): void {
   atLeast(judge, PATHS.pets, 0.4, mode.petsByTurns?.baseline);
   const peer = find(PATHS.peerRedis);
   const peerTurns = mode.petsByTurns?.peerRedis;
-  if (peerTurns) add(`${PATHS.pets} ≥ 0.75× ${PATHS.peerRedis}, by turns`, byTurnsFigure(peerTurns), peerTurns.median >= 0.75);
-  else if (pets && peer) add(`${PATHS.pets} ≥ 0.75× ${PATHS.peerRedis}`, `${(pets.rps / peer.rps).toFixed(2)}×`, pets.rps / peer.rps >= 0.75);
+  if (peerTurns)
+    add(`${PATHS.pets} ≥ 0.75× ${PATHS.peerRedis}, by turns`, byTurnsFigure(peerTurns), peerTurns.median >= 0.75);
+  else if (pets && peer)
+    add(
+      `${PATHS.pets} ≥ 0.75× ${PATHS.peerRedis}`,
+      `${(pets.rps / peer.rps).toFixed(2)}×`,
+      pets.rps / peer.rps >= 0.75,
+    );
   const trips = mode.rows.filter((r) => !r.peer && r.redisPerRequest !== undefined);
   if (trips.length > 0) {
     const worst = trips.reduce((a, b) => (b.redisPerRequest! > a.redisPerRequest! ? b : a));
-    add('≤ 1 Redis round trip per request', `${worst.redisPerRequest!.toFixed(3)} (worst path: ${worst.path})`, worst.redisPerRequest! <= 1.0005);
+    add(
+      '≤ 1 Redis round trip per request',
+      `${worst.redisPerRequest!.toFixed(3)} (worst path: ${worst.path})`,
+      worst.redisPerRequest! <= 1.0005,
+    );
   }
   if (pets?.pgPerRequest !== undefined)
-    add(`${PATHS.pets}: 0 PostgreSQL queries per request in steady state`, pets.pgPerRequest.toFixed(3), pets.pgPerRequest === 0);
+    add(
+      `${PATHS.pets}: 0 PostgreSQL queries per request in steady state`,
+      pets.pgPerRequest.toFixed(3),
+      pets.pgPerRequest === 0,
+    );
   const orders = mode.ordersByTurns;
   if (orders) {
     // Issue 32, item 2.
@@ -229,9 +267,17 @@ function scaledOutTargets(judge: Judge): void {
   const unknown = mode.unknownKeys;
   if (unknown) {
     // Issue 32, item 5.
-    add('random unknown keys from one address: ≤ 0.05 PostgreSQL queries per request', unknown.pgPerRequest.toFixed(3), unknown.pgPerRequest <= 0.05);
+    add(
+      'random unknown keys from one address: ≤ 0.05 PostgreSQL queries per request',
+      unknown.pgPerRequest.toFixed(3),
+      unknown.pgPerRequest <= 0.05,
+    );
     const { alone, flooded } = unknown.validP99;
-    add(`${PATHS.pets} p99 during that flood ≤ 2× without it`, `${flooded} ms against ${alone} ms`, flooded <= 2 * alone);
+    add(
+      `${PATHS.pets} p99 during that flood ≤ 2× without it`,
+      `${flooded} ms against ${alone} ms`,
+      flooded <= 2 * alone,
+    );
   }
 }
 
@@ -239,7 +285,12 @@ function scaledOutTargets(judge: Judge): void {
 function defaultConfigTarget(judge: Judge): void {
   // The default configuration: judged by turns when the run measured it so (bench/load.ts `byTurns`).
   const turns = judge.mode.defaultConfigByTurns;
-  if (turns) judge.add(`${PATHS.defaultConfig}: at most ${MAX_DROP * 100} % below ${PATHS.pets}, by turns`, byTurnsFigure(turns), turns.median >= 1 - MAX_DROP);
+  if (turns)
+    judge.add(
+      `${PATHS.defaultConfig}: at most ${MAX_DROP * 100} % below ${PATHS.pets}, by turns`,
+      byTurnsFigure(turns),
+      turns.median >= 1 - MAX_DROP,
+    );
   else near(judge, PATHS.defaultConfig, PATHS.pets);
 }
 

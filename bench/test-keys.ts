@@ -21,7 +21,12 @@ export interface TestKeyFigures {
   paths: { path: string; turns: ByTurns; dearer: number }[];
 }
 
-export async function measureTestKeys(mode: string, env: Record<string, string>, rounds = 10, seconds = 3): Promise<TestKeyFigures> {
+export async function measureTestKeys(
+  mode: string,
+  env: Record<string, string>,
+  rounds = 10,
+  seconds = 3,
+): Promise<TestKeyFigures> {
   const file = sqliteFile();
   const service = await startService({ ...env, DATABASE_URL: file, ADMIN_TOKEN: ADMIN });
   try {

@@ -35,9 +35,16 @@ export async function measureUnknownKeys(run: ModeRun): Promise<UnknownKeyFigure
   const pgPerRequest = await pgQueriesPerRequest(run.env, flood, ROUND_TRIP_PROBES);
   // The valid keys and the flood on as many connections each, a fifth of a row's: together they load
   // the service less than a row does, so that what the flood costs others shows, not a saturated machine.
-  const connections: LoadSettings = { ...run.settings, connections: Math.max(1, Math.floor(run.settings.connections / 5)) };
+  const connections: LoadSettings = {
+    ...run.settings,
+    connections: Math.max(1, Math.floor(run.settings.connections / 5)),
+  };
   const alone = await measure(run.service, run.pets, connections);
-  const flooding = floodFrom(run.service.url, connections.connections, FLOOD_SETTLE_SECONDS + connections.warmupSeconds + connections.seconds + 1);
+  const flooding = floodFrom(
+    run.service.url,
+    connections.connections,
+    FLOOD_SETTLE_SECONDS + connections.warmupSeconds + connections.seconds + 1,
+  );
   // Measured once the flood is answered and its address banned: beside the flood, not beside its
   // process starting (on two cores, that start alone doubled a valid key's p99 in runs where the
   // flood itself, read slowly, cost nothing measurable).
@@ -58,9 +65,22 @@ export async function measureUnknownKeys(run: ModeRun): Promise<UnknownKeyFigure
 const FLOOD_SETTLE_SECONDS = 1;
 
 /** The flood, from a process of its own (bench/unknown-keys-flood.ts): `started` at its first answer, `done` with its figures. */
-function floodFrom(url: string, connections: number, seconds: number): { started: Promise<void>; done: Promise<UnknownKeyFigures['flood']> } {
-  const env = { ...process.env, FLOOD_URL: url, FLOOD_CONNECTIONS: String(connections), FLOOD_SECONDS: String(seconds) };
-  const child = execFile(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('unknown-keys-flood.ts', import.meta.url))], { env });
+function floodFrom(
+  url: string,
+  connections: number,
+  seconds: number,
+): { started: Promise<void>; done: Promise<UnknownKeyFigures['flood']> } {
+  const env = {
+    ...process.env,
+    FLOOD_URL: url,
+    FLOOD_CONNECTIONS: String(connections),
+    FLOOD_SECONDS: String(seconds),
+  };
+  const child = execFile(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('unknown-keys-flood.ts', import.meta.url))],
+    { env },
+  );
   const started = new Promise<void>((resolve, reject) => {
     child.stderr!.on('data', (chunk: Buffer) => chunk.toString().includes('flooding') && resolve());
     child.on('exit', () => reject(new Error('the flood ended before its first answer')));
@@ -68,7 +88,11 @@ function floodFrom(url: string, connections: number, seconds: number): { started
   const done = new Promise<UnknownKeyFigures['flood']>((resolve, reject) => {
     let stdout = '';
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(stdout) as UnknownKeyFigures['flood']) : reject(new Error(`the flood exited ${code}`))));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(stdout) as UnknownKeyFigures['flood'])
+        : reject(new Error(`the flood exited ${code}`)),
+    );
   });
   // Awaited once the valid keys are measured; should a measure throw first, its failure is not a second, unhandled one.
   done.catch(() => undefined);

@@ -25,8 +25,13 @@ export async function measureVersions(run: ModeRun): Promise<VersionFigures> {
       CONFIG_ROUNDS,
       CONFIG_TURN_SECONDS,
     );
-    process.stderr.write(`  ${run.mode}: ${path}, ${OLDEST_VERSION} ÷ ${NEWEST_VERSION} by turns: median ${measured.median} (${measured.ratios.join(', ')})\n`);
+    process.stderr.write(
+      `  ${run.mode}: ${path}, ${OLDEST_VERSION} ÷ ${NEWEST_VERSION} by turns: median ${measured.median} (${measured.ratios.join(', ')})\n`,
+    );
     return measured;
   };
-  return { pets: await turns('GET /pets/{petId}', run.pets), orders: await turns('GET /store/orders', get('/store/orders', run.keys.listOrders)) };
+  return {
+    pets: await turns('GET /pets/{petId}', run.pets),
+    orders: await turns('GET /store/orders', get('/store/orders', run.keys.listOrders)),
+  };
 }

@@ -185,10 +185,17 @@ export async function errorFrom(response: Response, rateLimit: RateLimitState): 
   const problem = await problemOf(response);
   // `code` is the slug; `type`'s last segment says the same (an answer from before `code`, or a proxy's).
   const slug = problem?.code ?? problem?.type.match(/\/problems\/([^/?#]+)$/)?.[1];
-  const ErrorOf: ErrorClass = (slug && (PROBLEM_ERRORS as Record<string, ErrorClass>)[slug]) || BY_STATUS[response.status] || PetstoreError;
+  const ErrorOf: ErrorClass =
+    (slug && (PROBLEM_ERRORS as Record<string, ErrorClass>)[slug]) || BY_STATUS[response.status] || PetstoreError;
   const message = problem ? `${problem.title}: ${problem.detail}` : `HTTP ${response.status}`;
   const requestId = response.headers.get('x-request-id') ?? undefined;
-  return new ErrorOf(message, { status: response.status, problem, requestId, rateLimit, retryAfter: rateLimit.retryAfterSeconds });
+  return new ErrorOf(message, {
+    status: response.status,
+    problem,
+    requestId,
+    rateLimit,
+    retryAfter: rateLimit.retryAfterSeconds,
+  });
 }
 
 async function problemOf(response: Response): Promise<Problem | undefined> {

@@ -22,7 +22,10 @@ export type ReportCard = components['schemas']['ReportCard'];
 export type ReportCheck = ReportCard['checks'][number];
 export type WebhookExam = components['schemas']['WebhookExam'];
 
-type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> = operations[Op]['responses'][Status] extends {
+type JsonOf<
+  Op extends keyof operations,
+  Status extends keyof operations[Op]['responses'],
+> = operations[Op]['responses'][Status] extends {
   content: { 'application/json': infer T };
 }
   ? T
@@ -90,9 +93,18 @@ export class PetstoreClient {
    * `POST /store/orders` (beta). Always sent with an `Idempotency-Key` (a new UUID unless you pass one),
    * so the client may retry it: a replay gets the original order, never a second one.
    */
-  placeOrder(order: NewOrder, { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {}): Promise<Order> {
+  placeOrder(
+    order: NewOrder,
+    { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {},
+  ): Promise<Order> {
     const headers = { 'idempotency-key': idempotencyKey };
-    return this.#transport.send({ operation: 'placeOrder', method: 'POST', path: '/store/orders', body: order, headers });
+    return this.#transport.send({
+      operation: 'placeOrder',
+      method: 'POST',
+      path: '/store/orders',
+      body: order,
+      headers,
+    });
   }
 
   /** `GET /store/orders/{orderId}` (experimental). */
@@ -106,9 +118,17 @@ export class PetstoreClient {
    * with an `Idempotency-Key`, so a retry never moves it twice. A live key gets `TestKeyRequiredError`;
    * a delivered or cancelled order, `OrderNotAdvanceableError`.
    */
-  advanceOrder(orderId: OrderId, { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {}): Promise<Order> {
+  advanceOrder(
+    orderId: OrderId,
+    { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {},
+  ): Promise<Order> {
     const headers = { 'idempotency-key': idempotencyKey };
-    return this.#transport.send({ operation: 'advanceOrder', method: 'POST', path: `/store/orders/${orderId}/advance`, headers });
+    return this.#transport.send({
+      operation: 'advanceOrder',
+      method: 'POST',
+      path: `/store/orders/${orderId}/advance`,
+      headers,
+    });
   }
 
   /** `GET /events` (beta): one page of this key's events, newest first. */
@@ -145,39 +165,79 @@ export class PetstoreClient {
     { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {},
   ): Promise<WebhookEndpointWithSecret> {
     const headers = { 'idempotency-key': idempotencyKey };
-    return this.#transport.send({ operation: 'createWebhookEndpoint', method: 'POST', path: '/webhook-endpoints', body: endpoint, headers });
+    return this.#transport.send({
+      operation: 'createWebhookEndpoint',
+      method: 'POST',
+      path: '/webhook-endpoints',
+      body: endpoint,
+      headers,
+    });
   }
 
   /** `GET /webhook-endpoints` (experimental): one page of your endpoints. */
   listWebhookEndpoints(query: { limit?: number; cursor?: string } = {}): Promise<WebhookEndpointPage> {
-    return this.#transport.send({ operation: 'listWebhookEndpoints', method: 'GET', path: '/webhook-endpoints', query });
+    return this.#transport.send({
+      operation: 'listWebhookEndpoints',
+      method: 'GET',
+      path: '/webhook-endpoints',
+      query,
+    });
   }
 
   /** `GET /webhook-endpoints/{endpointId}` (experimental). */
   getWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
-    return this.#transport.send({ operation: 'getWebhookEndpoint', method: 'GET', path: `/webhook-endpoints/${endpointId}` });
+    return this.#transport.send({
+      operation: 'getWebhookEndpoint',
+      method: 'GET',
+      path: `/webhook-endpoints/${endpointId}`,
+    });
   }
 
   /** `PATCH /webhook-endpoints/{endpointId}` (experimental): `enabled: true` enables it again after it was disabled. */
   updateWebhookEndpoint(endpointId: string, patch: WebhookEndpointPatch): Promise<WebhookEndpoint> {
-    return this.#transport.send({ operation: 'updateWebhookEndpoint', method: 'PATCH', path: `/webhook-endpoints/${endpointId}`, body: patch });
+    return this.#transport.send({
+      operation: 'updateWebhookEndpoint',
+      method: 'PATCH',
+      path: `/webhook-endpoints/${endpointId}`,
+      body: patch,
+    });
   }
 
   /** `DELETE /webhook-endpoints/{endpointId}` (experimental): the endpoint and its delivery log. */
   async deleteWebhookEndpoint(endpointId: string): Promise<void> {
-    await this.#transport.send({ operation: 'deleteWebhookEndpoint', method: 'DELETE', path: `/webhook-endpoints/${endpointId}` });
+    await this.#transport.send({
+      operation: 'deleteWebhookEndpoint',
+      method: 'DELETE',
+      path: `/webhook-endpoints/${endpointId}`,
+    });
   }
 
   /** `POST /webhook-endpoints/{endpointId}/rotate-secret` (experimental): a new secret, this once; the old one signs beside it for 24 hours. */
-  rotateWebhookSecret(endpointId: string, { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {}): Promise<WebhookEndpointWithSecret> {
+  rotateWebhookSecret(
+    endpointId: string,
+    { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {},
+  ): Promise<WebhookEndpointWithSecret> {
     const headers = { 'idempotency-key': idempotencyKey };
-    return this.#transport.send({ operation: 'rotateWebhookSecret', method: 'POST', path: `/webhook-endpoints/${endpointId}/rotate-secret`, headers });
+    return this.#transport.send({
+      operation: 'rotateWebhookSecret',
+      method: 'POST',
+      path: `/webhook-endpoints/${endpointId}/rotate-secret`,
+      headers,
+    });
   }
 
   /** `POST /webhook-endpoints/{endpointId}/test` (experimental): a `webhook.test` event, sent to this endpoint now; answers its delivery. */
-  testWebhookEndpoint(endpointId: string, { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {}): Promise<WebhookDelivery> {
+  testWebhookEndpoint(
+    endpointId: string,
+    { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {},
+  ): Promise<WebhookDelivery> {
     const headers = { 'idempotency-key': idempotencyKey };
-    return this.#transport.send({ operation: 'testWebhookEndpoint', method: 'POST', path: `/webhook-endpoints/${endpointId}/test`, headers });
+    return this.#transport.send({
+      operation: 'testWebhookEndpoint',
+      method: 'POST',
+      path: `/webhook-endpoints/${endpointId}/test`,
+      headers,
+    });
   }
 
   /**
@@ -187,14 +247,30 @@ export class PetstoreClient {
    * `webhook-receiver` check. Changes nothing of the endpoint; sent with an `Idempotency-Key`, so it may
    * be retried.
    */
-  examWebhookEndpoint(endpointId: string, { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {}): Promise<WebhookExam> {
+  examWebhookEndpoint(
+    endpointId: string,
+    { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {},
+  ): Promise<WebhookExam> {
     const headers = { 'idempotency-key': idempotencyKey };
-    return this.#transport.send({ operation: 'examWebhookEndpoint', method: 'POST', path: `/webhook-endpoints/${endpointId}/exam`, headers });
+    return this.#transport.send({
+      operation: 'examWebhookEndpoint',
+      method: 'POST',
+      path: `/webhook-endpoints/${endpointId}/exam`,
+      headers,
+    });
   }
 
   /** `GET /webhook-endpoints/{endpointId}/deliveries` (experimental): one page of its delivery log, newest first. */
-  listWebhookDeliveries(endpointId: string, query: { limit?: number; cursor?: string } = {}): Promise<WebhookDeliveryPage> {
-    return this.#transport.send({ operation: 'listWebhookDeliveries', method: 'GET', path: `/webhook-endpoints/${endpointId}/deliveries`, query });
+  listWebhookDeliveries(
+    endpointId: string,
+    query: { limit?: number; cursor?: string } = {},
+  ): Promise<WebhookDeliveryPage> {
+    return this.#transport.send({
+      operation: 'listWebhookDeliveries',
+      method: 'GET',
+      path: `/webhook-endpoints/${endpointId}/deliveries`,
+      query,
+    });
   }
 
   /** `POST /webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry` (experimental): sends it again now. */
@@ -225,8 +301,10 @@ export class PetstoreClient {
    * None counts toward the key's limits.
    */
   readonly testClock = {
-    get: (): Promise<TestClock> => this.#transport.send({ operation: 'getTestClock', method: 'GET', path: '/test-clock', everyVersion: true }),
-    advance: (by: ClockAdvance, options: { idempotencyKey?: string } = {}): Promise<TestClock> => this.#moveClock('advance', options, by),
+    get: (): Promise<TestClock> =>
+      this.#transport.send({ operation: 'getTestClock', method: 'GET', path: '/test-clock', everyVersion: true }),
+    advance: (by: ClockAdvance, options: { idempotencyKey?: string } = {}): Promise<TestClock> =>
+      this.#moveClock('advance', options, by),
     freeze: (options: { idempotencyKey?: string } = {}): Promise<TestClock> => this.#moveClock('freeze', options),
     resume: (options: { idempotencyKey?: string } = {}): Promise<TestClock> => this.#moveClock('resume', options),
   };
@@ -236,7 +314,12 @@ export class PetstoreClient {
    * windows, ban and ban history, puts its clock back to the real time; answers how many were removed.
    */
   async resetTestData(): Promise<TestDataRemoved> {
-    const removed = await this.#transport.send<TestDataRemoved>({ operation: 'resetTestData', method: 'DELETE', path: '/test-data', everyVersion: true });
+    const removed = await this.#transport.send<TestDataRemoved>({
+      operation: 'resetTestData',
+      method: 'DELETE',
+      path: '/test-data',
+      everyVersion: true,
+    });
     // The key's clock is back to the real time: what was past its sunset in the key's time may answer again.
     this.#transport.forgetGone();
     return removed;
@@ -263,12 +346,22 @@ export class PetstoreClient {
    * page gives its rule). Counts nothing toward the key's limits.
    */
   reportCard(): Promise<ReportCard> {
-    return this.#transport.send({ operation: 'getReportCard', method: 'GET', path: '/report-card', everyVersion: true });
+    return this.#transport.send({
+      operation: 'getReportCard',
+      method: 'GET',
+      path: '/report-card',
+      everyVersion: true,
+    });
   }
 
   /** `DELETE /report-card` (experimental; test keys only): the key's card starts over now; answers the fresh card. */
   resetReportCard(): Promise<ReportCard> {
-    return this.#transport.send({ operation: 'resetReportCard', method: 'DELETE', path: '/report-card', everyVersion: true });
+    return this.#transport.send({
+      operation: 'resetReportCard',
+      method: 'DELETE',
+      path: '/report-card',
+      everyVersion: true,
+    });
   }
 
   #moveClock(

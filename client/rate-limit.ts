@@ -34,7 +34,15 @@ export function parseRateLimit(headers: Headers, at: number): RateLimitState {
     const remaining = params.get('r');
     if (remaining === undefined) return [];
     const policy = policies.get(name);
-    return [{ name, remaining, nextInSeconds: params.get('t') ?? 0, quota: policy?.get('q'), windowSeconds: policy?.get('w') }];
+    return [
+      {
+        name,
+        remaining,
+        nextInSeconds: params.get('t') ?? 0,
+        quota: policy?.get('q'),
+        windowSeconds: policy?.get('w'),
+      },
+    ];
   });
   const reset = integer(headers.get('x-ratelimit-reset'));
   return {
@@ -63,7 +71,8 @@ export function roomAt(state: RateLimitState, spent = 0): number {
   const full = state.windows.filter((w) => w.remaining <= spent);
   if (full.length > 0) return state.at + 1000 * Math.max(...full.map((w) => w.nextInSeconds));
   // Without the draft header, the binding window's reset is the only hint (an absolute, server-clock time).
-  if (state.windows.length === 0 && state.remaining !== undefined && state.remaining <= spent && state.reset) return state.reset.getTime();
+  if (state.windows.length === 0 && state.remaining !== undefined && state.remaining <= spent && state.reset)
+    return state.reset.getTime();
   return state.at;
 }
 

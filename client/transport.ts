@@ -3,7 +3,15 @@
  * time-related is injected (`fetch`, `now`, `sleep`, `random`), so tests run on a fake clock.
  */
 import { type DeprecationHook, deprecationWatcher, warnOnStderr } from './deprecation.js';
-import { BannedError, errorFrom, IdempotencyKeyInProgressError, NetworkError, SunsetError, TooManyRequestsError, VersionSunsetError } from './errors.js';
+import {
+  BannedError,
+  errorFrom,
+  IdempotencyKeyInProgressError,
+  NetworkError,
+  SunsetError,
+  TooManyRequestsError,
+  VersionSunsetError,
+} from './errors.js';
 import { ConditionalCache } from './conditional-cache.js';
 import { Gate } from './gate.js';
 import { parseRateLimit, type RateLimitState } from './rate-limit.js';
@@ -86,7 +94,8 @@ export interface Call {
 const RETRY_STATUSES = new Set([500, 502, 503, 504]);
 
 export class Transport {
-  readonly #options: Required<Omit<TransportOptions, 'onResponse' | 'onDeprecation' | 'prefer'>> & Pick<TransportOptions, 'onResponse' | 'prefer'>;
+  readonly #options: Required<Omit<TransportOptions, 'onResponse' | 'onDeprecation' | 'prefer'>> &
+    Pick<TransportOptions, 'onResponse' | 'prefer'>;
   readonly #gate: Gate;
   readonly #cache: ConditionalCache;
   readonly #deprecated: (operation: string, headers: Headers) => void;
@@ -142,7 +151,9 @@ export class Transport {
     const { fetch, now, sleep, random, maxAttempts, maxWaitMs, retryJitterMs, version } = this.#options;
     // A 410 is for good: what is gone is not asked for again (an operation past its sunset, or every
     // operation of a version past its sunset but those answered in every version).
-    const gone = this.#gone.get(`operation ${call.operation}`) ?? (call.everyVersion ? undefined : this.#gone.get(`version ${version}`));
+    const gone =
+      this.#gone.get(`operation ${call.operation}`) ??
+      (call.everyVersion ? undefined : this.#gone.get(`version ${version}`));
     if (gone) throw goneAgain(call.operation, gone);
     // A POST without an Idempotency-Key might be applied twice: it is sent once, whatever happens.
     const retryable = call.method !== 'POST' || call.headers?.['idempotency-key'] !== undefined;
@@ -173,7 +184,11 @@ export class Transport {
       if (error instanceof TooManyRequestsError) this.#gate.refuse(rateLimit.at + waitMs, error instanceof BannedError);
       this.#gate.settle(rateLimit);
       if (!error) return (await this.#read(call, url, response)) as T;
-      if (error instanceof SunsetError) this.#gone.set(error instanceof VersionSunsetError ? `version ${version}` : `operation ${call.operation}`, error);
+      if (error instanceof SunsetError)
+        this.#gone.set(
+          error instanceof VersionSunsetError ? `version ${version}` : `operation ${call.operation}`,
+          error,
+        );
       if (error instanceof TooManyRequestsError) {
         if (mayRetry && waitMs <= maxWaitMs) continue;
       } else if ((RETRY_STATUSES.has(response.status) || error instanceof IdempotencyKeyInProgressError) && mayRetry) {
@@ -207,7 +222,14 @@ export class Transport {
     this.#deprecated(operation, response.headers);
     const requestId = response.headers.get('x-request-id') ?? undefined;
     const preferenceApplied = response.headers.get('preference-applied') ?? undefined;
-    this.#options.onResponse?.({ operation, status: response.status, attempt, rateLimit, requestId, preferenceApplied });
+    this.#options.onResponse?.({
+      operation,
+      status: response.status,
+      attempt,
+      rateLimit,
+      requestId,
+      preferenceApplied,
+    });
   }
 
   /** A read's body, kept with its `ETag` for the next read of the URL. */
@@ -222,7 +244,8 @@ export class Transport {
   #url({ path, query = {} }: Call): string {
     const url = new URL(`${this.baseUrl.replace(/\/$/, '')}${path}`);
     for (const [name, value] of Object.entries(query)) {
-      for (const one of value === undefined ? [] : Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(one));
+      for (const one of value === undefined ? [] : Array.isArray(value) ? value : [value])
+        url.searchParams.append(name, String(one));
     }
     return url.href;
   }
@@ -244,5 +267,10 @@ function goneAgain(operation: string, first: SunsetError): SunsetError {
   const Gone = first.constructor as typeof SunsetError;
   const what = first instanceof VersionSunsetError ? 'its version is' : `${operation} is`;
   const message = `Not sent: ${what} gone (410${first.requestId ? `, request ${first.requestId}` : ''}): ${first.message}`;
-  return new Gone(message, { status: first.status, problem: first.problem, requestId: first.requestId, rateLimit: first.rateLimit });
+  return new Gone(message, {
+    status: first.status,
+    problem: first.problem,
+    requestId: first.requestId,
+    rateLimit: first.rateLimit,
+  });
 }

@@ -25,9 +25,17 @@ type Headers = Record<string, string | string[] | undefined> | { get(name: strin
  * pass both) and its timestamp is recent. `body` must be the raw body as received: parsed and written
  * again it would not be the bytes that were signed. Throws `WebhookVerificationError` otherwise.
  */
-export async function verifyWebhook(body: string, headers: Headers, secrets: string | readonly string[], options: VerifyOptions = {}): Promise<Event> {
+export async function verifyWebhook(
+  body: string,
+  headers: Headers,
+  secrets: string | readonly string[],
+  options: VerifyOptions = {},
+): Promise<Event> {
   const header = (name: string) => {
-    const value = 'get' in headers && typeof headers.get === 'function' ? headers.get(name) : (headers as Record<string, string | string[] | undefined>)[name];
+    const value =
+      'get' in headers && typeof headers.get === 'function'
+        ? headers.get(name)
+        : (headers as Record<string, string | string[] | undefined>)[name];
     return Array.isArray(value) ? value[0] : (value ?? undefined);
   };
   const id = header('webhook-id');

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const cli = (port: number, ...args: string[]) => run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 });
+const cli = (port: number, ...args: string[]) =>
+  run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 });
 
 export interface ClusterNode {
   port: number;
@@ -47,7 +48,10 @@ export async function startRedisCluster(firstPort: number): Promise<RedisCluster
     await Promise.all(ports.map(kill));
     rmSync(dir, { recursive: true, force: true });
   };
-  const live = () => ports.filter((port) => children.get(port)!.child.exitCode === null && children.get(port)!.child.signalCode === null);
+  const live = () =>
+    ports.filter(
+      (port) => children.get(port)!.child.exitCode === null && children.get(port)!.child.signalCode === null,
+    );
 
   await orStop(stop, () => createCluster(ports));
 
@@ -105,8 +109,13 @@ async function orStop(stop: () => Promise<void>, step: () => Promise<void>): Pro
 
 /** Once every node answers: three primaries and a replica of each, joined by `redis-cli --cluster create`. */
 async function createCluster(ports: number[]): Promise<void> {
-  for (const port of ports) await until(async () => (await cli(port, 'ping')).stdout.trim() === 'PONG', 5_000, `node ${port} to start`);
-  await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], { timeout: 30_000 });
+  for (const port of ports)
+    await until(async () => (await cli(port, 'ping')).stdout.trim() === 'PONG', 5_000, `node ${port} to start`);
+  await run(
+    'redis-cli',
+    ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'],
+    { timeout: 30_000 },
+  );
 }
 
 /**

@@ -28,7 +28,10 @@ try {
     await page.waitForTimeout(250);
   }
   await page.setViewportSize({ width: 1280, height: 700 });
-  await page.screenshot({ path: new URL('../assets/docs-meter.png', import.meta.url).pathname, clip: { x: 780, y: 0, width: 500, height: 180 } });
+  await page.screenshot({
+    path: new URL('../assets/docs-meter.png', import.meta.url).pathname,
+    clip: { x: 780, y: 0, width: 500, height: 180 },
+  });
 } finally {
   await browser.close();
   await server.stop();

@@ -44,7 +44,13 @@ const [port, adminPort, receiverPort] = [await freePort(), await freePort(), awa
 const base = `http://127.0.0.1:${port}`;
 const service = spawn(process.execPath, [join(folder, 'dist/main.js')], {
   cwd: folder,
-  env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), DATABASE_URL: join(data, 'petstore.db') },
+  env: {
+    ...process.env,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    ADMIN_PORT: String(adminPort),
+    DATABASE_URL: join(data, 'petstore.db'),
+  },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 let output = '';
@@ -77,13 +83,19 @@ async function call(method, template, path, expected, { key, body, headers = {} 
   called.add(`${method} ${template}`);
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: { ...(key ? { 'x-api-key': key } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    headers: {
+      ...(key ? { 'x-api-key': key } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
   const ok = response.status === expected;
   if (!ok) failures++;
-  process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${method} ${path} ${response.status}${ok ? '' : ` (expected ${expected}): ${text.slice(0, 300)}`}\n`);
+  process.stdout.write(
+    `${ok ? 'ok  ' : 'FAIL'} ${method} ${path} ${response.status}${ok ? '' : ` (expected ${expected}): ${text.slice(0, 300)}`}\n`,
+  );
   try {
     return JSON.parse(text);
   } catch {
@@ -124,7 +136,10 @@ try {
   const events = await call('GET', '/events', `/events?orderId=${order.id}`, 200, { key: testKey });
   await call('GET', '/events/{eventId}', `/events/${events.data[0].id}`, 200, { key: testKey });
 
-  const endpoint = await call('POST', '/webhook-endpoints', '/webhook-endpoints', 201, { key: testKey, body: { url: `http://127.0.0.1:${receiverPort}/` } });
+  const endpoint = await call('POST', '/webhook-endpoints', '/webhook-endpoints', 201, {
+    key: testKey,
+    body: { url: `http://127.0.0.1:${receiverPort}/` },
+  });
   await call('GET', '/webhook-endpoints', '/webhook-endpoints', 200, { key: testKey });
   const at = `/webhook-endpoints/${endpoint.id}`;
   await call('GET', '/webhook-endpoints/{endpointId}', at, 200, { key: testKey });
@@ -132,8 +147,16 @@ try {
   await call('POST', '/webhook-endpoints/{endpointId}/rotate-secret', `${at}/rotate-secret`, 200, { key: testKey });
   await call('POST', '/webhook-endpoints/{endpointId}/test', `${at}/test`, 202, { key: testKey });
   await until('a delivery to the receiver', async () => delivered.length > 0);
-  const deliveries = await call('GET', '/webhook-endpoints/{endpointId}/deliveries', `${at}/deliveries`, 200, { key: testKey });
-  await call('POST', '/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry', `${at}/deliveries/${deliveries.data[0].id}/retry`, 202, { key: testKey });
+  const deliveries = await call('GET', '/webhook-endpoints/{endpointId}/deliveries', `${at}/deliveries`, 200, {
+    key: testKey,
+  });
+  await call(
+    'POST',
+    '/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry',
+    `${at}/deliveries/${deliveries.data[0].id}/retry`,
+    202,
+    { key: testKey },
+  );
   // The exam answers 200 with its verdict, whatever this receiver (which answers everything) makes of the forged cases.
   await call('POST', '/webhook-endpoints/{endpointId}/exam', `${at}/exam`, 200, { key: testKey });
   await call('DELETE', '/webhook-endpoints/{endpointId}', at, 204, { key: testKey });
@@ -155,7 +178,9 @@ try {
 
   /** @type {Record<string, Record<string, unknown>>} */
   const paths = document.paths;
-  const operations = Object.entries(paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+  const operations = Object.entries(paths).flatMap(([path, item]) =>
+    Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+  );
   const missed = operations.filter((operation) => !called.has(operation));
   if (missed.length > 0) {
     failures++;
@@ -174,5 +199,7 @@ try {
   }
   rmSync(data, { recursive: true, force: true });
 }
-process.stdout.write(`smoke on Node.js ${process.version}: ${called.size} operations called, ${failures === 0 ? 'all as expected' : `${failures} failures`}\n`);
+process.stdout.write(
+  `smoke on Node.js ${process.version}: ${called.size} operations called, ${failures === 0 ? 'all as expected' : `${failures} failures`}\n`,
+);
 process.exit(failures === 0 ? 0 : 1);

@@ -55,7 +55,13 @@ export interface ApiDeps extends ServiceDeps {
 }
 
 /** What the app reads records through, and what it holds of them in memory. */
-export function recordsOf({ config, db, changes, limiter, clock }: Pick<ApiDeps, 'config' | 'db' | 'changes' | 'limiter' | 'clock'>) {
+export function recordsOf({
+  config,
+  db,
+  changes,
+  limiter,
+  clock,
+}: Pick<ApiDeps, 'config' | 'db' | 'changes' | 'limiter' | 'clock'>) {
   const keys = new KeysRepository(db, clock, changes);
   const pets = new PetsRepository(db);
   return {
@@ -95,9 +101,33 @@ export async function apiOperations(
     policy: { allowPrivate: config.webhooks.allowPrivate },
     sending: config.webhooks,
   };
-  const shared = { db, changes, clock, publicUrl, deprecation, limiter, writes, moves, placement, events, webhooks, cursors };
+  const shared = {
+    db,
+    changes,
+    clock,
+    publicUrl,
+    deprecation,
+    limiter,
+    writes,
+    moves,
+    placement,
+    events,
+    webhooks,
+    cursors,
+  };
   for (const operation of OPERATIONS)
-    operation(api, { ...shared, orderPages, pets, catalogue, clocks, keys, testData, testKeySecret, cards, shapes: versions.shapes });
+    operation(api, {
+      ...shared,
+      orderPages,
+      pets,
+      catalogue,
+      clocks,
+      keys,
+      testData,
+      testKeySecret,
+      cards,
+      shapes: versions.shapes,
+    });
 }
 
 /** Every API operation needs a key and may answer the common problems; declared once, here. */

@@ -61,7 +61,16 @@ export interface PublicAppDeps extends ServiceDeps {
  * identify the caller, apply the rate limit (headers on every response, 429 here), then, for API
  * operations, require a valid key, then the route's own validation and handler.
  */
-export async function buildPublicApp({ config, db, changes, limiter, metrics, clock, logger, cards = new MemoryCards() }: PublicAppDeps): Promise<App> {
+export async function buildPublicApp({
+  config,
+  db,
+  changes,
+  limiter,
+  metrics,
+  clock,
+  logger,
+  cards = new MemoryCards(),
+}: PublicAppDeps): Promise<App> {
   const { publicUrl } = config;
   const records = recordsOf({ config, db, changes, limiter, clock });
   const { keyCache, clocks } = records;
@@ -80,7 +89,9 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
     faults,
   });
   const answered = answerRecorder(metrics, logger);
-  const app = Fastify(fastifyOptions({ config, changes, limiter, metrics, clock, logger }, steps.first)).withTypeProvider<TypeBoxTypeProvider>();
+  const app = Fastify(
+    fastifyOptions({ config, changes, limiter, metrics, clock, logger }, steps.first),
+  ).withTypeProvider<TypeBoxTypeProvider>();
 
   everyRequest(app, { steps: steps.beforeRoute, faults, versions, answered, logger, publicUrl, watch });
 
@@ -88,7 +99,19 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
   routeEveryMethod(app);
   const routes = collectRoutes(app);
   await app.register(async (api: App) =>
-    apiOperations(api, { config, db, changes, limiter, metrics, clock, versions, records, cards, graded: watch.graded, steps: steps.api }),
+    apiOperations(api, {
+      config,
+      db,
+      changes,
+      limiter,
+      metrics,
+      clock,
+      versions,
+      records,
+      cards,
+      graded: watch.graded,
+      steps: steps.api,
+    }),
   );
   documentation(app, config, versions);
   registerMethodNotAllowed(app, routes);
@@ -97,7 +120,10 @@ export async function buildPublicApp({ config, db, changes, limiter, metrics, cl
 }
 
 /** Fastify's options for the public listener: its server (http/server.ts), its logger, its limits, and how it answers what never reaches a route. */
-function fastifyOptions({ config, changes, limiter, metrics, clock, logger }: Omit<PublicAppDeps, 'db'>, first: Step[]): FastifyServerOptions {
+function fastifyOptions(
+  { config, changes, limiter, metrics, clock, logger }: Omit<PublicAppDeps, 'db'>,
+  first: Step[],
+): FastifyServerOptions {
   const { publicUrl } = config;
   const unread = unreadAnswerHeaders(limiter, UNREAD_ANSWER_HEADERS);
   const closed = (reason: string) => metrics.connectionsClosed.inc({ reason });
@@ -146,7 +172,16 @@ function answerRecorder(metrics: Metrics, logger: FastifyBaseLogger | false): An
 }
 
 /** What the steps set on a request (each declared by its step's module). */
-const REQUEST_FIELDS = ['identity', 'apiVersion', 'versionRefusal', 'rateLimit', 'forcedRefusal', 'fault', 'countLater', 'watched'] as const;
+const REQUEST_FIELDS = [
+  'identity',
+  'apiVersion',
+  'versionRefusal',
+  'rateLimit',
+  'forcedRefusal',
+  'fault',
+  'countLater',
+  'watched',
+] as const;
 
 interface EveryRequestDeps {
   steps: Step[];
@@ -160,7 +195,10 @@ interface EveryRequestDeps {
 }
 
 /** What every request of the public listener passes through Fastify: its steps in order, and what is recorded of its answer. */
-function everyRequest(app: App, { steps, faults, versions, answered, logger, publicUrl, watch }: EveryRequestDeps): void {
+function everyRequest(
+  app: App,
+  { steps, faults, versions, answered, logger, publicUrl, watch }: EveryRequestDeps,
+): void {
   app.setValidatorCompiler(validatorCompiler(NAMED_SCHEMAS));
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
   app.setErrorHandler(errorHandler(publicUrl, isStoreUnavailable));

@@ -27,7 +27,10 @@ export interface CommandLine {
  * with a failed check, 2 for a usage error or a card that could not be read; what it says goes to
  * `stdout` and `stderr`.
  */
-export async function runCommandLine(args: readonly string[], { env, clock, stdout, stderr }: CommandLine): Promise<number> {
+export async function runCommandLine(
+  args: readonly string[],
+  { env, clock, stdout, stderr }: CommandLine,
+): Promise<number> {
   let db: Db | undefined;
   const store = async (): Promise<Db> => {
     if (db) return db;
@@ -50,7 +53,8 @@ export async function runCommandLine(args: readonly string[], { env, clock, stdo
     .addCommand(reportCardCommand({ out, err, exit: (code) => void (exitCode = code) }));
   // Usage errors throw (and exit 2) instead of exiting from deep inside commander; help and usage go where the output goes.
   const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
-  for (const command of everyCommand(program)) command.exitOverride().configureOutput({ writeOut: stdout, writeErr: stderr });
+  for (const command of everyCommand(program))
+    command.exitOverride().configureOutput({ writeOut: stdout, writeErr: stderr });
   try {
     await program.parseAsync(args, { from: 'user' });
     return exitCode;

@@ -84,7 +84,8 @@ export function httpUrlOf(env: Env, name: string, fallback: string): string {
   } catch {
     throw new ConfigError(name, `expected an absolute http(s) URL, got "${raw}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `expected an http or https URL, got "${raw}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(name, `expected an http or https URL, got "${raw}"`);
   return raw.replace(/\/+$/, '');
 }
 

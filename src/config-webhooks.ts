@@ -43,7 +43,12 @@ function concurrencyOf(env: Env): WebhookConfig['concurrency'] {
   const total = positiveIntOf(env, 'WEBHOOK_CONCURRENCY', WEBHOOK_DEFAULTS.concurrency);
   const perKey = positiveIntOf(env, 'WEBHOOK_KEY_CONCURRENCY', WEBHOOK_DEFAULTS.keyConcurrency);
   const perEndpoint = positiveIntOf(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', WEBHOOK_DEFAULTS.endpointConcurrency);
-  if (perKey > total) throw new ConfigError('WEBHOOK_KEY_CONCURRENCY', `may not exceed WEBHOOK_CONCURRENCY (${total}), got ${perKey}`);
-  if (perEndpoint > perKey) throw new ConfigError('WEBHOOK_ENDPOINT_CONCURRENCY', `may not exceed WEBHOOK_KEY_CONCURRENCY (${perKey}), got ${perEndpoint}`);
+  if (perKey > total)
+    throw new ConfigError('WEBHOOK_KEY_CONCURRENCY', `may not exceed WEBHOOK_CONCURRENCY (${total}), got ${perKey}`);
+  if (perEndpoint > perKey)
+    throw new ConfigError(
+      'WEBHOOK_ENDPOINT_CONCURRENCY',
+      `may not exceed WEBHOOK_KEY_CONCURRENCY (${perKey}), got ${perEndpoint}`,
+    );
   return { total, perKey, perEndpoint };
 }

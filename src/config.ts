@@ -1,7 +1,17 @@
 import { type BanRules, DEFAULT_BAN_RULES } from './ratelimit/decision.js';
 import { MAX_RETRY_AFTER_SECONDS } from './http/schemas.js';
 import { type WebhookConfig, webhookConfigOf } from './config-webhooks.js';
-import { booleanOf, ConfigError, delayOf, type Env, httpUrlOf, instantOf, portOf, positiveIntOf, wholeUpToOf } from './config-values.js';
+import {
+  booleanOf,
+  ConfigError,
+  delayOf,
+  type Env,
+  httpUrlOf,
+  instantOf,
+  portOf,
+  positiveIntOf,
+  wholeUpToOf,
+} from './config-values.js';
 import { DAY_MS } from './ratelimit/state.js';
 
 export { ConfigError } from './config-values.js';
@@ -54,7 +64,8 @@ export interface FulfilmentDelays {
   deliverMs: number | null;
 }
 
-export type RedisConfig = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
+export type RedisConfig =
+  { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
 
 /** How long the public listener waits on a client, so that slow or idle ones cannot hold it. */
 export interface Timeouts {
@@ -153,9 +164,16 @@ function banRulesOf(env: Env): BanRules {
   const firstBanSeconds = positiveIntOf(env, 'BAN_FIRST_SECONDS', DEFAULT_BAN_RULES.firstBanMs / 1000);
   const maxBanSeconds = positiveIntOf(env, 'BAN_MAX_SECONDS', DEFAULT_BAN_RULES.maxBanMs / 1000);
   if (maxBanSeconds > MAX_RETRY_AFTER_SECONDS) {
-    throw new ConfigError('BAN_MAX_SECONDS', `at most ${MAX_RETRY_AFTER_SECONDS} (a day: the longest Retry-After the document declares), got ${maxBanSeconds}`);
+    throw new ConfigError(
+      'BAN_MAX_SECONDS',
+      `at most ${MAX_RETRY_AFTER_SECONDS} (a day: the longest Retry-After the document declares), got ${maxBanSeconds}`,
+    );
   }
-  if (firstBanSeconds > maxBanSeconds) throw new ConfigError('BAN_FIRST_SECONDS', `the first ban may not be longer than BAN_MAX_SECONDS (${maxBanSeconds})`);
+  if (firstBanSeconds > maxBanSeconds)
+    throw new ConfigError(
+      'BAN_FIRST_SECONDS',
+      `the first ban may not be longer than BAN_MAX_SECONDS (${maxBanSeconds})`,
+    );
   return {
     rejections: positiveIntOf(env, 'BAN_AFTER_REJECTIONS', DEFAULT_BAN_RULES.rejections),
     withinMs: 1000 * positiveIntOf(env, 'BAN_WITHIN_SECONDS', DEFAULT_BAN_RULES.withinMs / 1000),
@@ -192,7 +210,10 @@ function databaseOf(env: Env): DatabaseConfig {
   if (/^postgres(ql)?:\/\//.test(raw)) return { kind: 'postgres', url: raw };
   if (raw.startsWith('file:')) return { kind: 'sqlite', file: raw.slice('file:'.length).replace(/^\/\/(?=\/)/, '') };
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
-    throw new ConfigError('DATABASE_URL', 'expected postgres://…, file:… or a path to a SQLite file; that scheme is not supported');
+    throw new ConfigError(
+      'DATABASE_URL',
+      'expected postgres://…, file:… or a path to a SQLite file; that scheme is not supported',
+    );
   }
   return { kind: 'sqlite', file: raw };
 }
@@ -200,7 +221,11 @@ function databaseOf(env: Env): DatabaseConfig {
 function redisOf(env: Env): RedisConfig | null {
   const url = env.REDIS_URL || undefined;
   const nodes = env.REDIS_CLUSTER_NODES || undefined;
-  if (url && nodes) throw new ConfigError('REDIS_CLUSTER_NODES', 'set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
+  if (url && nodes)
+    throw new ConfigError(
+      'REDIS_CLUSTER_NODES',
+      'set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
+    );
   if (nodes) return { kind: 'cluster', nodes: clusterNodesOf(nodes) };
   if (url === undefined) return null;
   if (!/^rediss?:\/\/./.test(url)) throw new ConfigError('REDIS_URL', 'expected redis://host:port or rediss://…');
@@ -213,7 +238,8 @@ function clusterNodesOf(raw: string): { host: string; port: number }[] {
   const nodes = raw.split(',').map((entry) => {
     const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry.trim());
     const port = Number(match?.[2]);
-    if (!match || port < 1 || port > 65_535) throw new ConfigError('REDIS_CLUSTER_NODES', `${expected}; ${JSON.stringify(entry.slice(0, 100))} is not one`);
+    if (!match || port < 1 || port > 65_535)
+      throw new ConfigError('REDIS_CLUSTER_NODES', `${expected}; ${JSON.stringify(entry.slice(0, 100))} is not one`);
     return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
   });
   if (nodes.length > 100) throw new ConfigError('REDIS_CLUSTER_NODES', `${expected}; at most 100 of them`);
@@ -223,7 +249,8 @@ function clusterNodesOf(raw: string): { host: string; port: number }[] {
 function redisKeyPrefixOf(env: Env): string {
   const raw = env.REDIS_KEY_PREFIX ?? 'petstore:';
   // Braces would break the hash tag that keeps one caller's keys in one Cluster slot.
-  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw)) throw new ConfigError('REDIS_KEY_PREFIX', 'expected 1 to 64 of A-Z a-z 0-9 : _ . -');
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw))
+    throw new ConfigError('REDIS_KEY_PREFIX', 'expected 1 to 64 of A-Z a-z 0-9 : _ . -');
   return raw;
 }
 
@@ -240,7 +267,8 @@ const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
 
 function logFormatOf(env: Env): LogFormat {
   const raw = env.LOG_FORMAT || 'auto';
-  if (!(LOG_FORMATS as readonly string[]).includes(raw)) throw new ConfigError('LOG_FORMAT', `expected one of ${LOG_FORMATS.join(', ')}`);
+  if (!(LOG_FORMATS as readonly string[]).includes(raw))
+    throw new ConfigError('LOG_FORMAT', `expected one of ${LOG_FORMATS.join(', ')}`);
   return raw as LogFormat;
 }
 
@@ -254,7 +282,10 @@ function trustProxyOf(env: Env): false | string[] {
   const address = /^[0-9a-f:.]+(\/\d{1,3})?$/i;
   const bad = entries.find((e) => !address.test(e));
   if (bad !== undefined || entries.length === 0) {
-    throw new ConfigError('TRUST_PROXY', `expected a comma-separated list of proxy addresses or CIDR ranges, got "${raw}"`);
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `expected a comma-separated list of proxy addresses or CIDR ranges, got "${raw}"`,
+    );
   }
   return entries;
 }
@@ -262,5 +293,14 @@ function trustProxyOf(env: Env): false | string[] {
 /** What the public listener reads of the configuration. */
 export type PublicConfig = Pick<
   Config,
-  'publicUrl' | 'bodyLimit' | 'trustProxy' | 'petsGet' | 'oldestVersionSunsetAt' | 'timeouts' | 'cache' | 'ban' | 'fulfilment' | 'webhooks'
+  | 'publicUrl'
+  | 'bodyLimit'
+  | 'trustProxy'
+  | 'petsGet'
+  | 'oldestVersionSunsetAt'
+  | 'timeouts'
+  | 'cache'
+  | 'ban'
+  | 'fulfilment'
+  | 'webhooks'
 >;

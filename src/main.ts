@@ -47,12 +47,23 @@ async function main(config: Config): Promise<void> {
 
   const metrics = createMetrics({ eventLoopResolutionMs: config.eventLoopResolutionMs });
   const { store: limiter, status: limiterStatus } = await openLimiter(config, clock, logger, (status) => {
-    for (const store of ['redis', 'memory'] as const) metrics.limiterStore.set({ store }, status.deciding === store ? 1 : 0);
+    for (const store of ['redis', 'memory'] as const)
+      metrics.limiterStore.set({ store }, status.deciding === store ? 1 : 0);
   });
   const cards = await openCards(config, clock, logger);
   const publicApp = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger, cards });
   const { publicUrl, adminToken } = config;
-  const adminApp = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl, adminToken, logger });
+  const adminApp = await buildAdminApp({
+    db,
+    changes,
+    limiter,
+    limiterStatus,
+    metrics,
+    clock,
+    publicUrl,
+    adminToken,
+    logger,
+  });
   const jobs = backgroundJobs(config, db, changes, metrics, limiter, logger);
   await within(changes.ready(), FEED_WAIT_MS);
   await publicApp.listen({ host: config.host, port: config.port });
@@ -83,11 +94,24 @@ async function openStores(config: Config, logger: Logger) {
 }
 
 /** Off the request path: orders falling due move, webhooks go out, and events past their retention and Idempotency-Keys past their window go. */
-function backgroundJobs(config: Config, db: Db, changes: ChangeFeed, metrics: Metrics, limiter: LimiterStore, logger: Logger) {
+function backgroundJobs(
+  config: Config,
+  db: Db,
+  changes: ChangeFeed,
+  metrics: Metrics,
+  limiter: LimiterStore,
+  logger: Logger,
+) {
   const log = logger.child({ component: 'jobs' });
   const clock = systemClock;
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
-  const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log });
+  const fulfilment = new Fulfilment({
+    moves,
+    transactions: transactionsOf(db),
+    clock,
+    lag: metrics.fulfilmentLag,
+    log,
+  });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log });
   const expiry = new IdempotencyExpiry({ db, clock, log });
   const dispatcher = Dispatcher.of(db, config.webhooks, { clock, metrics, log });

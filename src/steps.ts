@@ -18,7 +18,15 @@ import { VERSION_HEADER } from './versions/versions.js';
 
 /** What browsers may send (http/cors.ts): the components' own header names. */
 export const CORS = corsPolicy({
-  allowed: [API_KEY_HEADER, 'Content-Type', IDEMPOTENCY_KEY_HEADER_NAME, REQUEST_ID_HEADER, PREFER_HEADER, IF_NONE_MATCH_HEADER, VERSION_HEADER],
+  allowed: [
+    API_KEY_HEADER,
+    'Content-Type',
+    IDEMPOTENCY_KEY_HEADER_NAME,
+    REQUEST_ID_HEADER,
+    PREFER_HEADER,
+    IF_NONE_MATCH_HEADER,
+    VERSION_HEADER,
+  ],
   methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
 });
 
@@ -49,7 +57,12 @@ export function requestSteps({ config, limiter, metrics, clock, findKey, clockOf
     watch.arrived,
     versions.chooseVersion,
     faults.planFault,
-    rateLimitHook(limiter, (request) => request.identity, { metrics, publicUrl: config.publicUrl, clock, rules: config.ban }),
+    rateLimitHook(limiter, (request) => request.identity, {
+      metrics,
+      publicUrl: config.publicUrl,
+      clock,
+      rules: config.ban,
+    }),
   ];
   return {
     first,

@@ -31,13 +31,19 @@ describe('configuration', () => {
   });
 
   it('reads each store from DATABASE_URL', () => {
-    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u@h/db',
+    });
     expect(loadConfig({ DATABASE_URL: 'file:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', file: '/tmp/x.db' });
     expect(loadConfig({ DATABASE_URL: './other.db' }).database).toEqual({ kind: 'sqlite', file: './other.db' });
   });
 
   it('reads one Redis from REDIS_URL, or a Redis Cluster from REDIS_CLUSTER_NODES', () => {
-    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redis).toEqual({ kind: 'single', url: 'redis://127.0.0.1:6379' });
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redis).toEqual({
+      kind: 'single',
+      url: 'redis://127.0.0.1:6379',
+    });
     expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.internal:7001,[::1]:7002' }).redis).toEqual({
       kind: 'cluster',
       nodes: [

@@ -10,7 +10,9 @@ describe('README', () => {
   });
 
   it('documents every environment variable the service reads', () => {
-    const source = ['config.ts', 'config-webhooks.ts'].map((file) => readFileSync(new URL(`../src/${file}`, import.meta.url), 'utf8')).join('\n');
+    const source = ['config.ts', 'config-webhooks.ts']
+      .map((file) => readFileSync(new URL(`../src/${file}`, import.meta.url), 'utf8'))
+      .join('\n');
     const variables = new Set([...source.matchAll(/env\.([A-Z_]+)|\(env, '([A-Z_]+)'/g)].map((m) => m[1] ?? m[2]));
     expect(variables.size).toBeGreaterThan(10);
     for (const variable of variables) expect(readme, variable).toContain(`\`${variable}\``);

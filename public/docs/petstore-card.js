@@ -37,7 +37,9 @@ window.petstoreReportCard = (container) => {
     panel.hidden = !isTestKey(state.key) || !card;
     if (panel.hidden) return;
     // Drawn anew on each refresh: the button that had the focus gets it back.
-    const focused = panel.contains(document.activeElement) ? document.activeElement.dataset.toggle || document.activeElement.dataset.card : undefined;
+    const focused = panel.contains(document.activeElement)
+      ? document.activeElement.dataset.toggle || document.activeElement.dataset.card
+      : undefined;
     panel.dataset.requests = card.requests;
     const tally = ['failed', 'passed', 'untested']
       .map((status) => [status, card.checks.filter((check) => check.status === status).length])

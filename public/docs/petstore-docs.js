@@ -16,7 +16,14 @@
     const h = system.React.createElement;
     const out = [];
     const stability = op?.get('x-stability');
-    if (stability) out.push(h('span', { key: 's', className: `petstore-badge petstore-badge--${stability}`, 'data-stability': stability }, stability));
+    if (stability)
+      out.push(
+        h(
+          'span',
+          { key: 's', className: `petstore-badge petstore-badge--${stability}`, 'data-stability': stability },
+          stability,
+        ),
+      );
     if (op?.get('deprecated')) {
       const sunset = op.get('x-deprecated-sunset');
       out.push(
@@ -46,7 +53,12 @@
         OperationSummaryPath: (Original, sys) => (props) => {
           const p = props.operationProps.toObject();
           const h = sys.React.createElement;
-          return h('span', { className: 'petstore-summary-path' }, h(Original, props), badges(sys, operationOf(sys, p.path, p.method)));
+          return h(
+            'span',
+            { className: 'petstore-summary-path' },
+            h(Original, props),
+            badges(sys, operationOf(sys, p.path, p.method)),
+          );
         },
         // A group is a heading over its tags; its own tag (which holds no operation) is not repeated.
         OperationTag: (Original, sys) => (props) => {
@@ -63,7 +75,9 @@
             'section',
             { className: 'petstore-group', 'data-group': name },
             h('h2', { className: 'petstore-group__title' }, name),
-            tag?.get('description') ? h('p', { className: 'petstore-group__description' }, tag.get('description')) : null,
+            tag?.get('description')
+              ? h('p', { className: 'petstore-group__description' }, tag.get('description'))
+              : null,
             h(Original, props),
           );
         },
@@ -115,7 +129,9 @@
         ['3600', '+1 h'],
         ['86400', '+1 day'],
       ].map(([seconds, label]) => `<button type="button" data-advance="${seconds}">${label}</button>`);
-      buttons.push(`<button type="button" data-move="${clock.frozen ? 'resume' : 'freeze'}">${clock.frozen ? 'Resume' : 'Freeze'}</button>`);
+      buttons.push(
+        `<button type="button" data-move="${clock.frozen ? 'resume' : 'freeze'}">${clock.frozen ? 'Resume' : 'Freeze'}</button>`,
+      );
       return (
         `<div class="petstore-meter__clock" data-offset="${clock.offsetSeconds}" data-frozen="${clock.frozen}">` +
         `<div class="petstore-meter__label">Your test key's clock: <strong>${clock.now.slice(0, 19).replace('T', ' ')} UTC</strong>` +
@@ -136,7 +152,8 @@
       const advance = button.dataset.advance;
       const how = advance ? 'advance' : button.dataset.move;
       const init = { method: 'POST', headers: { 'X-API-Key': state.key } };
-      if (advance) [init.headers['Content-Type'], init.body] = ['application/json', JSON.stringify({ seconds: Number(advance) })];
+      if (advance)
+        [init.headers['Content-Type'], init.body] = ['application/json', JSON.stringify({ seconds: Number(advance) })];
       const response = await fetch(`/test-clock/${how}`, init);
       if (response.ok) state.clock = await response.json();
       await authorised(state.key);
@@ -149,7 +166,9 @@
       for (const part of [header ?? ''].flat().join(',').split(',')) {
         const [name, ...params] = part.trim().split(';');
         if (!name) continue;
-        out[name.replace(/"/g, '')] = Object.fromEntries(params.map((p) => p.split('=')).map(([k, v]) => [k, Number(v)]));
+        out[name.replace(/"/g, '')] = Object.fromEntries(
+          params.map((p) => p.split('=')).map(([k, v]) => [k, Number(v)]),
+        );
       }
       return out;
     }
@@ -242,7 +261,8 @@
   window.ui = SwaggerUIBundle({
     url: `/openapi.json?version=${encodeURIComponent(version)}`,
     requestInterceptor: (request) => {
-      if (!new URL(request.url, location.href).pathname.startsWith('/openapi.')) request.headers['Petstore-Version'] = version;
+      if (!new URL(request.url, location.href).pathname.startsWith('/openapi.'))
+        request.headers['Petstore-Version'] = version;
       return request;
     },
     dom_id: '#swagger-ui',

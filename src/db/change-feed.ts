@@ -65,7 +65,9 @@ export interface ChangeFeedOptions {
 }
 
 export function openChangeFeed(db: Db, config: DatabaseConfig, options: ChangeFeedOptions): ChangeFeed {
-  return config.kind === 'sqlite' ? new SqliteChangeFeed(db, options.log) : new PostgresChangeFeed(db, config.url, options);
+  return config.kind === 'sqlite'
+    ? new SqliteChangeFeed(db, options.log)
+    : new PostgresChangeFeed(db, config.url, options);
 }
 
 /** What both feeds share: the listeners, and changes made by this process. */
@@ -251,7 +253,11 @@ class PostgresChangeFeed extends Listeners implements ChangeFeed {
     this.#heartbeatSentAt = null;
     client.end().catch(() => {});
     if (this.#closed) return;
-    if (!this.#lost) this.#log?.warn({}, `not listening for key and catalogue changes: cached keys are re-read at least once a second`);
+    if (!this.#lost)
+      this.#log?.warn(
+        {},
+        `not listening for key and catalogue changes: cached keys are re-read at least once a second`,
+      );
     this.#lost = true;
     setTimeout(() => void this.#connect(), RECONNECT_MS).unref();
   }

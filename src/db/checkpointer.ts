@@ -53,7 +53,9 @@ export function checkpointInBackground(
 ): Checkpointer | null {
   const connection = sqliteHandleOf(db);
   if (!hasWriteAheadLog(connection)) return null;
-  const worker = new Worker(script, { workerData: { file: fileOf(connection), intervalMs, restartPages, restartWaitMs: RESTART_WAIT_MS } });
+  const worker = new Worker(script, {
+    workerData: { file: fileOf(connection), intervalMs, restartPages, restartWaitMs: RESTART_WAIT_MS },
+  });
   let closing = false;
   const lost = (error?: unknown) => {
     if (closing) return;

@@ -6,7 +6,16 @@
 /** The embedded store's files were deleted or replaced under the running service (./store-files.ts). */
 const STORE_MOVED = 'PETSTORE_STORE_MOVED';
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P03', STORE_MOVED]);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P03',
+  STORE_MOVED,
+]);
 
 /** PostgreSQL's unique_violation. */
 const UNIQUE_VIOLATION_CODES = new Set(['23505']);

@@ -75,7 +75,9 @@ class GroupCommit implements Transactions {
   }
 
   run<T>(unit: Unit<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => this.#waiting.add({ unit, resolve: resolve as (value: unknown) => void, reject }));
+    return new Promise<T>((resolve, reject) =>
+      this.#waiting.add({ unit, resolve: resolve as (value: unknown) => void, reject }),
+    );
   }
 
   async #commit(group: Pending[]): Promise<void> {
@@ -145,7 +147,9 @@ class PostgresGroupCommit implements Transactions {
   constructor(private readonly db: Db) {}
 
   run<T>(unit: Unit<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => this.#waiting.add({ unit, resolve: resolve as (value: unknown) => void, reject }));
+    return new Promise<T>((resolve, reject) =>
+      this.#waiting.add({ unit, resolve: resolve as (value: unknown) => void, reject }),
+    );
   }
 
   async #commit(group: Pending[]): Promise<void> {
@@ -164,6 +168,8 @@ class PostgresGroupCommit implements Transactions {
         if (ranAll) return group.forEach((pending) => pending.reject(error));
       }
     }
-    await Promise.all(group.map(({ unit, resolve, reject }) => this.db.transaction().execute(unit).then(resolve, reject)));
+    await Promise.all(
+      group.map(({ unit, resolve, reject }) => this.db.transaction().execute(unit).then(resolve, reject)),
+    );
   }
 }

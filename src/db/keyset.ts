@@ -8,7 +8,10 @@ import type { PageRequest, Rows } from '../http/pagination.js';
  * what a page request and a page of rows are, is the HTTP API's business: http/pagination.ts.)
  */
 /** Runs `query` (a table with an `id` column, filtered as the caller wants) for one page: one row beyond the limit is read, only to say whether more follow. */
-export async function pageOfRows<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, page: PageRequest): Promise<Rows<O>> {
+export async function pageOfRows<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  page: PageRequest,
+): Promise<Rows<O>> {
   const fetched = await query
     .where(sql.ref('id'), '>', page.afterId)
     .orderBy(sql.ref('id'))

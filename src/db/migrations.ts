@@ -1,5 +1,12 @@
 import { childTestKeys, testClocks } from './test-mode-migrations.js';
-import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, type Migration, Migrator, sql } from 'kysely';
+import {
+  type ColumnDefinitionBuilder,
+  type CreateTableBuilder,
+  type Kysely,
+  type Migration,
+  Migrator,
+  sql,
+} from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { DatabaseConfig } from '../config.js';
 import { PET_CATALOGUE } from './seed.js';
@@ -18,7 +25,10 @@ type Kind = DatabaseConfig['kind'];
 /** Adds columns that must hold a value, in the order given. */
 function required(columns: Record<string, 'text' | 'integer'>) {
   return <T extends string, C extends string>(table: CreateTableBuilder<T, C>): CreateTableBuilder<T, string> =>
-    Object.entries(columns).reduce<CreateTableBuilder<T, string>>((built, [name, type]) => built.addColumn(name, type, (c) => c.notNull()), table);
+    Object.entries(columns).reduce<CreateTableBuilder<T, string>>(
+      (built, [name, type]) => built.addColumn(name, type, (c) => c.notNull()),
+      table,
+    );
 }
 
 /** What a migration needs to know of its dialect: the one place the dialects differ, how an integer key generates itself. */
@@ -66,7 +76,16 @@ const tables = (d: Dialect): Migration => ({
     await db.schema
       .createTable('pets')
       .addColumn('id', d.serialId, d.serialKey)
-      .$call(required({ name: 'text', category_id: 'integer', category_name: 'text', photo_urls: 'text', tags: 'text', status: 'text' }))
+      .$call(
+        required({
+          name: 'text',
+          category_id: 'integer',
+          category_name: 'text',
+          photo_urls: 'text',
+          tags: 'text',
+          status: 'text',
+        }),
+      )
       .execute();
     await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
     await db.schema
@@ -74,7 +93,9 @@ const tables = (d: Dialect): Migration => ({
       .addColumn('id', d.serialId, d.serialKey)
       .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
       .addColumn('pet_id', 'bigint', (c) => c.notNull().references('pets.id'))
-      .$call(required({ quantity: 'integer', ship_date: 'text', status: 'text', complete: 'integer', created_at: 'text' }))
+      .$call(
+        required({ quantity: 'integer', ship_date: 'text', status: 'text', complete: 'integer', created_at: 'text' }),
+      )
       .execute();
     await db.schema.createIndex('orders_owner_id').on('orders').columns(['api_key_id', 'id']).execute();
     await db.schema
@@ -144,7 +165,12 @@ const orderLifecycleAndEvents = (d: Dialect): Migration => ({
     await db.schema.alterTable('orders').addColumn('due_at', 'text').execute();
     await db.schema.alterTable('orders').addColumn('moved_at', 'text').execute();
     await db.schema.alterTable('orders').addColumn('last_event_seq', 'bigint').execute();
-    await db.schema.createIndex('orders_due').on('orders').column('due_at').where(sql.ref('due_at'), 'is not', null).execute();
+    await db.schema
+      .createIndex('orders_due')
+      .on('orders')
+      .column('due_at')
+      .where(sql.ref('due_at'), 'is not', null)
+      .execute();
     await sql`update orders set due_at = created_at where status = 'placed'`.execute(db);
     await db.schema
       .createTable('events')
@@ -175,7 +201,9 @@ const orderLifecycleAndEvents = (d: Dialect): Migration => ({
       .addPrimaryKeyConstraint('idempotency_pk', ['api_key_id', 'idempotency_key'])
       .execute();
     await sql`insert into idempotency_records_005 (api_key_id, idempotency_key, request_hash, status, order_id, response_body, created_at)
-      select api_key_id, idempotency_key, request_hash, 201, order_id, response_body, created_at from idempotency_records`.execute(db);
+      select api_key_id, idempotency_key, request_hash, 201, order_id, response_body, created_at from idempotency_records`.execute(
+      db,
+    );
     await db.schema.dropTable('idempotency_records').execute();
     await db.schema.alterTable('idempotency_records_005').renameTo('idempotency_records').execute();
   },
@@ -215,8 +243,17 @@ const webhooks = (d: Dialect): Migration => ({
       .addColumn('claimed_until', 'text')
       .$call(required({ created_at: 'text' }))
       .execute();
-    await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').column('next_attempt_at').where(sql.ref('state'), '=', 'pending').execute();
-    await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'seq']).execute();
+    await db.schema
+      .createIndex('webhook_deliveries_due')
+      .on('webhook_deliveries')
+      .column('next_attempt_at')
+      .where(sql.ref('state'), '=', 'pending')
+      .execute();
+    await db.schema
+      .createIndex('webhook_deliveries_endpoint')
+      .on('webhook_deliveries')
+      .columns(['endpoint_id', 'seq'])
+      .execute();
     await deliveryTriggers(db, d.kind);
   },
 });
@@ -226,7 +263,9 @@ const newKeyNotifications = (d: Dialect): Migration => ({
   // listening instance hears of it, as of a changed one, and looks it up from then on.
   async up(db: Kysely<unknown>) {
     if (d.kind !== 'postgres') return;
-    await sql`create trigger api_keys_created after insert on api_keys for each row execute function notify_change()`.execute(db);
+    await sql`create trigger api_keys_created after insert on api_keys for each row execute function notify_change()`.execute(
+      db,
+    );
   },
 });
 
@@ -244,7 +283,11 @@ const keyVersions = (_d: Dialect): Migration => ({
 const idempotencyExpiry = (_d: Dialect): Migration => ({
   // Records that left the Idempotency-Key window are deleted, oldest first (idempotency/expiry.ts).
   async up(db: Kysely<unknown>) {
-    await db.schema.createIndex('idempotency_records_created_at').on('idempotency_records').column('created_at').execute();
+    await db.schema
+      .createIndex('idempotency_records_created_at')
+      .on('idempotency_records')
+      .column('created_at')
+      .execute();
   },
 });
 

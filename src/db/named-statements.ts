@@ -22,7 +22,8 @@ export function namedStatementsPool(pool: pg.Pool): PostgresPool {
     if (name !== undefined) return name;
     // Once full, what is not known goes unnamed and is not remembered either: the map stays bounded.
     if (names.size >= MAX_NAMED) return null;
-    name = PREPARABLE.test(text) && !text.includes(';') ? `k${createHash('sha1').update(text).digest('base64url')}` : null;
+    name =
+      PREPARABLE.test(text) && !text.includes(';') ? `k${createHash('sha1').update(text).digest('base64url')}` : null;
     names.set(text, name);
     return name;
   }
@@ -32,7 +33,9 @@ export function namedStatementsPool(pool: pg.Pool): PostgresPool {
       query: ((textOrCursor: string | object, values?: readonly unknown[]) => {
         if (typeof textOrCursor !== 'string') return client.query(textOrCursor as never);
         const name = nameOf(textOrCursor);
-        return name === null ? client.query(textOrCursor, values as unknown[]) : client.query({ name, text: textOrCursor, values: values as unknown[] });
+        return name === null
+          ? client.query(textOrCursor, values as unknown[])
+          : client.query({ name, text: textOrCursor, values: values as unknown[] });
       }) as unknown as PostgresPoolClient['query'],
       release: () => client.release(),
     };

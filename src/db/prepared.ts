@@ -30,7 +30,11 @@ export function prepared<Args extends Record<string, unknown>, Row>(
   };
 }
 
-function compile<Args extends Record<string, unknown>, Row>(db: Db, names: readonly (keyof Args & string)[], build: (db: Db, args: Args) => Compilable<Row>) {
+function compile<Args extends Record<string, unknown>, Row>(
+  db: Db,
+  names: readonly (keyof Args & string)[],
+  build: (db: Db, args: Args) => Compilable<Row>,
+) {
   const standIns = new Map<unknown, keyof Args>(names.map((name) => [Object.freeze({ argument: name }), name]));
   const args = Object.fromEntries([...standIns].map(([standIn, name]) => [name, standIn])) as Args;
   const query = build(db, args).compile();

@@ -118,7 +118,8 @@ export class RowCache<K, V> {
   #remove(entry: Entry<K, V>): void {
     this.#unlink(entry);
     this.#entries.delete(entry.key);
-    if (this.#keyOfId.get(this.#options.idOf(entry.value)) === entry.key) this.#keyOfId.delete(this.#options.idOf(entry.value));
+    if (this.#keyOfId.get(this.#options.idOf(entry.value)) === entry.key)
+      this.#keyOfId.delete(this.#options.idOf(entry.value));
   }
 
   /** Makes `entry`, held in no order, the most recently used. */

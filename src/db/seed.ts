@@ -33,7 +33,13 @@ export const PET_CATALOGUE: readonly SeedPet[] = [
   pet('Maple', 1, 'Dogs', 'available', ['puppy']),
 ];
 
-function pet(name: string, categoryId: number, categoryName: string, status: SeedPet['status'], tags: string[]): SeedPet {
+function pet(
+  name: string,
+  categoryId: number,
+  categoryName: string,
+  status: SeedPet['status'],
+  tags: string[],
+): SeedPet {
   return {
     name,
     category: { id: categoryId, name: categoryName },

@@ -29,7 +29,9 @@ async function sqliteEventTriggers(db: Kysely<unknown>): Promise<void> {
     insert into events (nonce, prev_seq, prev_of_order, api_key_id, order_id, type, created_at, livemode) values (
       lower(hex(randomblob(6))), (select last_seq from event_heads where api_key_id = new.api_key_id), ${prevOfOrder},
       new.api_key_id, new.id, ${type}, ${at}, (select 1 - test from api_keys where id = new.api_key_id));`;
-  await sql`create trigger order_placed after insert on orders begin ${record(sql`'order.placed'`, sql`new.created_at`, sql`null`)} end`.execute(db);
+  await sql`create trigger order_placed after insert on orders begin ${record(sql`'order.placed'`, sql`new.created_at`, sql`null`)} end`.execute(
+    db,
+  );
   // A move written by hand, without its time, is recorded at the store's.
   const movedAt = sql`coalesce(new.moved_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
   await sql`create trigger order_moved after update of status on orders when new.status is not old.status
@@ -56,9 +58,15 @@ async function postgresEventTriggers(db: Kysely<unknown>): Promise<void> {
         (select 1 - test from api_keys where id = new.api_key_id));
       return null;
     end $$`.execute(db);
-  await sql`create trigger order_event after insert or update of status on orders for each row execute function order_event()`.execute(db);
-  await sql`create or replace function event_written() returns trigger language plpgsql as $$ begin ${FOLLOW} return null; end $$`.execute(db);
-  await sql`create trigger event_written after insert on events for each row execute function event_written()`.execute(db);
+  await sql`create trigger order_event after insert or update of status on orders for each row execute function order_event()`.execute(
+    db,
+  );
+  await sql`create or replace function event_written() returns trigger language plpgsql as $$ begin ${FOLLOW} return null; end $$`.execute(
+    db,
+  );
+  await sql`create trigger event_written after insert on events for each row execute function event_written()`.execute(
+    db,
+  );
 }
 
 /**
@@ -77,5 +85,7 @@ export async function deliveryTriggers(db: Kysely<unknown>, kind: Kind): Promise
     await sql`create trigger event_written after insert on events begin ${FOLLOW} ${fanOut} end`.execute(db);
     return;
   }
-  await sql`create or replace function event_written() returns trigger language plpgsql as $$ begin ${FOLLOW} ${fanOut} return null; end $$`.execute(db);
+  await sql`create or replace function event_written() returns trigger language plpgsql as $$ begin ${FOLLOW} ${fanOut} return null; end $$`.execute(
+    db,
+  );
 }

@@ -30,7 +30,9 @@ export function noticeHeaders(notices: readonly Notice[], publicUrl: string): Re
   return fieldNames({
     [DEPRECATION_HEADER]: `@${Math.floor(earliest(notices.map((n) => n.deprecatedAt)).getTime() / 1000)}`,
     [SUNSET_HEADER]: earliest(notices.map((n) => n.sunsetAt)).toUTCString(),
-    [LINK_HEADER]: pages.map((page) => `<${page}>; rel="deprecation"; type="text/html", <${page}>; rel="sunset"; type="text/html"`).join(', '),
+    [LINK_HEADER]: pages
+      .map((page) => `<${page}>; rel="deprecation"; type="text/html", <${page}>; rel="sunset"; type="text/html"`)
+      .join(', '),
   });
 }
 

@@ -72,7 +72,10 @@ const PAGE = `<!doctype html>
 <body>
 <div id="petstore-versions"><label>API version <select id="petstore-version">${[...VERSIONS]
   .reverse()
-  .map((v) => `<option value="${v}">${v}${v === NEWEST_VERSION ? ' (newest)' : v === OLDEST_VERSION ? ' (deprecated)' : ''}</option>`)
+  .map(
+    (v) =>
+      `<option value="${v}">${v}${v === NEWEST_VERSION ? ' (newest)' : v === OLDEST_VERSION ? ' (deprecated)' : ''}</option>`,
+  )
   .join('')}</select></label> <a href="${VERSIONS_PAGE_PATH}">what changed</a></div>
 <div id="swagger-ui"></div>
 <div id="petstore-side"></div>
@@ -84,11 +87,19 @@ const PAGE = `<!doctype html>
 `;
 
 export function interactiveDocs(app: App): void {
-  const assets = Object.fromEntries(Object.entries(ASSETS).map(([name, { file, type }]) => [name, { body: readFileSync(file), type }]));
-  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(PAGE));
-  app.get('/docs/assets/:name', { schema: { hide: true, params: Type.Object({ name: Type.String() }) } }, async (request, reply) => {
-    const asset = assets[request.params.name];
-    if (!asset) throw new ProblemError('not-found', `There is no asset ${request.params.name}.`);
-    return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body);
-  });
+  const assets = Object.fromEntries(
+    Object.entries(ASSETS).map(([name, { file, type }]) => [name, { body: readFileSync(file), type }]),
+  );
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(PAGE),
+  );
+  app.get(
+    '/docs/assets/:name',
+    { schema: { hide: true, params: Type.Object({ name: Type.String() }) } },
+    async (request, reply) => {
+      const asset = assets[request.params.name];
+      if (!asset) throw new ProblemError('not-found', `There is no asset ${request.params.name}.`);
+      return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body);
+    },
+  );
 }

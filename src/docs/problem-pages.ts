@@ -9,11 +9,16 @@ import { htmlPage, inlineCode } from './page.js';
 
 /** `/problems/<slug>`: what each problem type means, for the person reading a problem's `type`. */
 export function problemPages(app: App, rules: BanRules): void {
-  app.get('/problems/:slug', { schema: { hide: true, params: Type.Object({ slug: Type.String() }) } }, async (request, reply) => {
-    const slug = request.params.slug as ProblemSlug;
-    if (!PROBLEM_SLUGS.includes(slug)) throw new ProblemError('not-found', `There is no problem type ${request.params.slug}.`);
-    const { status, title } = PROBLEM_TYPES[slug];
-    const body = `<p>HTTP status <strong>${status}</strong>. Problem type <code>${slug}</code>.</p>\n<p>${inlineCode(problemDescription(slug, { bans: bansInWords(rules), idempotencyWindow: IDEMPOTENCY_WINDOW_IN_WORDS, maxWebhookEndpoints: MAX_ENDPOINTS_PER_KEY }))}</p>`;
-    return reply.type('text/html; charset=utf-8').send(htmlPage(title, body));
-  });
+  app.get(
+    '/problems/:slug',
+    { schema: { hide: true, params: Type.Object({ slug: Type.String() }) } },
+    async (request, reply) => {
+      const slug = request.params.slug as ProblemSlug;
+      if (!PROBLEM_SLUGS.includes(slug))
+        throw new ProblemError('not-found', `There is no problem type ${request.params.slug}.`);
+      const { status, title } = PROBLEM_TYPES[slug];
+      const body = `<p>HTTP status <strong>${status}</strong>. Problem type <code>${slug}</code>.</p>\n<p>${inlineCode(problemDescription(slug, { bans: bansInWords(rules), idempotencyWindow: IDEMPOTENCY_WINDOW_IN_WORDS, maxWebhookEndpoints: MAX_ENDPOINTS_PER_KEY }))}</p>`;
+      return reply.type('text/html; charset=utf-8').send(htmlPage(title, body));
+    },
+  );
 }

@@ -8,5 +8,7 @@ export function docsRoutes(app: App, deprecation: Deprecation): void {
   interactiveDocs(app);
   const page = deprecationsPage(deprecation);
   const html = htmlPage(page.title, page.body);
-  app.get(DEPRECATIONS_PAGE_PATH, { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(html));
+  app.get(DEPRECATIONS_PAGE_PATH, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(html),
+  );
 }

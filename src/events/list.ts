@@ -29,7 +29,10 @@ export function listEvents(app: App, { events, cursors }: { events: EventsReposi
       const { id } = keyOf(request);
       const scope = scopeOf('events', id, { type, orderId });
       const page = await events.list(id, { types: type, orderId }, cursors.pageRequest(request.query, scope));
-      return { data: page.events.map((event) => eventIn(event, request.apiVersion)), nextCursor: page.next === null ? null : cursors.encode(page.next, scope) };
+      return {
+        data: page.events.map((event) => eventIn(event, request.apiVersion)),
+        nextCursor: page.next === null ? null : cursors.encode(page.next, scope),
+      };
     },
   );
 }

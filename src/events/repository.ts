@@ -41,7 +41,10 @@ export class EventsRepository {
 
   /** An event by its place in the order of writing, as a webhook delivery names it. */
   async bySeq(seq: number): Promise<StoredEvent | undefined> {
-    const { rows } = await sql<EventRow>`select ${COLUMNS} from events e left join orders o on o.id = e.order_id where e.seq = ${seq}`.execute(this.db);
+    const { rows } =
+      await sql<EventRow>`select ${COLUMNS} from events e left join orders o on o.id = e.order_id where e.seq = ${seq}`.execute(
+        this.db,
+      );
     return rows[0] && toEvent(rows[0]);
   }
 
@@ -52,7 +55,9 @@ export class EventsRepository {
    */
   async list(owner: string, filter: EventFilter, page: PageRequest): Promise<EventPage> {
     if (filter.orderId !== undefined) return this.#ofOrder(owner, filter.orderId, filter.types, page);
-    const matches = filter.types?.length ? sql<number>`case when e.type in (${sql.join(filter.types)}) then 1 else 0 end` : sql<number>`1`;
+    const matches = filter.types?.length
+      ? sql<number>`case when e.type in (${sql.join(filter.types)}) then 1 else 0 end`
+      : sql<number>`1`;
     const start =
       page.afterId > 0
         ? sql`(select prev_seq from events where seq = ${page.afterId} and api_key_id = ${owner})`
@@ -68,14 +73,23 @@ export class EventsRepository {
       select w.prev, ${matches} as matched, ${COLUMNS} from walk w join events e on e.seq = w.seq left join orders o on o.id = e.order_id
       order by w.steps`.execute(this.db);
     const found = rows.filter((row) => row.matched === 1);
-    if (found.length > page.limit) return { events: found.slice(0, page.limit).map(toEvent), next: found[page.limit - 1]!.seq };
+    if (found.length > page.limit)
+      return { events: found.slice(0, page.limit).map(toEvent), next: found[page.limit - 1]!.seq };
     // The walk stopped at its limit with more behind: the page ends where it stopped.
     const last = rows[rows.length - 1];
-    return { events: found.map(toEvent), next: last && rows.length >= WALK_LIMIT && last.prev !== null ? last.seq : null };
+    return {
+      events: found.map(toEvent),
+      next: last && rows.length >= WALK_LIMIT && last.prev !== null ? last.seq : null,
+    };
   }
 
   /** An order's events (three at most): walked back from its newest. */
-  async #ofOrder(owner: string, orderId: number, types: readonly EventType[] | undefined, page: PageRequest): Promise<EventPage> {
+  async #ofOrder(
+    owner: string,
+    orderId: number,
+    types: readonly EventType[] | undefined,
+    page: PageRequest,
+  ): Promise<EventPage> {
     if (!canExist(orderId)) return { events: [], next: null };
     const ofTypes: RawBuilder<unknown> = types?.length ? sql`and e.type in (${sql.join(types)})` : sql``;
     const before = page.afterId > 0 ? sql`and e.seq < ${page.afterId}` : sql``;
@@ -88,7 +102,10 @@ export class EventsRepository {
       select ${COLUMNS} from walk w join events e on e.seq = w.seq left join orders o on o.id = e.order_id
       where e.api_key_id = ${owner} ${ofTypes} ${before}
       order by e.seq desc limit ${page.limit + 1}`.execute(this.db);
-    return { events: rows.slice(0, page.limit).map(toEvent), next: rows.length > page.limit ? rows[page.limit - 1]!.seq : null };
+    return {
+      events: rows.slice(0, page.limit).map(toEvent),
+      next: rows.length > page.limit ? rows[page.limit - 1]!.seq : null,
+    };
   }
 }
 
@@ -110,11 +127,23 @@ const COLUMNS = sql`e.seq, e.nonce, e.type, e.data, e.created_at, e.livemode, e.
 
 /** The event as clients read it: its order as of the event is the order's row in the state the event entered. */
 function toEvent(row: EventRow): StoredEvent {
-  return { id: eventIdOf(row.seq, row.nonce), type: row.type, timestamp: row.created_at, livemode: row.livemode === 1, data: dataOf(row) };
+  return {
+    id: eventIdOf(row.seq, row.nonce),
+    type: row.type,
+    timestamp: row.created_at,
+    livemode: row.livemode === 1,
+    data: dataOf(row),
+  };
 }
 
 function dataOf(row: EventRow): Event['data'] {
   if (row.data !== null) return JSON.parse(row.data) as Event['data'];
   const status = statusEnteredBy(row.type as OrderEventType);
-  return { id: Number(row.order_id), petId: Number(row.pet_id), quantity: row.quantity, shipDate: row.ship_date, status };
+  return {
+    id: Number(row.order_id),
+    petId: Number(row.pet_id),
+    quantity: row.quantity,
+    shipDate: row.ship_date,
+    status,
+  };
 }

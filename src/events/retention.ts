@@ -32,14 +32,23 @@ export class EventRetention {
   readonly #job: SlicedJob;
 
   constructor(private readonly deps: RetentionDeps) {
-    this.#job = new SlicedJob({ name: 'retention', everyMs: RETENTION_INTERVAL_MS, pace: deps.pace ?? RETENTION_PACE, log: deps.log });
+    this.#job = new SlicedJob({
+      name: 'retention',
+      everyMs: RETENTION_INTERVAL_MS,
+      pace: deps.pace ?? RETENTION_PACE,
+      log: deps.log,
+    });
   }
 
   /** Deletes the events and delivery-log entries that expired by now; answers how many rows. */
   async sweep(): Promise<number> {
     const now = this.deps.clock();
     const cutoff = new Date(now - this.deps.retentionMs).toISOString();
-    return (await this.#expire('events', cutoff)) + (await this.#expire('webhook_deliveries', cutoff)) + (await this.#expireClocked(now));
+    return (
+      (await this.#expire('events', cutoff)) +
+      (await this.#expire('webhook_deliveries', cutoff)) +
+      (await this.#expireClocked(now))
+    );
   }
 
   /**
@@ -54,7 +63,11 @@ export class EventRetention {
       const keyNow = clock.frozen_at === null ? now + Number(clock.offset_ms) : Number(clock.frozen_at);
       const cutoff = new Date(keyNow - retentionMs).toISOString();
       const endpoints = db.selectFrom('webhook_endpoints').select('id').where('api_key_id', '=', clock.api_key_id);
-      const pending = db.selectFrom('webhook_deliveries').select('event_seq').where('state', '=', 'pending').where('endpoint_id', 'in', endpoints);
+      const pending = db
+        .selectFrom('webhook_deliveries')
+        .select('event_seq')
+        .where('state', '=', 'pending')
+        .where('endpoint_id', 'in', endpoints);
       const deliveries = await db
         .deleteFrom('webhook_deliveries')
         .where('endpoint_id', 'in', endpoints)
@@ -81,7 +94,11 @@ export class EventRetention {
       query =
         table === 'events'
           ? query.where('api_key_id', 'not in', clocked)
-          : query.where('endpoint_id', 'not in', db.selectFrom('webhook_endpoints').select('id').where('api_key_id', 'in', clocked));
+          : query.where(
+              'endpoint_id',
+              'not in',
+              db.selectFrom('webhook_endpoints').select('id').where('api_key_id', 'in', clocked),
+            );
       const oldest = await query.execute();
       const expired = oldest.filter((row) => row.created_at < cutoff).map((row) => row.seq);
       if (expired.length > 0) await db.deleteFrom(table).where('seq', 'in', expired).execute();

@@ -17,16 +17,23 @@ export const WebhookTestData = Type.Object(
 
 export const Event = Type.Object(
   {
-    id: Type.String({ pattern: EVENT_ID_PATTERN, maxLength: 27, description: 'The event id, `evt_…`; webhook deliveries carry it as `webhook-id`.' }),
+    id: Type.String({
+      pattern: EVENT_ID_PATTERN,
+      maxLength: 27,
+      description: 'The event id, `evt_…`; webhook deliveries carry it as `webhook-id`.',
+    }),
     type: StringEnum(EVENT_TYPES, { description: 'What happened: the order entered the state the type names.' }),
     timestamp: Type.String({ format: 'date-time', maxLength: 30, description: 'When it happened (RFC 3339, UTC).' }),
     livemode: Type.Boolean({ description: "False for a test key's event." }),
     apiVersion: Type.String({
       pattern: VERSION_PATTERN,
       maxLength: 10,
-      description: 'The version of the API that shaped this event: the request’s for `GET /events`, the key’s pinned version for a webhook delivery.',
+      description:
+        'The version of the API that shaped this event: the request’s for `GET /events`, the key’s pinned version for a webhook delivery.',
     }),
-    data: Type.Union([ref(Order), ref(WebhookTestData)], { description: 'The order as of the event; for `webhook.test`, the endpoint tested.' }),
+    data: Type.Union([ref(Order), ref(WebhookTestData)], {
+      description: 'The order as of the event; for `webhook.test`, the endpoint tested.',
+    }),
   },
   {
     $id: 'Event',
@@ -57,7 +64,8 @@ export const EventListQuery = Type.Object({
   type: Type.Optional(
     Type.Array(StringEnum(EVENT_TYPES), {
       maxItems: EVENT_TYPES.length,
-      description: 'Only events of this type; repeat the parameter for several (`?type=order.approved&type=order.delivered`).',
+      description:
+        'Only events of this type; repeat the parameter for several (`?type=order.approved&type=order.delivered`).',
     }),
   ),
   orderId: Type.Optional(Int64Id('Only the events of this order.')),

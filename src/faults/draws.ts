@@ -25,10 +25,15 @@ export class FaultDraws {
 }
 
 /** One request's draw from a sequence. */
-export function draw(next: () => number, { rate, faults, latencyMs }: FaultProfile): { fault?: Fault; latencyMs: number } {
+export function draw(
+  next: () => number,
+  { rate, faults, latencyMs }: FaultProfile,
+): { fault?: Fault; latencyMs: number } {
   const [fails, which, wait] = [next(), next(), next()];
   const latency = latencyMs ? latencyMs.min + Math.floor(wait * (latencyMs.max - latencyMs.min + 1)) : 0;
-  return fails < rate ? { fault: faults[Math.floor(which * faults.length)]!, latencyMs: latency } : { latencyMs: latency };
+  return fails < rate
+    ? { fault: faults[Math.floor(which * faults.length)]!, latencyMs: latency }
+    : { latencyMs: latency };
 }
 
 /** Mulberry32: a small, fast generator of 32-bit state; numbers in [0, 1). */

@@ -29,7 +29,8 @@ export function parsePrefer(header: string | undefined): Preferences {
     seen.add(name);
     const value = unquote(eq < 0 ? '' : preference.slice(eq + 1).trim());
     if (name === 'fault' && isFault(value.toLowerCase())) found.fault = value.toLowerCase() as Fault;
-    else if (name === 'latency' && /^\d{1,5}$/.test(value) && Number(value) <= MAX_LATENCY_MS) found.latencyMs = Number(value);
+    else if (name === 'latency' && /^\d{1,5}$/.test(value) && Number(value) <= MAX_LATENCY_MS)
+      found.latencyMs = Number(value);
   }
   return found;
 }

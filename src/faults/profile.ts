@@ -39,17 +39,26 @@ export function isFault(value: string): value is Fault {
 }
 
 /** The first thing wrong with a profile asked for, naming its member; undefined when there is none. */
-export function profileMistake(input: FaultProfileInput): { field: 'rate' | 'faults' | 'latencyMs' | 'seed'; message: string } | undefined {
+export function profileMistake(
+  input: FaultProfileInput,
+): { field: 'rate' | 'faults' | 'latencyMs' | 'seed'; message: string } | undefined {
   const { rate, faults, latencyMs, seed } = input;
-  if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) return { field: 'rate', message: 'a fault rate is a number from 0 to 1' };
-  if (faults !== undefined && (faults.length === 0 || !faults.every(isFault) || new Set(faults).size !== faults.length)) {
+  if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1))
+    return { field: 'rate', message: 'a fault rate is a number from 0 to 1' };
+  if (
+    faults !== undefined &&
+    (faults.length === 0 || !faults.every(isFault) || new Set(faults).size !== faults.length)
+  ) {
     return { field: 'faults', message: `faults are one or more of ${FAULTS.join(', ')}, each once` };
   }
   if (latencyMs) {
     const { min, max } = latencyMs;
     const valid = (n: number) => Number.isSafeInteger(n) && n >= 0 && n <= MAX_LATENCY_MS;
     if (!valid(min) || !valid(max) || min > max) {
-      return { field: 'latencyMs', message: `latency is whole milliseconds from 0 to ${MAX_LATENCY_MS}, its least first` };
+      return {
+        field: 'latencyMs',
+        message: `latency is whole milliseconds from 0 to ${MAX_LATENCY_MS}, its least first`,
+      };
     }
   }
   if (seed !== undefined && !(Number.isSafeInteger(seed) && seed >= 0 && seed <= MAX_SEED)) {
@@ -79,6 +88,10 @@ export function parseLatency(text: string): { min: number; max: number } | undef
 
 /** One line for a terminal: `5% of 503, 429; 50-400 ms; seed 42`. */
 export function describeProfile(p: FaultProfile): string {
-  const latency = p.latencyMs ? (p.latencyMs.min === p.latencyMs.max ? `${p.latencyMs.min} ms` : `${p.latencyMs.min}-${p.latencyMs.max} ms`) : 'no latency';
+  const latency = p.latencyMs
+    ? p.latencyMs.min === p.latencyMs.max
+      ? `${p.latencyMs.min} ms`
+      : `${p.latencyMs.min}-${p.latencyMs.max} ms`
+    : 'no latency';
   return `${+(p.rate * 100).toFixed(4)}% of ${p.faults.join(', ')}; ${latency}; seed ${p.seed}`;
 }

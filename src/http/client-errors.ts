@@ -10,8 +10,10 @@ import { RETRY_AFTER_HEADER } from './responses.js';
 
 /** What Node's HTTP parser refuses, by its error code; anything else it refuses is a plain `400`. */
 function problemOf(code: string | undefined): ProblemError {
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ProblemError('request-timeout', 'The request did not arrive in time; the connection is closed.');
-  if (code === 'HPE_HEADER_OVERFLOW') return new ProblemError('headers-too-large', 'The request headers are larger than the service accepts.');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new ProblemError('request-timeout', 'The request did not arrive in time; the connection is closed.');
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return new ProblemError('headers-too-large', 'The request headers are larger than the service accepts.');
   return new ProblemError('invalid-request', 'The request is not valid HTTP.', { errors: [] });
 }
 
@@ -34,7 +36,11 @@ export function clientErrorHandler(publicUrl: string, headersOf: UnreadHeaders) 
  */
 export function connectHandler(publicUrl: string, headersOf: UnreadHeaders) {
   return (_request: unknown, socket: Socket): void => {
-    answerOnSocket(socket, { publicUrl, headersOf }, new ProblemError('method-not-allowed', 'CONNECT is not supported: the service is not a proxy.'));
+    answerOnSocket(
+      socket,
+      { publicUrl, headersOf },
+      new ProblemError('method-not-allowed', 'CONNECT is not supported: the service is not a proxy.'),
+    );
   };
 }
 
@@ -42,18 +48,33 @@ export function connectHandler(publicUrl: string, headersOf: UnreadHeaders) {
  * Connections an address may not open now (./connections.ts): a `429` problem with the address's
  * rate-limit headers, before any request is read, then the connection is closed.
  */
-export function addressRefusals(publicUrl: string, headersOf: UnreadHeaders, perAddress: number, counted: (slug: ProblemSlug) => void): AddressRefusals {
+export function addressRefusals(
+  publicUrl: string,
+  headersOf: UnreadHeaders,
+  perAddress: number,
+  counted: (slug: ProblemSlug) => void,
+): AddressRefusals {
   const to = { publicUrl, headersOf };
   return {
     crowded(socket) {
       counted('too-many-connections');
       const detail = `An address may hold ${perAddress} connections at once; close some, or reuse them (keep-alive).`;
-      answerOnSocket(socket, to, new ProblemError('too-many-connections', detail, {}, { [RETRY_AFTER_HEADER]: '1' }), DESTROY);
+      answerOnSocket(
+        socket,
+        to,
+        new ProblemError('too-many-connections', detail, {}, { [RETRY_AFTER_HEADER]: '1' }),
+        DESTROY,
+      );
     },
     flooding(socket, retryAfterS) {
       counted('pipelining-flood');
       const detail = `A connection from this address sent more than ${CLOSE_ABOVE} requests without reading their answers; its connections are refused for ${retryAfterS} more seconds.`;
-      answerOnSocket(socket, to, new ProblemError('pipelining-flood', detail, {}, { [RETRY_AFTER_HEADER]: String(retryAfterS) }), DESTROY);
+      answerOnSocket(
+        socket,
+        to,
+        new ProblemError('pipelining-flood', detail, {}, { [RETRY_AFTER_HEADER]: String(retryAfterS) }),
+        DESTROY,
+      );
     },
   };
 }
@@ -77,11 +98,24 @@ interface SocketAnswers {
   headersOf: UnreadHeaders;
 }
 
-function answerOnSocket(socket: Socket, { publicUrl, headersOf }: SocketAnswers, problem: ProblemError, destroy = false): void {
-  void headersOf(socket.remoteAddress ?? 'unknown').then((headers) => answer(socket, publicUrl, problem, headers, destroy));
+function answerOnSocket(
+  socket: Socket,
+  { publicUrl, headersOf }: SocketAnswers,
+  problem: ProblemError,
+  destroy = false,
+): void {
+  void headersOf(socket.remoteAddress ?? 'unknown').then((headers) =>
+    answer(socket, publicUrl, problem, headers, destroy),
+  );
 }
 
-function answer(socket: Socket, publicUrl: string, problem: ProblemError, limits: Readonly<Record<string, string>>, destroy: boolean): void {
+function answer(
+  socket: Socket,
+  publicUrl: string,
+  problem: ProblemError,
+  limits: Readonly<Record<string, string>>,
+  destroy: boolean,
+): void {
   if (!socket.writable) return void socket.destroy();
   // No request line could be read, so there is no path to name.
   const body = JSON.stringify(problemBody(publicUrl, problem.slug, problem.detail, '', problem.extras));

@@ -47,7 +47,11 @@ export function noneMatchHolds(ifNoneMatch: string, etag: string): boolean {
 
 /** Whether the limit step may leave the count of this request to `conditionalSend`: a key's conditional read. */
 export function mayDeferCount(request: FastifyRequest): boolean {
-  return typeof request.headers[IF_NONE_MATCH_FIELD] === 'string' && request.method === 'GET' && request.routeOptions.config?.conditional === true;
+  return (
+    typeof request.headers[IF_NONE_MATCH_FIELD] === 'string' &&
+    request.method === 'GET' &&
+    request.routeOptions.config?.conditional === true
+  );
 }
 
 /**
@@ -55,9 +59,17 @@ export function mayDeferCount(request: FastifyRequest): boolean {
  * client holds. Any other answer to a read whose count was deferred (a `200`, a `404`, a `400`, …) is
  * counted here, as every request is; only the `304` is free.
  */
-function conditionalSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void): void {
+function conditionalSend(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (error: Error | null, payload?: unknown) => void,
+): void {
   // A handler that answers a representation it holds (a page from memory) sets its tag: not hashed again.
-  const etag = reply.statusCode === 200 && typeof payload === 'string' ? ((reply.getHeader(ETAG_FIELD) as string | undefined) ?? etagOf(payload)) : undefined;
+  const etag =
+    reply.statusCode === 200 && typeof payload === 'string'
+      ? ((reply.getHeader(ETAG_FIELD) as string | undefined) ?? etagOf(payload))
+      : undefined;
   const ifNoneMatch = request.headers[IF_NONE_MATCH_FIELD];
   if (etag !== undefined && typeof ifNoneMatch === 'string' && noneMatchHolds(ifNoneMatch, etag)) {
     reply.code(304).header(ETAG_FIELD, etag);
@@ -87,11 +99,19 @@ function withEtag<T extends object>(schema: T): T & { headers: { etag: typeof CO
  * The options of a conditional read: marked `conditional`, reading `If-None-Match`, answering `ok`
  * (with its `ETag`), `304`, and the `problems` it may answer; its `onSend` step is `conditionalSend`.
  */
-export function conditionalRead<const S extends object, const O extends object, const P extends object>(schema: S, ok: O, problems: P) {
+export function conditionalRead<const S extends object, const O extends object, const P extends object>(
+  schema: S,
+  ok: O,
+  problems: P,
+) {
   return {
     config: { conditional: true },
     onSend: conditionalSend,
-    schema: { ...schema, headers: CONDITIONAL.headers, response: { 200: withEtag(ok), ...CONDITIONAL.notModified, ...problems } },
+    schema: {
+      ...schema,
+      headers: CONDITIONAL.headers,
+      response: { 200: withEtag(ok), ...CONDITIONAL.notModified, ...problems },
+    },
   };
 }
 
@@ -106,12 +126,17 @@ const CONDITIONAL = {
       }),
     ),
   }),
-  etag: { type: 'string', maxLength: 100, description: 'A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current.' },
+  etag: {
+    type: 'string',
+    maxLength: 100,
+    description: 'A strong validator of the body: send it back in `If-None-Match` to get `304` while it is current.',
+  },
   notModified: {
     304: {
       // No body: @fastify/swagger declares a response of type `null` without content (a `304` has none).
       type: 'null',
-      description: 'Not modified: the representation you hold (its `ETag` in `If-None-Match`) is current. No body; counts nothing toward your limits.',
+      description:
+        'Not modified: the representation you hold (its `ETag` in `If-None-Match`) is current. No body; counts nothing toward your limits.',
       headers: { etag: { type: 'string', maxLength: 100, description: 'The current `ETag`, the one you sent.' } },
     },
   },

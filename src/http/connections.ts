@@ -27,7 +27,12 @@ export interface AddressGuard {
  * HTTP parser: it is answered and closed. Off behind a trusted proxy: every connection then comes from the
  * proxy, whose own limits apply.
  */
-export function guardAddresses(server: Server, perAddress: number, clock: Clock, refuse: AddressRefusals): AddressGuard {
+export function guardAddresses(
+  server: Server,
+  perAddress: number,
+  clock: Clock,
+  refuse: AddressRefusals,
+): AddressGuard {
   const open = new Map<string, Set<Socket>>();
   const refusedUntil = new Map<string, number>();
 

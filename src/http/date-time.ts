@@ -10,10 +10,18 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))
 export function toUtcDateTime(text: string): string | undefined {
   const match = RFC3339.exec(text);
   if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const [fraction = '', sign, offsetHours = '0', offsetMinutes = '0'] = match.slice(7);
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
-  if (hour > 23 || minute > 59 || second > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59) return undefined;
+  if (hour > 23 || minute > 59 || second > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59)
+    return undefined;
   const local = new Date(0);
   // setUTCFullYear, not Date.UTC: Date.UTC reads the years 0–99 as 1900–1999.
   local.setUTCFullYear(year, month - 1, day);

@@ -25,9 +25,20 @@ export function internalError(): ProblemError {
 /** Fastify's own client errors, by code, as problems. */
 const FASTIFY_CODES: Record<string, [ProblemSlug, string, InputError[]?]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: ['payload-too-large', 'The request body is larger than the service accepts.'],
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported-media-type', 'Send the body as JSON with Content-Type: application/json.'],
-  FST_ERR_CTP_INVALID_JSON_BODY: ['invalid-request', 'The body is not valid JSON.', [{ in: 'body', name: '', message: 'is not valid JSON' }]],
-  FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid-request', 'The body is empty but Content-Type says JSON.', [{ in: 'body', name: '', message: 'is empty' }]],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [
+    'unsupported-media-type',
+    'Send the body as JSON with Content-Type: application/json.',
+  ],
+  FST_ERR_CTP_INVALID_JSON_BODY: [
+    'invalid-request',
+    'The body is not valid JSON.',
+    [{ in: 'body', name: '', message: 'is not valid JSON' }],
+  ],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [
+    'invalid-request',
+    'The body is empty but Content-Type says JSON.',
+    [{ in: 'body', name: '', message: 'is empty' }],
+  ],
 };
 
 export function sendProblem<R extends FastifyReply>(reply: R, publicUrl: string, problem: ProblemError): R {
@@ -50,10 +61,17 @@ export function errorHandler(publicUrl: string, unreachable: (error: unknown) =>
   };
 }
 
-function toProblem(error: FastifyError, request: FastifyRequest, unreachable: (error: unknown) => boolean): ProblemError {
+function toProblem(
+  error: FastifyError,
+  request: FastifyRequest,
+  unreachable: (error: unknown) => boolean,
+): ProblemError {
   if (error instanceof ProblemError) return error;
   if (error.validation) {
-    const errors = allInputErrors(request, { part: error.validationContext ?? 'body', errors: error.validation as never });
+    const errors = allInputErrors(request, {
+      part: error.validationContext ?? 'body',
+      errors: error.validation as never,
+    });
     const names = [...new Set(errors.map((e) => `${e.in} ${e.name || '(whole body)'}`))].join(', ');
     return new ProblemError('invalid-request', `Invalid input: ${names}.`, { errors });
   }
@@ -64,7 +82,10 @@ function toProblem(error: FastifyError, request: FastifyRequest, unreachable: (e
   }
   // A client that stops sending its body fails the body's read with a connection error: that is the
   // client's doing, not a store's (and nobody is left to read the answer).
-  if (request.raw.readableAborted) return new ProblemError('invalid-request', 'The request body was cut off: the client stopped sending it.', { errors: [] });
+  if (request.raw.readableAborted)
+    return new ProblemError('invalid-request', 'The request body was cut off: the client stopped sending it.', {
+      errors: [],
+    });
   if (unreachable(error)) return storeUnavailable();
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
@@ -86,7 +107,10 @@ function notFound(request: Pick<FastifyRequest, 'method' | 'url'>): ProblemError
 export function refuseUnknownExpectation(request: FastifyRequest): void {
   const expect = request.headers.expect;
   if (expect === undefined || expect.trim().toLowerCase() === '100-continue') return;
-  throw new ProblemError('expectation-failed', 'The service cannot meet this Expect header; the only expectation it knows is 100-continue.');
+  throw new ProblemError(
+    'expectation-failed',
+    'The service cannot meet this Expect header; the only expectation it knows is 100-continue.',
+  );
 }
 
 /**
@@ -108,7 +132,8 @@ export function requireHost(request: FastifyRequest): void {
  */
 export const refuseContentEncoding: preParsingHookHandler = (request, _reply, payload, done) => {
   const encoding = request.headers['content-encoding'];
-  const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+  const hasBody =
+    request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
   if (!hasBody || encoding === undefined || encoding.trim().toLowerCase() === 'identity') return done(null, payload);
   done(
     new ProblemError(
@@ -150,7 +175,15 @@ async function answerFrameworkError(
       if (reply.sent) return reply;
     }
   } catch (refusal) {
-    return sendProblem(reply, publicUrl, refusal instanceof ProblemError ? refusal : toProblem(refusal as FastifyError, request, unreachable));
+    return sendProblem(
+      reply,
+      publicUrl,
+      refusal instanceof ProblemError ? refusal : toProblem(refusal as FastifyError, request, unreachable),
+    );
   }
-  return sendProblem(reply, publicUrl, new ProblemError('invalid-request', `The URL is not valid: ${error.message}`, { errors: [] }));
+  return sendProblem(
+    reply,
+    publicUrl,
+    new ProblemError('invalid-request', `The URL is not valid: ${error.message}`, { errors: [] }),
+  );
 }

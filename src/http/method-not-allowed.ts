@@ -50,7 +50,12 @@ export function registerMethodNotAllowed(app: FastifyInstance, byPath: Map<strin
       schema: { hide: true },
       // Refused before the body is read: no body can turn a 405 into a 400 or 415.
       onRequest: async (request) => {
-        throw new ProblemError('method-not-allowed', `${path} does not support ${request.method}. Allowed: ${allow}.`, {}, { allow });
+        throw new ProblemError(
+          'method-not-allowed',
+          `${path} does not support ${request.method}. Allowed: ${allow}.`,
+          {},
+          { allow },
+        );
       },
       handler: async () => {
         throw new Error('unreachable: onRequest always refuses');

@@ -42,7 +42,10 @@ export class Cursors {
     const bytes = Buffer.from(cursor, 'base64url');
     const text = bytes.subarray(MAC_BYTES).toString();
     // Node's decoder skips characters outside the alphabet: only the very text issued is accepted.
-    const issued = bytes.length > MAC_BYTES && bytes.toString('base64url') === cursor && timingSafeEqual(bytes.subarray(0, MAC_BYTES), this.#mac(scope, text));
+    const issued =
+      bytes.length > MAC_BYTES &&
+      bytes.toString('base64url') === cursor &&
+      timingSafeEqual(bytes.subarray(0, MAC_BYTES), this.#mac(scope, text));
     if (!issued) throw notIssued();
     return text;
   }
@@ -69,8 +72,14 @@ export class Cursors {
 }
 
 /** A listing's scope: the collection, the key reading it, and its filters as sent (absent ones empty, several values in order). */
-export function scopeOf(collection: string, keyId: string, filters: Record<string, string | number | readonly string[] | undefined> = {}): string {
-  const parts = Object.entries(filters).map(([name, value]) => `${name}=${Array.isArray(value) ? [...new Set(value)].sort().join(',') : (value ?? '')}`);
+export function scopeOf(
+  collection: string,
+  keyId: string,
+  filters: Record<string, string | number | readonly string[] | undefined> = {},
+): string {
+  const parts = Object.entries(filters).map(
+    ([name, value]) => `${name}=${Array.isArray(value) ? [...new Set(value)].sort().join(',') : (value ?? '')}`,
+  );
   return [collection, keyId, ...parts].join('\n');
 }
 
@@ -79,7 +88,9 @@ function notIssued(): ProblemError {
     'invalid-request',
     'The cursor is not one this API issued for this listing: it belongs to the same key, collection and filters as the page that gave it.',
     {
-      errors: [{ in: 'query', name: 'cursor', message: 'must be the nextCursor of a previous page of the same listing' }],
+      errors: [
+        { in: 'query', name: 'cursor', message: 'must be the nextCursor of a previous page of the same listing' },
+      ],
     },
   );
 }

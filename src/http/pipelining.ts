@@ -42,7 +42,10 @@ export interface PipeliningBound {
  * socket's public `pause()`/`resume()`; Node may resume a socket itself (reading a body), so a
  * connection held back is paused again whenever it resumes.
  */
-export function boundPipelining(closed: (socket: Socket) => void, { bannedReadPauseMs }: { bannedReadPauseMs: number }): PipeliningBound {
+export function boundPipelining(
+  closed: (socket: Socket) => void,
+  { bannedReadPauseMs }: { bannedReadPauseMs: number },
+): PipeliningBound {
   const unanswered = new WeakMap<Socket, Held>();
 
   function onResponseClose(this: ServerResponse): void {

@@ -11,11 +11,16 @@ import { ref, RetryAfterSeconds, StringEnum } from './schemas.js';
 
 export const Problem = Type.Object(
   {
-    type: Type.String({ format: 'uri', maxLength: 2048, description: 'An absolute URL ending in `/problems/<slug>`; that page explains the problem.' }),
+    type: Type.String({
+      format: 'uri',
+      maxLength: 2048,
+      description: 'An absolute URL ending in `/problems/<slug>`; that page explains the problem.',
+    }),
     code: Type.String({
       maxLength: 100,
       pattern: '^[a-z]+(-[a-z]+)*$',
-      description: "The problem type's slug, the last segment of `type`: the same on every deployment, for code to tell problems apart.",
+      description:
+        "The problem type's slug, the last segment of `type`: the same on every deployment, for code to tell problems apart.",
     }),
     title: Type.String({ maxLength: 200 }),
     status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599 }),
@@ -31,7 +36,10 @@ export const Problem = Type.Object(
 export const InputErrorSchema = Type.Object(
   {
     in: StringEnum(['path', 'query', 'header', 'body']),
-    name: Type.String({ maxLength: 1_000, description: 'The parameter, header or body member (a JSON pointer) at fault.' }),
+    name: Type.String({
+      maxLength: 1_000,
+      description: 'The parameter, header or body member (a JSON pointer) at fault.',
+    }),
     message: Type.String({ maxLength: 1_000 }),
   },
   { additionalProperties: false },
@@ -58,16 +66,27 @@ const KNOWN_NAMES: Partial<Record<ProblemSlug, string>> = {
 
 /** `not-found` → `NotFoundProblem`. */
 function schemaName(slug: ProblemSlug): string {
-  return KNOWN_NAMES[slug] ?? `${slug.replace(/(^|-)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())}Problem`;
+  return (
+    KNOWN_NAMES[slug] ?? `${slug.replace(/(^|-)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())}Problem`
+  );
 }
 
 function problemSchema(slug: ProblemSlug, members: ProblemMembers) {
   const { status, title } = PROBLEM_TYPES[slug];
   // As the common members' types say them (an `integer` status), so that the two merge.
   const code = Type.Unsafe<typeof slug>({ type: 'string', const: slug });
-  const fixedStatus = Type.Unsafe<typeof status>({ type: 'integer', format: 'int32', minimum: status, maximum: status, const: status });
+  const fixedStatus = Type.Unsafe<typeof status>({
+    type: 'integer',
+    format: 'int32',
+    minimum: status,
+    maximum: status,
+    const: status,
+  });
   const fixed = Type.Object({ code, status: fixedStatus, ...members[slug] });
-  return Type.Intersect([ref(Problem), fixed], { $id: schemaName(slug), description: `A \`${status}\` of type \`${slug}\`: ${title}.` });
+  return Type.Intersect([ref(Problem), fixed], {
+    $id: schemaName(slug),
+    description: `A \`${status}\` of type \`${slug}\`: ${title}.`,
+  });
 }
 
 /**

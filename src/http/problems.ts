@@ -23,7 +23,8 @@ export const PROBLEM_TYPES = {
   'method-not-allowed': {
     status: 405,
     title: 'Method not allowed',
-    description: 'The path exists but does not support this method. The `Allow` header lists the methods it does support.',
+    description:
+      'The path exists but does not support this method. The `Allow` header lists the methods it does support.',
   },
   'pet-not-available': {
     status: 409,
@@ -45,7 +46,8 @@ export const PROBLEM_TYPES = {
   'webhook-endpoint-limit': {
     status: 409,
     title: 'Too many webhook endpoints',
-    description: 'A key has at most its allowance of webhook endpoints. Delete one you no longer use, or send several event types to one endpoint.',
+    description:
+      'A key has at most its allowance of webhook endpoints. Delete one you no longer use, or send several event types to one endpoint.',
   },
   'test-key-required': {
     status: 403,
@@ -113,7 +115,8 @@ export const PROBLEM_TYPES = {
   'idempotency-key-reused': {
     status: 422,
     title: 'Idempotency key reused with another request',
-    description: 'An `Idempotency-Key` may be replayed only with the same request body within the idempotency window. Use a new key for a new request.',
+    description:
+      'An `Idempotency-Key` may be replayed only with the same request body within the idempotency window. Use a new key for a new request.',
   },
   'idempotency-key-in-progress': {
     status: 409,
@@ -148,12 +151,14 @@ export const PROBLEM_TYPES = {
   'internal-error': {
     status: 500,
     title: 'Internal server error',
-    description: 'The service failed to handle the request. Nothing about the failure is disclosed; quote the `X-Request-Id` when you report it.',
+    description:
+      'The service failed to handle the request. Nothing about the failure is disclosed; quote the `X-Request-Id` when you report it.',
   },
   'service-unavailable': {
     status: 503,
     title: 'Service unavailable',
-    description: 'A store the service needs cannot be reached just now. Retry after the number of seconds in `Retry-After`.',
+    description:
+      'A store the service needs cannot be reached just now. Retry after the number of seconds in `Retry-After`.',
   },
 } as const satisfies Record<string, { status: number; title: string; description: string }>;
 
@@ -170,7 +175,10 @@ export interface ProblemFacts {
 }
 
 /** A problem type's explanation, as its page says it, with the facts in force. */
-export function problemDescription(slug: ProblemSlug, { bans, idempotencyWindow, maxWebhookEndpoints }: ProblemFacts): string {
+export function problemDescription(
+  slug: ProblemSlug,
+  { bans, idempotencyWindow, maxWebhookEndpoints }: ProblemFacts,
+): string {
   const { description } = PROBLEM_TYPES[slug];
   if (slug === 'key-banned') return `${description} ${bans}`;
   if (slug === 'idempotency-key-reused') return description.replace('the idempotency window', idempotencyWindow);
@@ -209,7 +217,13 @@ export function problemTypeUrl(publicUrl: string, slug: ProblemSlug): string {
   return `${publicUrl}/problems/${slug}`;
 }
 
-export function problemBody(publicUrl: string, slug: ProblemSlug, detail: string, instance: string, extras: Record<string, unknown> = {}) {
+export function problemBody(
+  publicUrl: string,
+  slug: ProblemSlug,
+  detail: string,
+  instance: string,
+  extras: Record<string, unknown> = {},
+) {
   const { status, title } = PROBLEM_TYPES[slug];
   return { type: problemTypeUrl(publicUrl, slug), code: slug, title, status, detail, instance, ...extras };
 }

@@ -14,7 +14,11 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 export const NO_STORE = 'no-store';
 export const NO_STORE_HEADER = {
-  [CACHE_CONTROL_HEADER]: { type: 'string', const: NO_STORE, description: '`no-store`: no cache may keep this answer.' },
+  [CACHE_CONTROL_HEADER]: {
+    type: 'string',
+    const: NO_STORE,
+    description: '`no-store`: no cache may keep this answer.',
+  },
 } as const;
 
 /**
@@ -50,11 +54,17 @@ export const COMMON_PROBLEM_STATUSES = [400, 401, 429, 500, 503] as const;
 /** The `409` of an operation: only the conflicts it meets, each its own schema, named by their slugs. */
 export function conflictResponse(...slugs: ProblemSlug[]) {
   const refs = slugs.map((slug) => {
-    if (!ROUTE_PROBLEM_SLUGS.includes(slug) || PROBLEM_TYPES[slug].status !== 409) throw new Error(`${slug} is not a conflict an operation answers`);
+    if (!ROUTE_PROBLEM_SLUGS.includes(slug) || PROBLEM_TYPES[slug].status !== 409)
+      throw new Error(`${slug} is not a conflict an operation answers`);
     return problemRef(slug);
   });
   const description = `Conflict: ${slugs.map((slug) => `\`${slug}\` (${PROBLEM_TYPES[slug].title.toLowerCase()})`).join(', or ')}.`;
-  return { 409: { description, content: { [PROBLEM_CONTENT_TYPE]: { schema: refs.length === 1 ? refs[0]! : Type.Union(refs) } } } };
+  return {
+    409: {
+      description,
+      content: { [PROBLEM_CONTENT_TYPE]: { schema: refs.length === 1 ? refs[0]! : Type.Union(refs) } },
+    },
+  };
 }
 
 export function problemResponses(...statuses: number[]) {
@@ -62,7 +72,10 @@ export function problemResponses(...statuses: number[]) {
     statuses.map((status) => {
       const entry = BY_STATUS[status];
       if (!entry) throw new Error(`no problem response is defined for ${status}`);
-      return [status, { description: entry.description, content: { [PROBLEM_CONTENT_TYPE]: { schema: entry.schema } } }];
+      return [
+        status,
+        { description: entry.description, content: { [PROBLEM_CONTENT_TYPE]: { schema: entry.schema } } },
+      ];
     }),
   );
 }

@@ -20,7 +20,8 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
 export const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
 
 /** Whole seconds to wait: at most a day (the day window's reset). */
-export const RetryAfterSeconds = (description: string) => Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_RETRY_AFTER_SECONDS, description });
+export const RetryAfterSeconds = (description: string) =>
+  Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_RETRY_AFTER_SECONDS, description });
 
 /** A positive int64 in decimal: the form of every record id. */
 export const Int64Id = (description: string) => Type.Integer({ format: 'int64', minimum: 1, description });
@@ -30,8 +31,23 @@ export const Int64Id = (description: string) => Type.Integer({ format: 'int64', 
 export const NoQuery = Type.Object({});
 
 export const PageQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'How many items to return, 1 to 100.' })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: 'The `nextCursor` of the previous page.' })),
+  limit: Type.Optional(
+    Type.Integer({
+      format: 'int32',
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      description: 'How many items to return, 1 to 100.',
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: 'The `nextCursor` of the previous page.',
+    }),
+  ),
 });
 
 /** The query of a collection: a `status` filter and the page. */

@@ -41,4 +41,7 @@ export function sharedSerializers(): SerializerFactory {
 }
 
 const compilerFor = SerializerSelector();
-const sets = new Map<string, { compile: ReturnType<SerializerFactory>; byContent: Map<string, Serializer>; compiled: WeakMap<object, Serializer> }>();
+const sets = new Map<
+  string,
+  { compile: ReturnType<SerializerFactory>; byContent: Map<string, Serializer>; compiled: WeakMap<object, Serializer> }
+>();

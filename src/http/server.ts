@@ -47,7 +47,11 @@ export function publicServer({ config, logger, clock, headersOf, closed, lookOnc
     const pipelining = boundPipelining(
       (socket) => {
         closed('pipelining');
-        if (logger) logger.warn({ remoteAddress: socket.remoteAddress }, `connection closed: more than ${CLOSE_ABOVE} requests sent unanswered`);
+        if (logger)
+          logger.warn(
+            { remoteAddress: socket.remoteAddress },
+            `connection closed: more than ${CLOSE_ABOVE} requests sent unanswered`,
+          );
         addresses?.flooded(socket.remoteAddress ?? '');
       },
       { bannedReadPauseMs: config.trustProxy ? 0 : timeouts.bannedReadPauseMs },
@@ -57,7 +61,9 @@ export function publicServer({ config, logger, clock, headersOf, closed, lookOnc
     // the look, so a change committed before any was sent is seen by all, as a look per request would
     // see it; a look at a turn's first request would not do (a later one may have been sent after a
     // commit that followed it).
-    const turn = lookOnce && new TurnBatch<ServerResponse>((answers) => lookOnce(() => answers.forEach((res) => handler(res.req, res))));
+    const turn =
+      lookOnce &&
+      new TurnBatch<ServerResponse>((answers) => lookOnce(() => answers.forEach((res) => handler(res.req, res))));
     const server = createServer(http, (req, res) => {
       if (!pipelining.admit(req, res)) return;
       if (turn) turn.add(res);

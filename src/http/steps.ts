@@ -34,7 +34,8 @@ export function runSteps(
 ): FastifyReply | undefined | Promise<FastifyReply | undefined> {
   for (let i = from; i < steps.length; i++) {
     const answered = steps[i]!(request, reply);
-    if (answered instanceof Promise) return answered.then((value) => (reply.sent || value === reply ? reply : runSteps(steps, request, reply, i + 1)));
+    if (answered instanceof Promise)
+      return answered.then((value) => (reply.sent || value === reply ? reply : runSteps(steps, request, reply, i + 1)));
     // A step that answered returns the reply, which may not count as sent yet (an asynchronous `onSend`).
     if (reply.sent || answered === reply) return reply;
   }

@@ -51,7 +51,10 @@ function compileValidators(sharedSchemas: readonly object[]): FastifySchemaCompi
     let validator = compiled.get(key);
     if (!validator) {
       const closed = httpPart === 'querystring' ? onlyDeclared(schema) : schema;
-      compiled.set(key, (validator = httpPart === 'body' ? exact.compile(schema as object) : compileDecimal(coercing, closed)));
+      compiled.set(
+        key,
+        (validator = httpPart === 'body' ? exact.compile(schema as object) : compileDecimal(coercing, closed)),
+      );
     }
     return validator;
   };
@@ -64,7 +67,9 @@ function compileValidators(sharedSchemas: readonly object[]): FastifySchemaCompi
  */
 function onlyDeclared(schema: unknown): unknown {
   const object = schema as { type?: string; additionalProperties?: unknown };
-  return object.type === 'object' && object.additionalProperties === undefined ? { ...object, additionalProperties: false } : schema;
+  return object.type === 'object' && object.additionalProperties === undefined
+    ? { ...object, additionalProperties: false }
+    : schema;
 }
 
 /** A validator of path, query or header values: coerced from strings, integers in plain decimal only. */
@@ -132,7 +137,13 @@ function inputError(part: HttpPart, e: ErrorObject): InputError {
   const pointer = child === null ? e.instancePath : `${e.instancePath}/${child}`;
   // Parameters are named plainly; body members by JSON pointer.
   const name = part === 'body' ? pointer : pointer.replace(/^\//, '');
-  const message = missing ? 'is required' : extra ? (part === 'body' ? 'is not a known member' : 'is not a known parameter') : (e.message ?? 'is invalid');
+  const message = missing
+    ? 'is required'
+    : extra
+      ? part === 'body'
+        ? 'is not a known member'
+        : 'is not a known parameter'
+      : (e.message ?? 'is invalid');
   return { in: location, name, message };
 }
 
@@ -158,7 +169,9 @@ export function allInputErrors(request: FastifyRequest, failed: { part: string; 
     const validate = request.getValidationFunction(part) as ((data: unknown) => unknown) | undefined;
     if (!validate) continue;
     const result = validate(PART_VALUE[part](request));
-    const errors = (result as { error?: { validation?: ErrorObject[] } })?.error?.validation ?? (validate as { errors?: ErrorObject[] }).errors;
+    const errors =
+      (result as { error?: { validation?: ErrorObject[] } })?.error?.validation ??
+      (validate as { errors?: ErrorObject[] }).errors;
     if (result !== true && errors) found.push(...inputErrors(part, errors));
   }
   return found;

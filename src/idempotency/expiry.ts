@@ -24,7 +24,12 @@ export class IdempotencyExpiry {
   readonly #job: SlicedJob;
 
   constructor(private readonly deps: IdempotencyExpiryDeps) {
-    this.#job = new SlicedJob({ name: 'idempotency expiry', everyMs: RETENTION_INTERVAL_MS, pace: deps.pace ?? RETENTION_PACE, log: deps.log });
+    this.#job = new SlicedJob({
+      name: 'idempotency expiry',
+      everyMs: RETENTION_INTERVAL_MS,
+      pace: deps.pace ?? RETENTION_PACE,
+      log: deps.log,
+    });
   }
 
   /** Deletes the records that expired by now; answers how many. */
@@ -47,7 +52,11 @@ export class IdempotencyExpiry {
       if (oldest.length === 0) return false;
       // Rows created in the same millisecond as the slice's last go with it: a slice may be a few rows larger.
       const through = oldest[oldest.length - 1]!.created_at;
-      const result = await db.deleteFrom('idempotency_records').where('created_at', '<=', through).where('api_key_id', 'not in', clocked).executeTakeFirst();
+      const result = await db
+        .deleteFrom('idempotency_records')
+        .where('created_at', '<=', through)
+        .where('api_key_id', 'not in', clocked)
+        .executeTakeFirst();
       deleted += Number(result.numDeletedRows);
       return oldest.length === size;
     });

@@ -63,7 +63,10 @@ export class IdempotentWrites {
     // store's unique key makes the later one wait, fail, and replay the first one's response.
     const slot = `${owner.id}\u0000${idempotencyKey}`;
     if (this.#inProgress.has(slot))
-      throw new ProblemError('idempotency-key-in-progress', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
+      throw new ProblemError(
+        'idempotency-key-in-progress',
+        'A request with this Idempotency-Key is still being processed; retry in a moment.',
+      );
     this.#inProgress.add(slot);
     const remembered = { owner: owner.id, key: idempotencyKey, fingerprint: fingerprint(), now: owner.clock };
     try {
@@ -80,7 +83,11 @@ export class IdempotentWrites {
     }
   }
 
-  async #once<T>(trx: Db, { owner, key, fingerprint, now: clock }: Remembered, write: (trx: Db) => Promise<Response<T>>): Promise<Answered<T>> {
+  async #once<T>(
+    trx: Db,
+    { owner, key, fingerprint, now: clock }: Remembered,
+    write: (trx: Db) => Promise<Response<T>>,
+  ): Promise<Answered<T>> {
     // The window in the owner's time (a test key's clock, test-mode/).
     const now = callerNow(clock, this.clock());
     const earlier = await trx
@@ -91,11 +98,26 @@ export class IdempotentWrites {
       .executeTakeFirst();
     if (earlier && Date.parse(earlier.created_at) > now - IDEMPOTENCY_WINDOW_MS) {
       if (earlier.request_hash !== fingerprint) {
-        throw new ProblemError('idempotency-key-reused', `This Idempotency-Key was used with another request in the last ${IDEMPOTENCY_WINDOW_IN_WORDS}.`);
+        throw new ProblemError(
+          'idempotency-key-reused',
+          `This Idempotency-Key was used with another request in the last ${IDEMPOTENCY_WINDOW_IN_WORDS}.`,
+        );
       }
-      return answered({ status: earlier.status, body: JSON.parse(earlier.response_body) as T, orderId: earlier.order_id ?? undefined }, true);
+      return answered(
+        {
+          status: earlier.status,
+          body: JSON.parse(earlier.response_body) as T,
+          orderId: earlier.order_id ?? undefined,
+        },
+        true,
+      );
     }
-    if (earlier) await trx.deleteFrom('idempotency_records').where('api_key_id', '=', owner).where('idempotency_key', '=', key).execute();
+    if (earlier)
+      await trx
+        .deleteFrom('idempotency_records')
+        .where('api_key_id', '=', owner)
+        .where('idempotency_key', '=', key)
+        .execute();
     const response = await write(trx);
     await trx
       .insertInto('idempotency_records')

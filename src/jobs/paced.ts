@@ -24,7 +24,11 @@ export interface Pace {
  * flood of work falls behind, it does not crowd out requests. How busy the loop is comes from Node's
  * event-loop utilisation over the rest, when only others ran.
  */
-export async function paced(slice: (size: number) => Promise<boolean>, pace: Pace, stopped: () => boolean = () => false): Promise<void> {
+export async function paced(
+  slice: (size: number) => Promise<boolean>,
+  pace: Pace,
+  stopped: () => boolean = () => false,
+): Promise<void> {
   let size = pace.first;
   let share = pace.busyShare;
   for (;;) {
@@ -33,7 +37,9 @@ export async function paced(slice: (size: number) => Promise<boolean>, pace: Pac
     const took = performance.now() - began;
     if (!more || stopped()) return;
     // Grow at most twofold a step: one fast slice (a cache still warm) does not make the next one long.
-    size = Math.round(Math.min(pace.max, Math.max(pace.min, Math.min(size * 2, (size * pace.sliceMs) / Math.max(took, 0.01)))));
+    size = Math.round(
+      Math.min(pace.max, Math.max(pace.min, Math.min(size * 2, (size * pace.sliceMs) / Math.max(took, 0.01)))),
+    );
     const restStarted = performance.eventLoopUtilization();
     await rest((took * (1 - share)) / share);
     // Busy from a quarter of the time on: requests that come and go leave the loop idle in between.

@@ -55,7 +55,8 @@ export class SlicedJob {
       if (this.#failing) log.info({}, `${name}: working again`);
       this.#failing = false;
     } catch (error) {
-      if (!this.#failing) log.warn({ err: error }, `${name}: a pass failed; trying again every ${everyMs} ms until one works`);
+      if (!this.#failing)
+        log.warn({ err: error }, `${name}: a pass failed; trying again every ${everyMs} ms until one works`);
       this.#failing = true;
     }
   }

@@ -24,7 +24,12 @@ const FaultsBody = Type.Object(
   {
     rate: Type.Number({ minimum: 0, maximum: 1 }),
     faults: Type.Optional(Type.Array(StringEnum(FAULTS), { minItems: 1, maxItems: FAULTS.length, uniqueItems: true })),
-    latencyMs: Type.Optional(Type.Union([Type.Object({ min: Type.Integer(), max: Type.Integer() }, { additionalProperties: false }), Type.Null()])),
+    latencyMs: Type.Optional(
+      Type.Union([
+        Type.Object({ min: Type.Integer(), max: Type.Integer() }, { additionalProperties: false }),
+        Type.Null(),
+      ]),
+    ),
     seed: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEED })),
   },
   { additionalProperties: false },
@@ -36,7 +41,10 @@ const IdParams = Type.Object({ id: Type.String({ maxLength: 100, pattern: '^[^\\
  * `/admin/keys` on the admin listener, behind `Authorization: Bearer $ADMIN_TOKEN`: the same
  * operations as the CLI's `petstore keys …`.
  */
-export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysRepository; limiter: LimiterStore; token: string }): void {
+export function adminKeyRoutes(
+  app: App,
+  { keys, limiter, token }: { keys: KeysRepository; limiter: LimiterStore; token: string },
+): void {
   app.addHook('onRequest', bearerCheck(token));
   const view = async (record: KeyRecord | undefined, id: string) => {
     if (!record) throw new ProblemError('not-found', `There is no key ${id}.`);
@@ -48,18 +56,33 @@ export function adminKeyRoutes(app: App, { keys, limiter, token }: { keys: KeysR
   );
   app.patch(
     '/admin/keys/:id',
-    { schema: { params: IdParams, body: Type.Object(PlanBody, { additionalProperties: false }), response: { 200: KeyView } } },
+    {
+      schema: {
+        params: IdParams,
+        body: Type.Object(PlanBody, { additionalProperties: false }),
+        response: { 200: KeyView },
+      },
+    },
     async (request) => view(await asInput(() => keys.setPlan(request.params.id, request.body)), request.params.id),
   );
   // The version the key's requests get when they name none, from their next one on, on every instance.
   app.put(
     '/admin/keys/:id/version',
-    { schema: { params: IdParams, body: Type.Object({ apiVersion: Version }, { additionalProperties: false }), response: { 200: KeyView } } },
-    async (request) => view(await asInput(() => keys.setVersion(request.params.id, request.body.apiVersion)), request.params.id),
+    {
+      schema: {
+        params: IdParams,
+        body: Type.Object({ apiVersion: Version }, { additionalProperties: false }),
+        response: { 200: KeyView },
+      },
+    },
+    async (request) =>
+      view(await asInput(() => keys.setVersion(request.params.id, request.body.apiVersion)), request.params.id),
   );
   // A test key's standing fault profile: set (its seeded sequence starts over) or removed.
-  app.put('/admin/keys/:id/faults', { schema: { params: IdParams, body: FaultsBody, response: { 200: KeyView } } }, async (request) =>
-    view(await asInput(() => keys.setFaults(request.params.id, request.body)), request.params.id),
+  app.put(
+    '/admin/keys/:id/faults',
+    { schema: { params: IdParams, body: FaultsBody, response: { 200: KeyView } } },
+    async (request) => view(await asInput(() => keys.setFaults(request.params.id, request.body)), request.params.id),
   );
   app.delete('/admin/keys/:id/faults', { schema: { params: IdParams, response: { 200: KeyView } } }, async (request) =>
     view(await asInput(() => keys.setFaults(request.params.id, null)), request.params.id),
@@ -115,7 +138,9 @@ function collectionRoutes(app: App, keys: KeysRepository, limiter: LimiterStore)
     },
   );
   app.get('/admin/keys', async () => ({
-    data: await Promise.all((await keys.list()).map(async (k) => keyView(k, await limiter.banOf(keyCaller(k.id), k.unbanSeq)))),
+    data: await Promise.all(
+      (await keys.list()).map(async (k) => keyView(k, await limiter.banOf(keyCaller(k.id), k.unbanSeq))),
+    ),
   }));
 }
 
@@ -125,7 +150,9 @@ async function asInput<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof KeyInputError) {
-      throw new ProblemError('invalid-request', error.message, { errors: [{ in: 'body', name: `/${error.field}`, message: error.message }] });
+      throw new ProblemError('invalid-request', error.message, {
+        errors: [{ in: 'body', name: `/${error.field}`, message: error.message }],
+      });
     }
     throw error;
   }

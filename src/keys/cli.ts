@@ -15,7 +15,9 @@ export interface CliIo {
  * limiter, so `unban` is a signal written to the key's row, applied by each server when it sees it.
  */
 export function keysCommand(keys: () => Promise<KeysRepository>, io: CliIo): Command {
-  const command = new Command('keys').description("create, list, re-plan, re-version, revoke and unban API keys, and set test keys' faults");
+  const command = new Command('keys').description(
+    "create, list, re-plan, re-version, revoke and unban API keys, and set test keys' faults",
+  );
   const cli: KeysCli = {
     keys,
     print: (json, value, human) => io.out(json ? JSON.stringify(value) : human),
@@ -51,12 +53,29 @@ function createCommand(command: Command, { keys, print }: KeysCli): void {
     .option('--per-minute <n>', 'enterprise only: requests per minute', positiveInt)
     .option('--per-day <n>', 'enterprise only: requests per day', positiveInt)
     .option('--test', 'a test key (pet_test_…): same plans and limits, its own orders, faults on demand with Prefer')
-    .option('--api-version <version>', `the version its requests get when they name none: ${VERSIONS.join(', ')} (default ${NEWEST_VERSION})`)
+    .option(
+      '--api-version <version>',
+      `the version its requests get when they name none: ${VERSIONS.join(', ')} (default ${NEWEST_VERSION})`,
+    )
     .option('--json', 'print one JSON object');
   withFaultOptions(create).action(
-    async (o: { plan: PlanName; name?: string; perMinute?: number; perDay?: number; test?: boolean; apiVersion?: string; json?: boolean } & FaultOptions) => {
+    async (
+      o: {
+        plan: PlanName;
+        name?: string;
+        perMinute?: number;
+        perDay?: number;
+        test?: boolean;
+        apiVersion?: string;
+        json?: boolean;
+      } & FaultOptions,
+    ) => {
       const { record, key } = await (await keys()).create({ ...o, faults: faultsOf(o) });
-      print(!!o.json, { ...keyView(record, null), key }, `${key}\n${describe(record)}\nKeep the key now: it is not stored and cannot be shown again.`);
+      print(
+        !!o.json,
+        { ...keyView(record, null), key },
+        `${key}\n${describe(record)}\nKeep the key now: it is not stored and cannot be shown again.`,
+      );
     },
   );
 }
@@ -65,12 +84,15 @@ function setFaultsCommand(command: Command, { keys, printRecord, found }: KeysCl
   withFaultOptions(
     command
       .command('set-faults <id>')
-      .description("set a test key's standing fault profile (its seeded sequence starts over), or remove it with --none")
+      .description(
+        "set a test key's standing fault profile (its seeded sequence starts over), or remove it with --none",
+      )
       .option('--none', 'remove the profile')
       .option('--json', 'print one JSON object'),
   ).action(async (id: string, o: FaultOptions & { none?: boolean; json?: boolean }) => {
     const faults = faultsOf(o);
-    if (!faults && !o.none) throw new KeyInputError('give --fault-rate (and optionally --faults, --latency, --seed), or --none', 'faults');
+    if (!faults && !o.none)
+      throw new KeyInputError('give --fault-rate (and optionally --faults, --latency, --seed), or --none', 'faults');
     printRecord(!!o.json, found(await (await keys()).setFaults(id, o.none ? null : faults!), id));
   });
 }
@@ -98,14 +120,19 @@ function setPlanCommand(command: Command, { keys, printRecord, found }: KeysCli)
     .option('--per-day <n>', 'enterprise only: requests per day', positiveInt)
     .option('--json', 'print one JSON object')
     .action(async (id: string, plan: string, o: { perMinute?: number; perDay?: number; json?: boolean }) => {
-      printRecord(!!o.json, found(await (await keys()).setPlan(id, { plan: planArg(plan), perMinute: o.perMinute, perDay: o.perDay }), id));
+      printRecord(
+        !!o.json,
+        found(await (await keys()).setPlan(id, { plan: planArg(plan), perMinute: o.perMinute, perDay: o.perDay }), id),
+      );
     });
 }
 
 function setVersionCommand(command: Command, { keys, printRecord, found }: KeysCli): void {
   command
     .command('set-version <id> <version>')
-    .description(`pin a key to another version (${VERSIONS.join(', ')}): its requests that name none get it from their next one on`)
+    .description(
+      `pin a key to another version (${VERSIONS.join(', ')}): its requests that name none get it from their next one on`,
+    )
     .option('--json', 'print one JSON object')
     .action(async (id: string, version: string, o: { json?: boolean }) => {
       printRecord(!!o.json, found(await (await keys()).setVersion(id, version), id));
@@ -115,13 +142,19 @@ function setVersionCommand(command: Command, { keys, printRecord, found }: KeysC
 function revokeAndUnbanCommands(command: Command, { keys, printRecord, found }: KeysCli): void {
   for (const [name, description, act] of [
     ['revoke', 'revoke a key: it is refused from its next request on', (r: KeysRepository, id: string) => r.revoke(id)],
-    ['unban', 'lift the temporary ban of a key (and forgive the 429s that led to it)', (r: KeysRepository, id: string) => r.requestUnban(id)],
+    [
+      'unban',
+      'lift the temporary ban of a key (and forgive the 429s that led to it)',
+      (r: KeysRepository, id: string) => r.requestUnban(id),
+    ],
   ] as const) {
     command
       .command(`${name} <id>`)
       .description(description)
       .option('--json', 'print one JSON object')
-      .action(async (id: string, o: { json?: boolean }) => printRecord(!!o.json, found(await act(await keys(), id), id)));
+      .action(async (id: string, o: { json?: boolean }) =>
+        printRecord(!!o.json, found(await act(await keys(), id), id)),
+      );
   }
 }
 
@@ -142,7 +175,11 @@ interface FaultOptions {
 function withFaultOptions(command: Command): Command {
   return command
     .option('--fault-rate <r>', 'test keys: the share of requests that fail on their own, 0 to 1', rate)
-    .option('--faults <list>', 'test keys: which faults they draw from, comma-separated (default 503,500,429,reset)', (v: string) => v.split(','))
+    .option(
+      '--faults <list>',
+      'test keys: which faults they draw from, comma-separated (default 503,500,429,reset)',
+      (v: string) => v.split(','),
+    )
     .option('--latency <ms>', 'test keys: every request waits this long, in milliseconds: 120 or 50-400', latency)
     .option('--seed <n>', 'test keys: the seed of the fault sequence, to replay a run (default: random)', wholeNumber);
 }

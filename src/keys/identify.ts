@@ -16,7 +16,8 @@ const API_KEY_FIELD = API_KEY_HEADER.toLowerCase();
  * revoked one) is counted per client address under the anonymous policy, which throttles guessing.
  * A key sent that is malformed, unknown or revoked is counted against the address on every path.
  */
-export type Identity = Caller & ({ kind: 'key'; key: KeyRecord } | { kind: 'anonymous'; reason: string; failure?: unknown });
+export type Identity = Caller &
+  ({ kind: 'key'; key: KeyRecord } | { kind: 'anonymous'; reason: string; failure?: unknown });
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,10 +42,12 @@ export function identifyHook(findKey: FindKey, clockOf: ClockOf) {
   return function identify(request: FastifyRequest): Promise<void> | undefined {
     const sent = request.headers[API_KEY_FIELD];
     if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY, false));
-    if (typeof sent !== 'string' || !isWellFormedKey(sent)) return void (request.identity = anonymous(request, MALFORMED, true));
+    if (typeof sent !== 'string' || !isWellFormedKey(sent))
+      return void (request.identity = anonymous(request, MALFORMED, true));
     // The store is down (or failing): the request is still limited, per address, and carries the
     // headers; `requireKey` then answers with the failure (a 503 when the store cannot be reached).
-    const unchecked = (failure: unknown) => void (request.identity = anonymous(request, 'The API key could not be checked.', false, failure));
+    const unchecked = (failure: unknown) =>
+      void (request.identity = anonymous(request, 'The API key could not be checked.', false, failure));
     let found: ReturnType<FindKey>;
     try {
       found = findKey(sent);
@@ -60,7 +63,8 @@ export function identifyHook(findKey: FindKey, clockOf: ClockOf) {
 function settle(request: FastifyRequest, key: KeyRecord | undefined, clockOf: ClockOf): Promise<void> | undefined {
   const identity = identityOf(request, key);
   if (identity.kind !== 'key' || !identity.key.test) return void (request.identity = identity);
-  const unchecked = (failure: unknown) => void (request.identity = anonymous(request, 'The API key could not be checked.', false, failure));
+  const unchecked = (failure: unknown) =>
+    void (request.identity = anonymous(request, 'The API key could not be checked.', false, failure));
   let clock: ReturnType<ClockOf>;
   try {
     clock = clockOf(identity.key.id);
@@ -91,14 +95,29 @@ export function keyIdentity(key: KeyRecord): KeyIdentity | undefined {
   let identity = identities.get(key);
   if (identity === undefined) {
     // An unban made anywhere (admin API, CLI, another instance) travels on the key's row.
-    identity = { kind: 'key', caller: keyCaller(key.id), policy: policyOfKey(key), unbanSeq: key.unbanSeq, countedEverywhere: false, key };
+    identity = {
+      kind: 'key',
+      caller: keyCaller(key.id),
+      policy: policyOfKey(key),
+      unbanSeq: key.unbanSeq,
+      countedEverywhere: false,
+      key,
+    };
     identities.set(key, identity);
   }
   return identity;
 }
 
 function anonymous(request: FastifyRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
-  return { kind: 'anonymous', caller: addressCaller(request.ip), policy: ANONYMOUS_POLICY, unbanSeq: 0, countedEverywhere: badKey, reason, failure };
+  return {
+    kind: 'anonymous',
+    caller: addressCaller(request.ip),
+    policy: ANONYMOUS_POLICY,
+    unbanSeq: 0,
+    countedEverywhere: badKey,
+    reason,
+    failure,
+  };
 }
 
 /** Runs after the limit step on every API operation: the limiter has counted the request by then. */

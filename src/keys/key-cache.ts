@@ -20,7 +20,14 @@ export class KeyCache {
   constructor(keys: KeysRepository, { feed, clock, max }: { feed: ChangeFeed; clock: Clock; max: number }) {
     this.#feed = feed;
     this.#known = new KnownKeys(keys, feed, clock);
-    this.#rows = new RowCache({ table: 'api_keys', max, feed, clock, load: (hash) => keys.findByHash(hash), idOf: (record) => record.id });
+    this.#rows = new RowCache({
+      table: 'api_keys',
+      max,
+      feed,
+      clock,
+      load: (hash) => keys.findByHash(hash),
+      idOf: (record) => record.id,
+    });
   }
 
   get size(): number {

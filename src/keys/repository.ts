@@ -40,7 +40,8 @@ export interface PlanChoice {
 export class KeyInputError extends Error {
   constructor(
     message: string,
-    readonly field: 'plan' | 'perMinute' | 'perDay' | 'name' | 'id' | 'apiVersion' | 'faults' | `faults/${string}` = 'plan',
+    readonly field:
+      'plan' | 'perMinute' | 'perDay' | 'name' | 'id' | 'apiVersion' | 'faults' | `faults/${string}` = 'plan',
   ) {
     super(message);
   }
@@ -73,13 +74,22 @@ export class KeysRepository {
    * (test-mode/test-keys.ts), and is written through `db` (a transaction's).
    */
   async create(
-    input: { name?: string; test?: boolean; faults?: FaultProfileInput; apiVersion?: string; parentId?: string; id?: string; key?: string } & PlanChoice,
+    input: {
+      name?: string;
+      test?: boolean;
+      faults?: FaultProfileInput;
+      apiVersion?: string;
+      parentId?: string;
+      id?: string;
+      key?: string;
+    } & PlanChoice,
     db: Db = this.db,
   ): Promise<{ record: KeyRecord; key: string }> {
     const limits = checkedLimits(input);
     const apiVersion = checkedVersion(input.apiVersion ?? NEWEST_VERSION);
     const test = input.test === true;
-    if (input.faults && !test) throw new KeyInputError('a fault profile is for test keys only (create the key as a test key)', 'faults');
+    if (input.faults && !test)
+      throw new KeyInputError('a fault profile is for test keys only (create the key as a test key)', 'faults');
     const faults = input.faults ? this.#profile(input.faults) : null;
     const key = input.key ?? generateKey(test);
     const row = {
@@ -121,7 +131,13 @@ export class KeysRepository {
 
   /** The digests of every key, in their order, `limit` at a time after `after` (`''`: from the first). */
   async hashesAfter(after: string, limit: number): Promise<string[]> {
-    const rows = await this.db.selectFrom('api_keys').select('key_hash').where('key_hash', '>', after).orderBy('key_hash').limit(limit).execute();
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .select('key_hash')
+      .where('key_hash', '>', after)
+      .orderBy('key_hash')
+      .limit(limit)
+      .execute();
     return rows.map((row) => row.key_hash);
   }
 
@@ -149,7 +165,9 @@ export class KeysRepository {
 
   async setPlan(id: string, choice: PlanChoice): Promise<KeyRecord | undefined> {
     const limits = checkedLimits(choice);
-    return this.#update(id, (row) => row.set({ plan: choice.plan, per_minute: limits.perMinute, per_day: limits.perDay }));
+    return this.#update(id, (row) =>
+      row.set({ plan: choice.plan, per_minute: limits.perMinute, per_day: limits.perDay }),
+    );
   }
 
   /** Pins the key to another version: its requests that name none get it from their next one, on every instance. */
@@ -165,7 +183,8 @@ export class KeysRepository {
   async setFaults(id: string, input: FaultProfileInput | null): Promise<KeyRecord | undefined> {
     const found = await this.get(id);
     if (!found) return undefined;
-    if (!found.test) throw new KeyInputError(`${id} is a live key: only test keys (pet_test_…) take a fault profile`, 'faults');
+    if (!found.test)
+      throw new KeyInputError(`${id} is a live key: only test keys (pet_test_…) take a fault profile`, 'faults');
     const faults = input && this.#profile(input);
     return this.#update(id, (row) => row.set({ fault_profile: faults && JSON.stringify(faults) }));
   }
@@ -180,7 +199,9 @@ export class KeysRepository {
 
   /** Revoking twice keeps the first revocation time. */
   async revoke(id: string): Promise<KeyRecord | undefined> {
-    return this.#update(id, (row) => row.set({ revoked_at: new Date(this.clock()).toISOString() }).where('revoked_at', 'is', null));
+    return this.#update(id, (row) =>
+      row.set({ revoked_at: new Date(this.clock()).toISOString() }).where('revoked_at', 'is', null),
+    );
   }
 
   /** Signals every instance, through the store, to lift the key's ban on its next request. */
@@ -207,7 +228,10 @@ type KeyRowUpdate = UpdateQueryBuilder<Database, 'api_keys', 'api_keys', UpdateR
 function checkedLimits(choice: PlanChoice): { perMinute: number | null; perDay: number | null } {
   const custom = choice.perMinute !== undefined || choice.perDay !== undefined;
   if (choice.plan !== 'enterprise') {
-    if (custom) throw new KeyInputError(`the ${choice.plan} plan has fixed limits; per-minute and per-day are for enterprise keys only`);
+    if (custom)
+      throw new KeyInputError(
+        `the ${choice.plan} plan has fixed limits; per-minute and per-day are for enterprise keys only`,
+      );
     return { perMinute: null, perDay: null };
   }
   const { perMinute, perDay } = choice;
@@ -222,14 +246,18 @@ function checkedLimits(choice: PlanChoice): { perMinute: number | null; perDay: 
     ['perDay', perDay],
   ] as const) {
     if (!Number.isSafeInteger(n) || n < 1 || n > MAX_LIMIT) {
-      throw new KeyInputError(`${field === 'perMinute' ? 'per-minute' : 'per-day'} must be a whole number from 1 to ${MAX_LIMIT}`, field);
+      throw new KeyInputError(
+        `${field === 'perMinute' ? 'per-minute' : 'per-day'} must be a whole number from 1 to ${MAX_LIMIT}`,
+        field,
+      );
     }
   }
   return { perMinute, perDay };
 }
 
 function checkedVersion(version: string): string {
-  if (!isVersion(version)) throw new KeyInputError(`unknown version "${version}": the versions are ${VERSIONS.join(', ')}`, 'apiVersion');
+  if (!isVersion(version))
+    throw new KeyInputError(`unknown version "${version}": the versions are ${VERSIONS.join(', ')}`, 'apiVersion');
   return version;
 }
 
@@ -237,7 +265,8 @@ function checkedVersion(version: string): string {
 function checkedName(name: string | undefined): string | undefined {
   const trimmed = name?.trim();
   if (trimmed === undefined) return undefined;
-  if (trimmed.length > NAME_MAX_LENGTH) throw new KeyInputError(`a name has at most ${NAME_MAX_LENGTH} characters`, 'name');
+  if (trimmed.length > NAME_MAX_LENGTH)
+    throw new KeyInputError(`a name has at most ${NAME_MAX_LENGTH} characters`, 'name');
   if (!NAME.test(trimmed)) throw new KeyInputError('a name may not contain control characters', 'name');
   return trimmed;
 }

@@ -1,5 +1,11 @@
 import type { SwaggerOptions } from '@fastify/swagger';
-import { PREFER_DESCRIPTION, PREFER_HEADER, PREFERENCE_APPLIED_DESCRIPTION, PREFERENCE_APPLIED_HEADER, TEST_KEYS_IN_WORDS } from '../faults/prefer.js';
+import {
+  PREFER_DESCRIPTION,
+  PREFER_HEADER,
+  PREFERENCE_APPLIED_DESCRIPTION,
+  PREFERENCE_APPLIED_HEADER,
+  TEST_KEYS_IN_WORDS,
+} from '../faults/prefer.js';
 import { ALLOW_ORIGIN_HEADER } from '../http/cors.js';
 import { MAX_HEAD_BYTES } from '../http/limits.js';
 import { countsTowardLimit } from '../ratelimit/step.js';
@@ -11,7 +17,13 @@ import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/header.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../deprecation/notices.js';
 import { bansInWords } from '../ratelimit/ban-prose.js';
 import type { BanRules } from '../ratelimit/decision.js';
-import { LIMIT_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER } from '../ratelimit/headers.js';
+import {
+  LIMIT_HEADER,
+  POLICY_HEADER,
+  RATE_LIMIT_HEADER,
+  REMAINING_HEADER,
+  RESET_HEADER,
+} from '../ratelimit/headers.js';
 import { MAX_LIMIT, PLAN_LIMITS } from '../ratelimit/plans.js';
 import { DAY_MS, MINUTE_MS } from '../ratelimit/state.js';
 import { webhooksSection } from '../webhooks/document.js';
@@ -59,17 +71,30 @@ const HEADERS: Record<string, { description: string; schema: object; required?: 
     description: 'Any origin may call the API from a browser (keys travel in a header, not in cookies).',
     schema: { type: 'string', const: '*' },
   },
-  [DEPRECATION_HEADER]: { description: 'RFC 9745: `@<unix seconds>` of the deprecation.', schema: { type: 'string', maxLength: 21, pattern: '^@-?\\d+$' } },
+  [DEPRECATION_HEADER]: {
+    description: 'RFC 9745: `@<unix seconds>` of the deprecation.',
+    schema: { type: 'string', maxLength: 21, pattern: '^@-?\\d+$' },
+  },
   [SUNSET_HEADER]: {
     description: 'RFC 8594: the HTTP date from which the operation answers `410`.',
-    schema: { type: 'string', maxLength: 29, pattern: '^[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$' },
+    schema: {
+      type: 'string',
+      maxLength: 29,
+      pattern: '^[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$',
+    },
   },
   [LINK_HEADER]: {
     description: 'Links with `rel="deprecation"` and `rel="sunset"` to the page that explains them.',
     schema: { type: 'string', maxLength: 4096 },
   },
-  [PREFERENCE_APPLIED_HEADER]: { description: PREFERENCE_APPLIED_DESCRIPTION, schema: { type: 'string', maxLength: 100, example: 'fault=503' } },
-  [CACHE_CONTROL_HEADER]: { description: NO_STORE_HEADER[CACHE_CONTROL_HEADER].description, schema: { type: 'string', const: NO_STORE } },
+  [PREFERENCE_APPLIED_HEADER]: {
+    description: PREFERENCE_APPLIED_DESCRIPTION,
+    schema: { type: 'string', maxLength: 100, example: 'fault=503' },
+  },
+  [CACHE_CONTROL_HEADER]: {
+    description: NO_STORE_HEADER[CACHE_CONTROL_HEADER].description,
+    schema: { type: 'string', const: NO_STORE },
+  },
   [VERSION_HEADER]: {
     description:
       'The version of the API that shaped this answer: the one the request named, else its key’s pinned version, else the newest. See `GET /versions`.',
@@ -113,21 +138,32 @@ const ON_DEPRECATED = [DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER];
 /** Sent only when a test key's preference was applied, which may happen on any answer of an operation that counts. */
 const ON_COUNTED = [PREFERENCE_APPLIED_HEADER];
 // Always there where they are declared, so that a validating proxy notices one missing.
-for (const name of [...ON_EVERY_RESPONSE, ...ON_DEPRECATED, ...ON_REFUSED]) HEADERS[name] = { ...HEADERS[name]!, required: true };
+for (const name of [...ON_EVERY_RESPONSE, ...ON_DEPRECATED, ...ON_REFUSED])
+  HEADERS[name] = { ...HEADERS[name]!, required: true };
 
 /** Headers a route declares that are sent only in the case their description gives. */
 const SOMETIMES = new Set([IDEMPOTENT_REPLAYED_HEADER.toLowerCase(), PREFERENCE_APPLIED_HEADER.toLowerCase()]);
 
 /** What each stability mark means, said where tools that ignore `x-stability` show it. */
 const STABILITY = {
-  beta: { badge: 'Beta', meaning: 'complete, but may still change in a compatible way or, with notice, an incompatible one.' },
+  beta: {
+    badge: 'Beta',
+    meaning: 'complete, but may still change in a compatible way or, with notice, an incompatible one.',
+  },
   experimental: { badge: 'Experimental', meaning: 'may change or go away at any time, without notice.' },
 } as const;
 
 /** The plans as a Markdown table: in the document's description and, checked by a test, in the README. */
 export function plansTable(): string {
-  const rows = Object.entries(PLAN_LIMITS).map(([plan, l]) => `| ${plan} | ${l.perMinute.toLocaleString('en')} | ${l.perDay.toLocaleString('en')} |`);
-  return ['| plan | per minute | per day |', '|---|---|---|', ...rows, '| enterprise | set per key | set per key |'].join('\n');
+  const rows = Object.entries(PLAN_LIMITS).map(
+    ([plan, l]) => `| ${plan} | ${l.perMinute.toLocaleString('en')} | ${l.perDay.toLocaleString('en')} |`,
+  );
+  return [
+    '| plan | per minute | per day |',
+    '|---|---|---|',
+    ...rows,
+    '| enterprise | set per key | set per key |',
+  ].join('\n');
 }
 
 function description(rules: BanRules): string {
@@ -160,14 +196,30 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
         license: { name: 'MIT', identifier: 'MIT' },
       },
       // A public API: `x-internal: false` says so to inventory tooling.
-      servers: [{ url: publicUrl, description: 'The Petstore demo API this page belongs to: local by default, production when deployed', 'x-internal': false }],
+      servers: [
+        {
+          url: publicUrl,
+          description: 'The Petstore demo API this page belongs to: local by default, production when deployed',
+          'x-internal': false,
+        },
+      ],
       tags: openapiTags(),
       'x-tagGroups': tagGroups(),
       components: {
-        securitySchemes: { [SECURITY_SCHEME]: { type: 'apiKey', in: 'header', name: API_KEY_HEADER, description: 'Your API key, `pet_…`.' } },
+        securitySchemes: {
+          [SECURITY_SCHEME]: {
+            type: 'apiKey',
+            in: 'header',
+            name: API_KEY_HEADER,
+            description: 'Your API key, `pet_…`.',
+          },
+        },
       },
     },
-    refResolver: { buildLocalReference: (json: { $id?: unknown }, _baseUri: unknown, _fragment: unknown, i: number) => String(json.$id ?? `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json: { $id?: unknown }, _baseUri: unknown, _fragment: unknown, i: number) =>
+        String(json.$id ?? `def-${i}`),
+    },
     transformObject: (documentObject: unknown) => {
       const document = (documentObject as { openapiObject: OpenApiDocument }).openapiObject;
       // Every operation the document shows needs a key: said once, at the top, for tools that read only that.
@@ -230,7 +282,11 @@ function withParameters(document: OpenApiDocument): OpenApiDocument {
   document.components = { ...document.components, parameters: PARAMETERS };
   const refTo = (name: string) => ({ $ref: `#/components/parameters/${name}` }) as never;
   for (const [path, operation] of operationsByPath(document)) {
-    operation.parameters = [...(operation.parameters ?? []), refTo(VERSION_HEADER), ...(countsTowardLimit(path) ? [refTo(PREFER_HEADER)] : [])];
+    operation.parameters = [
+      ...(operation.parameters ?? []),
+      refTo(VERSION_HEADER),
+      ...(countsTowardLimit(path) ? [refTo(PREFER_HEADER)] : []),
+    ];
   }
   return document;
 }
@@ -247,9 +303,13 @@ function withHeaderSpellings(document: OpenApiDocument): OpenApiDocument {
     ...Object.values(document.webhooks ?? {}).flatMap((entry) => Object.values(entry as Record<string, Operation>)),
   ];
   for (const operation of operations) {
-    for (const parameter of operation.parameters ?? []) if (parameter.in === 'header') parameter.name = spelt(parameter.name);
+    for (const parameter of operation.parameters ?? [])
+      if (parameter.in === 'header') parameter.name = spelt(parameter.name);
     for (const response of Object.values(operation.responses ?? {})) {
-      if (response.headers) response.headers = Object.fromEntries(Object.entries(response.headers).map(([name, header]) => [spelt(name), header]));
+      if (response.headers)
+        response.headers = Object.fromEntries(
+          Object.entries(response.headers).map(([name, header]) => [spelt(name), header]),
+        );
     }
   }
   return document;

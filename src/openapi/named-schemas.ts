@@ -9,7 +9,13 @@ import { ReportCard } from '../report-card/schemas.js';
 import { WebhookExam } from '../report-card/exam.js';
 import { Usage } from '../usage/schemas.js';
 import { Version } from '../versions/routes.js';
-import { Delivery as WebhookDelivery, Endpoint as WebhookEndpoint, EndpointPatch, EndpointWithSecret, NewEndpoint } from '../webhooks/schemas.js';
+import {
+  Delivery as WebhookDelivery,
+  Endpoint as WebhookEndpoint,
+  EndpointPatch,
+  EndpointWithSecret,
+  NewEndpoint,
+} from '../webhooks/schemas.js';
 
 /** Schemas with an `$id`: registered once, referenced by routes, named components of the document. */
 export const NAMED_SCHEMAS = [

@@ -11,7 +11,10 @@ import { API_KEY_HEADER } from '../keys/identify.js';
 interface Document {
   info: { title: string };
   servers: Array<{ url: string }>;
-  paths: Record<string, Record<string, { operationId: string; summary: string; deprecated?: boolean; 'x-stability'?: string }>>;
+  paths: Record<
+    string,
+    Record<string, { operationId: string; summary: string; deprecated?: boolean; 'x-stability'?: string }>
+  >;
 }
 
 /** The document's one parameter; any other is a `400`, as on every operation (http/validation.ts). */
@@ -29,16 +32,24 @@ export function openapiRoutes(app: App): void {
     return document;
   };
   const schema = { hide: true, querystring: DocumentQuery };
-  app.get('/openapi.json', { schema }, async (request, reply) => reply.type('application/json').send(documentOf(request).json));
+  app.get('/openapi.json', { schema }, async (request, reply) =>
+    reply.type('application/json').send(documentOf(request).json),
+  );
   // Written for YAML 1.1 loaders too (PyYAML, SnakeYAML, js-yaml's default): a string they would read as
   // something else (`2027-07-01` a date, `yes` a boolean) is quoted.
   app.get('/openapi.yaml', { schema }, async (request, reply) => {
     const document = documentOf(request);
-    return reply.type('application/yaml; charset=utf-8').send((document.yaml ??= stringify(JSON.parse(document.json), { version: '1.1' })));
+    return reply
+      .type('application/yaml; charset=utf-8')
+      .send((document.yaml ??= stringify(JSON.parse(document.json), { version: '1.1' })));
   });
   // `GET /`: where to go from here, read from the document; it counts nothing, like the docs.
   let index: object | undefined;
-  app.get('/', { schema: { hide: true, querystring: NoQuery } }, async () => (index ??= indexOf(app.swagger() as unknown as Document)));
+  app.get(
+    '/',
+    { schema: { hide: true, querystring: NoQuery } },
+    async () => (index ??= indexOf(app.swagger() as unknown as Document)),
+  );
 }
 
 function indexOf(document: Document): object {

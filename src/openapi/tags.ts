@@ -13,18 +13,30 @@ export const TAG = {
 } as const;
 
 export const TAG_GROUPS = [
-  { name: 'Pets', description: 'The pets of the store.', tags: [{ name: TAG.catalogue, description: 'Read the catalogue of pets.' }] },
+  {
+    name: 'Pets',
+    description: 'The pets of the store.',
+    tags: [{ name: TAG.catalogue, description: 'Read the catalogue of pets.' }],
+  },
   {
     name: 'Store',
     description: 'Orders placed with the store.',
-    tags: [{ name: TAG.orders, description: 'Place, read and cancel your orders, and watch them move: placed, approved, delivered.' }],
+    tags: [
+      {
+        name: TAG.orders,
+        description: 'Place, read and cancel your orders, and watch them move: placed, approved, delivered.',
+      },
+    ],
   },
   {
     name: 'Notifications',
     description: 'What happened to your orders.',
     tags: [
       { name: TAG.events, description: 'Every move of every order of yours, newest first: poll them here.' },
-      { name: TAG.webhooks, description: 'Have your events sent to you as they happen, signed (Standard Webhooks), retried, logged.' },
+      {
+        name: TAG.webhooks,
+        description: 'Have your events sent to you as they happen, signed (Standard Webhooks), retried, logged.',
+      },
     ],
   },
   {
@@ -32,10 +44,14 @@ export const TAG_GROUPS = [
     description: 'Your key and its plan.',
     tags: [
       { name: TAG.usage, description: 'What your plan allows, and what is left of it: counts nothing.' },
-      { name: TAG.versions, description: 'The versions of the API and what each changed: needs no key, counts nothing.' },
+      {
+        name: TAG.versions,
+        description: 'The versions of the API and what each changed: needs no key, counts nothing.',
+      },
       {
         name: TAG.testing,
-        description: "Test keys only: move your key's own clock (windows, bans, orders, sunsets follow it) and start its data over. Counts nothing.",
+        description:
+          "Test keys only: move your key's own clock (windows, bans, orders, sunsets follow it) and start its data over. Counts nothing.",
       },
     ],
   },

@@ -19,7 +19,9 @@ const { streamSym, chindingsSym, serializersSym } = pino.symbols;
  * admitted request at LOG_LEVEL=info (docs/performance.md, "Logging"); test/ops/access-log.test.ts
  * holds the two lines equal.
  */
-export function accessLog(logger: FastifyBaseLogger): (request: AccessedRequest, statusCode: number, ms: number) => void {
+export function accessLog(
+  logger: FastifyBaseLogger,
+): (request: AccessedRequest, statusCode: number, ms: number) => void {
   // The logger is pino's (ops/logger.ts); Fastify's type shows less of it.
   const pinoLogger = logger as unknown as pino.Logger;
   const internals = logger as unknown as Record<symbol, unknown>;

@@ -4,7 +4,13 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import { type Db, ping } from '../db/database.js';
-import { errorHandler, frameworkErrorHandler, notFoundHandler, refuseContentEncoding, requireHost } from '../http/errors.js';
+import {
+  errorHandler,
+  frameworkErrorHandler,
+  notFoundHandler,
+  refuseContentEncoding,
+  requireHost,
+} from '../http/errors.js';
 import { MAX_HEAD_BYTES } from '../http/limits.js';
 import { requestIdOf, setRequestId } from '../http/request-id.js';
 import type { App } from '../http/types.js';
@@ -30,7 +36,17 @@ export interface AdminAppDeps {
 }
 
 /** The admin listener: health, readiness, metrics and, with a token, the admin API. Never public. */
-export async function buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl, adminToken, logger }: AdminAppDeps): Promise<App> {
+export async function buildAdminApp({
+  db,
+  changes,
+  limiter,
+  limiterStatus,
+  metrics,
+  clock,
+  publicUrl,
+  adminToken,
+  logger,
+}: AdminAppDeps): Promise<App> {
   const app = Fastify({
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
@@ -55,12 +71,18 @@ export async function buildAdminApp({ db, changes, limiter, limiterStatus, metri
   app.get('/readyz', async (_request, reply) => {
     const database = await ping(db);
     const limiter = limiterStatus();
-    return reply.code(database ? 200 : 503).send({ status: database ? 'ready' : 'unavailable', checks: { database }, limiter });
+    return reply
+      .code(database ? 200 : 503)
+      .send({ status: database ? 'ready' : 'unavailable', checks: { database }, limiter });
   });
-  app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
+  app.get('/metrics', async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
 
   if (adminToken) {
-    await app.register(async (admin: App) => adminKeyRoutes(admin, { keys: new KeysRepository(db, clock, changes), limiter, token: adminToken }));
+    await app.register(async (admin: App) =>
+      adminKeyRoutes(admin, { keys: new KeysRepository(db, clock, changes), limiter, token: adminToken }),
+    );
   }
   await app.ready();
   return app;

@@ -21,11 +21,18 @@ const PLAIN_UNLESS = /[%+?]/;
  */
 export function loggableUrl(url: string, secrets: readonly string[] = []): string {
   // Nothing encoded, no query, nothing secret-like: what every segment would show, the URL shows whole.
-  if (!PLAIN_UNLESS.test(url) && !SECRET_LIKE.test(url) && !secrets.some((secret) => url.toLowerCase().includes(secret.toLowerCase()))) return url;
+  if (
+    !PLAIN_UNLESS.test(url) &&
+    !SECRET_LIKE.test(url) &&
+    !secrets.some((secret) => url.toLowerCase().includes(secret.toLowerCase()))
+  )
+    return url;
   const hidden = (part: string) => {
     const plain = decodedFully(part);
     const lower = plain.toLowerCase();
-    return SECRET_LIKE.test(plain) || secrets.some((secret) => lower.includes(secret.toLowerCase())) ? '[redacted]' : part;
+    return SECRET_LIKE.test(plain) || secrets.some((secret) => lower.includes(secret.toLowerCase()))
+      ? '[redacted]'
+      : part;
   };
   const at = url.indexOf('?');
   const path = (at === -1 ? url : url.slice(0, at)).split('/').map(hidden).join('/');
@@ -65,13 +72,24 @@ function decodedFully(text: string): string {
  * and the admin token never reach the logs: headers are not logged, URLs are logged as `loggableUrl`
  * shows them (`secrets`: the admin token, when there is one). `flush` before exiting.
  */
-export function createLogger(level: string, destination: pino.DestinationStream = stdout('json'), secrets: readonly string[] = []): Logger {
+export function createLogger(
+  level: string,
+  destination: pino.DestinationStream = stdout('json'),
+  secrets: readonly string[] = [],
+): Logger {
   const options = {
     level,
     serializers: {
-      req: (request: FastifyRequest) => ({ method: request.method, url: loggableUrl(request.url, secrets), remoteAddress: request.ip }),
+      req: (request: FastifyRequest) => ({
+        method: request.method,
+        url: loggableUrl(request.url, secrets),
+        remoteAddress: request.ip,
+      }),
     },
-    redact: { paths: ['req.headers', 'headers', 'authorization', `[${JSON.stringify(API_KEY_HEADER.toLowerCase())}]`], remove: true },
+    redact: {
+      paths: ['req.headers', 'headers', 'authorization', `[${JSON.stringify(API_KEY_HEADER.toLowerCase())}]`],
+      remove: true,
+    },
   };
   return pino(options, destination);
 }

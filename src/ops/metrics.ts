@@ -9,7 +9,11 @@ import { type CounterSeries, TalliedCounter } from './tallies.js';
  */
 export function createMetrics({ eventLoopResolutionMs }: { eventLoopResolutionMs?: number } = {}) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'petstore_', eventLoopMonitoringPrecision: eventLoopResolutionMs ?? DEFAULTS.eventLoopResolutionMs });
+  collectDefaultMetrics({
+    register: registry,
+    prefix: 'petstore_',
+    eventLoopMonitoringPrecision: eventLoopResolutionMs ?? DEFAULTS.eventLoopResolutionMs,
+  });
   const registers = [registry];
   return { registry, ...httpMetrics(registers), ...limitMetrics(registers), ...workMetrics(registers) };
 }
@@ -112,12 +116,16 @@ export type Metrics = ReturnType<typeof createMetrics>;
  * built per request (`GET /pets/:petId 200`) would be a rope V8 compares through its runtime.
  */
 export function requestRecorder(metrics: Metrics) {
-  const byRoute = new Map<string, Map<string, { timer: Histogram.Internal<'method' | 'route'>; counters: Map<number, CounterSeries> }>>();
+  const byRoute = new Map<
+    string,
+    Map<string, { timer: Histogram.Internal<'method' | 'route'>; counters: Map<number, CounterSeries> }>
+  >();
   return (method: string, route: string, status: number, seconds: number): void => {
     let byMethod = byRoute.get(route);
     if (!byMethod) byRoute.set(route, (byMethod = new Map()));
     let series = byMethod.get(method);
-    if (!series) byMethod.set(method, (series = { timer: metrics.latency.labels({ method, route }), counters: new Map() }));
+    if (!series)
+      byMethod.set(method, (series = { timer: metrics.latency.labels({ method, route }), counters: new Map() }));
     let counter = series.counters.get(status);
     if (!counter) series.counters.set(status, (counter = metrics.requests.series({ method, route, status })));
     counter.inc();

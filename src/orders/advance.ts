@@ -50,7 +50,11 @@ export function advanceOrder(app: App, { writes, moves, clock }: AdvanceOrderDep
     },
     async (request, reply) => {
       const key = keyOf(request);
-      if (!key.test) throw new ProblemError('test-key-required', 'Only a test key (pet_test_…) can move its orders by hand; live orders move on their own.');
+      if (!key.test)
+        throw new ProblemError(
+          'test-key-required',
+          'Only a test key (pet_test_…) can move its orders by hand; live orders move on their own.',
+        );
       const id = request.params.orderId;
       const answered = await writes.run(
         ownerOf(request),
@@ -60,7 +64,8 @@ export function advanceOrder(app: App, { writes, moves, clock }: AdvanceOrderDep
           const order = await moves.lock(trx, key.id, id);
           if (!order) throw notFound(id);
           const to = nextStatus(order.status);
-          if (to === undefined) throw new ProblemError('order-not-advanceable', `Order ${id} is ${order.status}: it moves no further.`);
+          if (to === undefined)
+            throw new ProblemError('order-not-advanceable', `Order ${id} is ${order.status}: it moves no further.`);
           const moved = await moves.move(trx, { owner: key.id, order }, to, callerNow(request.identity.clock, clock()));
           return { status: 200, body: moved, orderId: id };
         },

@@ -46,7 +46,8 @@ export function cancelOrder(app: App, { db, moves, clock }: CancelOrderDeps): vo
       // Nothing to cancel: no such order, or one already final, which stays as it is.
       const order = await orders.find(key.id, id);
       if (!order) throw notFound(id);
-      if (order.status !== 'cancelled') throw new ProblemError('order-not-cancellable', `Order ${id} was ${order.status} and cannot be cancelled.`);
+      if (order.status !== 'cancelled')
+        throw new ProblemError('order-not-cancellable', `Order ${id} was ${order.status} and cannot be cancelled.`);
       return order;
     },
   );

@@ -8,7 +8,10 @@ export interface OrdersCliIo {
 }
 
 /** `petstore orders …`: the orders of a key as the admin sees them, on the same DATABASE_URL as the server. */
-export function ordersCommand(stores: () => Promise<{ keys: KeysRepository; orders: OrdersRepository }>, io: OrdersCliIo): Command {
+export function ordersCommand(
+  stores: () => Promise<{ keys: KeysRepository; orders: OrdersRepository }>,
+  io: OrdersCliIo,
+): Command {
   const command = new Command('orders').description("look at a key's orders and where each is in its lifecycle");
   command
     .command('list')
@@ -21,7 +24,11 @@ export function ordersCommand(stores: () => Promise<{ keys: KeysRepository; orde
       const { keys, orders } = await stores();
       if (!(await keys.get(o.key))) throw new KeyInputError(`there is no key ${o.key}`, 'id');
       const found = await orders.recent(o.key, { status: o.status }, o.limit);
-      io.out(o.json ? JSON.stringify(found) : found.map(describe).join('\n') || `no orders${o.status ? ` ${o.status}` : ''} for ${o.key}`);
+      io.out(
+        o.json
+          ? JSON.stringify(found)
+          : found.map(describe).join('\n') || `no orders${o.status ? ` ${o.status}` : ''} for ${o.key}`,
+      );
     });
   return command;
 }
@@ -32,11 +39,13 @@ function describe(o: AdminOrder): string {
 }
 
 function statusArg(value: string): OrderStatus {
-  if (!(ORDER_STATUSES as readonly string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${ORDER_STATUSES.join(', ')}`);
+  if (!(ORDER_STATUSES as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`expected one of ${ORDER_STATUSES.join(', ')}`);
   return value as OrderStatus;
 }
 
 function limitArg(value: string): number {
-  if (!/^[1-9][0-9]*$/.test(value) || Number(value) > 1000) throw new InvalidArgumentError('expected a whole number from 1 to 1000');
+  if (!/^[1-9][0-9]*$/.test(value) || Number(value) > 1000)
+    throw new InvalidArgumentError('expected a whole number from 1 to 1000');
   return Number(value);
 }

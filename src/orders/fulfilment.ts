@@ -12,7 +12,12 @@ import type { OrderMoves } from './moves.js';
 const CATCH_UP_SLICE = { sqlite: 40, postgres: 1_000 } as const;
 
 /** Makes every move of `owner`'s that fell due by `to` in its time, in slices; answers how many. */
-export async function catchUp(moves: OrderMoves, transactions: Transactions, owner: string, to: number): Promise<number> {
+export async function catchUp(
+  moves: OrderMoves,
+  transactions: Transactions,
+  owner: string,
+  to: number,
+): Promise<number> {
   let total = 0;
   for (;;) {
     const { moved, more } = await transactions.run((trx) => moves.catchUp(trx, owner, to, CATCH_UP_SLICE[moves.store]));
@@ -55,7 +60,12 @@ export class Fulfilment {
   readonly #job: SlicedJob;
 
   constructor(private readonly deps: FulfilmentDeps) {
-    this.#job = new SlicedJob({ name: 'fulfilment', everyMs: FULFILMENT_INTERVAL_MS, pace: deps.pace ?? FULFILMENT_PACE, log: deps.log });
+    this.#job = new SlicedJob({
+      name: 'fulfilment',
+      everyMs: FULFILMENT_INTERVAL_MS,
+      pace: deps.pace ?? FULFILMENT_PACE,
+      log: deps.log,
+    });
   }
 
   /** Makes every move due now, paced; answers how many orders moved. */

@@ -16,7 +16,10 @@ import { Order, OrderListQuery } from './schemas.js';
 const PATH = '/store/orders';
 
 /** `GET /store/orders` (listOrders): a page of the orders placed with the caller's key. */
-export function listOrders(app: App, { db, orderPages, cursors }: { db: Db; orderPages: OrderPages; cursors: Cursors }): void {
+export function listOrders(
+  app: App,
+  { db, orderPages, cursors }: { db: Db; orderPages: OrderPages; cursors: Cursors },
+): void {
   const orders = new OrdersRepository(db);
   // When each request's read from the store began: a page read before a change is not kept (./order-pages.ts).
   const readSince = new WeakMap<FastifyRequest, ReadStart>();
@@ -62,7 +65,12 @@ export function listOrders(app: App, { db, orderPages, cursors }: { db: Db; orde
 
 /** The route's last `onSend` step: a live key's page read from the store and answered in full is kept, in its version. */
 function keepPage(orderPages: OrderPages, readSince: WeakMap<FastifyRequest, ReadStart>) {
-  return function keepPage(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
+  return function keepPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (error: null, payload: unknown) => void,
+  ) {
     const since = readSince.get(request);
     const etag = reply.getHeader(ETAG_FIELD);
     if (reply.statusCode === 200 && since !== undefined && typeof payload === 'string' && typeof etag === 'string') {

@@ -8,7 +8,14 @@ import { prepared } from '../db/prepared.js';
 import type { OrdersTable } from '../db/schema.js';
 import { lockEventKeys } from '../events/key-locks.js';
 import { type Metrics, orderMovesCounter } from '../ops/metrics.js';
-import { dueAfterEntering, isCancellable, isComplete, nextStatus, ORDER_STATUSES, type OrderStatus } from './lifecycle.js';
+import {
+  dueAfterEntering,
+  isCancellable,
+  isComplete,
+  nextStatus,
+  ORDER_STATUSES,
+  type OrderStatus,
+} from './lifecycle.js';
 import { ORDER_COLUMNS, toOrder } from './repository.js';
 import type { Order } from './schemas.js';
 
@@ -150,7 +157,11 @@ export class OrderMoves {
    * taken here are skipped by it), so that every move is made once. Answers the orders moved, how many
    * rows were taken (all `limit` of them: more may be due), and when the first fell due.
    */
-  async moveDue(trx: Db, now: number, limit: number): Promise<{ moved: Owned[]; taken: number; oldestDueAt: number | null }> {
+  async moveDue(
+    trx: Db,
+    now: number,
+    limit: number,
+  ): Promise<{ moved: Owned[]; taken: number; oldestDueAt: number | null }> {
     // A test key whose clock a test moved has its moves in its own time (`catchUp`).
     let query = trx
       .selectFrom('orders')
@@ -200,7 +211,8 @@ export class OrderMoves {
         for (; i < rows.length && rows[i]!.due_at === dueAt; i++) group.push({ owner, order: toOrder(rows[i]!) });
         const made = await this.#stepEach(trx, group, at);
         moved.push(...made.moved);
-        for (const step of made.steps) dueAgain = Math.min(dueAgain, dueAfterEntering(step, at, this.delays) ?? Number.POSITIVE_INFINITY);
+        for (const step of made.steps)
+          dueAgain = Math.min(dueAgain, dueAfterEntering(step, at, this.delays) ?? Number.POSITIVE_INFINITY);
       }
     }
     return { moved, more: true };
@@ -213,7 +225,13 @@ export class OrderMoves {
       .select(['api_key_id', 'offset_ms'])
       .where('frozen_at', 'is', null)
       .where((eb) =>
-        eb.exists(eb.selectFrom('orders').select('id').whereRef('orders.api_key_id', '=', 'test_clocks.api_key_id').where('due_at', 'is not', null)),
+        eb.exists(
+          eb
+            .selectFrom('orders')
+            .select('id')
+            .whereRef('orders.api_key_id', '=', 'test_clocks.api_key_id')
+            .where('due_at', 'is not', null),
+        ),
       )
       .execute();
     return rows.map((row) => ({ owner: row.api_key_id, offsetMs: Number(row.offset_ms) }));
@@ -261,7 +279,12 @@ export class OrderMoves {
     const complete = isComplete(to);
     await trx
       .updateTable('orders')
-      .set({ status: to, complete: complete ? 1 : 0, due_at: due === null ? null : new Date(due).toISOString(), moved_at: new Date(now).toISOString() })
+      .set({
+        status: to,
+        complete: complete ? 1 : 0,
+        due_at: due === null ? null : new Date(due).toISOString(),
+        moved_at: new Date(now).toISOString(),
+      })
       .where(
         'id',
         'in',

@@ -101,7 +101,8 @@ export class OrderPages {
 
   /** Keeps a page whose read began at `since`, unless a change was told since (told), or under its stamp (stamped). */
   keep(keyId: string, url: string, page: PageAnswer, since: ReadStart): void {
-    if (this.rule === null || (this.#stamped ? since.stamp === undefined : since.generation !== this.#generation)) return;
+    if (this.rule === null || (this.#stamped ? since.stamp === undefined : since.generation !== this.#generation))
+      return;
     const pages = this.#byKey.get(keyId) ?? new Map<string, Held>();
     this.#byKey.delete(keyId);
     this.#byKey.set(keyId, pages);

@@ -26,7 +26,12 @@ export function placeOrder(app: App, { placement, publicUrl }: { placement: Orde
             ...ref(Order),
             description: 'The order placed (or, on a replay, the order the key placed).',
             headers: {
-              [LOCATION_HEADER]: { type: 'string', format: 'uri', maxLength: 2048, description: 'The URL of the order.' },
+              [LOCATION_HEADER]: {
+                type: 'string',
+                format: 'uri',
+                maxLength: 2048,
+                description: 'The URL of the order.',
+              },
               ...REPLAYED_RESPONSE_HEADER,
             },
           },

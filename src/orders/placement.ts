@@ -60,25 +60,34 @@ export class OrderPlacement {
   async #placeWithOthers({ id: owner, clock }: Owner, input: NewOrder): Promise<Order> {
     placeable(input, await this.catalogue.find(input.petId));
     const now = callerNow(clock, this.clock());
-    const order = await new Promise<Order>((resolve, reject) => this.#placing.add({ owner, fields: fieldsOf(input, now), now, resolve, reject }));
+    const order = await new Promise<Order>((resolve, reject) =>
+      this.#placing.add({ owner, fields: fieldsOf(input, now), now, resolve, reject }),
+    );
     await this.moves.moved([{ owner, order }]);
     return order;
   }
 
-  readonly #placing = new TurnBatch<Placing & { resolve(order: Order): void; reject(error: unknown): void }>(async (batch) => {
-    try {
-      const orders = await this.moves.placeAll(batch);
-      batch.forEach((placing, i) => placing.resolve(orders[i]!));
-    } catch {
-      await Promise.all(batch.map((placing) => this.moves.placeAll([placing]).then(([order]) => placing.resolve(order!), placing.reject)));
-    }
-  });
+  readonly #placing = new TurnBatch<Placing & { resolve(order: Order): void; reject(error: unknown): void }>(
+    async (batch) => {
+      try {
+        const orders = await this.moves.placeAll(batch);
+        batch.forEach((placing, i) => placing.resolve(orders[i]!));
+      } catch {
+        await Promise.all(
+          batch.map((placing) =>
+            this.moves.placeAll([placing]).then(([order]) => placing.resolve(order!), placing.reject),
+          ),
+        );
+      }
+    },
+  );
 }
 
 /** Throws the problem that refuses an order for `pet`, if one does. */
 function placeable(input: NewOrder, pet: Pet | undefined): void {
   if (!pet) throw new ProblemError('not-found', `There is no pet ${input.petId}.`);
-  if (pet.status !== 'available') throw new ProblemError('pet-not-available', `Pet ${input.petId} is ${pet.status}, not available.`);
+  if (pet.status !== 'available')
+    throw new ProblemError('pet-not-available', `Pet ${input.petId} is ${pet.status}, not available.`);
 }
 
 /** The order's fields as placed at `now`: a quantity of 1, and shipping two days later, unless it says otherwise. */

@@ -19,7 +19,12 @@ export class OrdersRepository {
 
   async find(owner: string, id: number): Promise<Order | undefined> {
     if (!canExist(id)) return undefined;
-    const row = await this.db.selectFrom('orders').select(ORDER_COLUMNS).where('api_key_id', '=', owner).where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('orders')
+      .select(ORDER_COLUMNS)
+      .where('api_key_id', '=', owner)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row && toOrder(row);
   }
 
@@ -31,7 +36,12 @@ export class OrdersRepository {
       .where('api_key_id', '=', owner);
     if (filter.status) query = query.where('status', '=', filter.status);
     const rows = await query.orderBy('id', 'desc').limit(limit).execute();
-    return rows.map((row) => ({ ...toOrder(row), placedAt: row.created_at, movedAt: row.moved_at ?? row.created_at, dueAt: row.due_at }));
+    return rows.map((row) => ({
+      ...toOrder(row),
+      placedAt: row.created_at,
+      movedAt: row.moved_at ?? row.created_at,
+      dueAt: row.due_at,
+    }));
   }
 
   /** The page's orders of the owner after the requested id, and whether more follow: the route makes the cursor. */

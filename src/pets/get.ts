@@ -50,7 +50,12 @@ export function getPet(app: App, { catalogue, clock, deprecation, shapes }: GetP
       preValidation: function refuseAfterSunset(request, _reply, done) {
         // In the caller's time: a test key's clock may be past the sunset (test-mode/).
         if (!isSunset(deprecation, callerNow(request.identity.clock, clock()))) return done();
-        done(new ProblemError('sunset', `GET /pets/{petId} reached its sunset on ${dayOrInstant(deprecation.sunsetAt)} and no longer answers.`));
+        done(
+          new ProblemError(
+            'sunset',
+            `GET /pets/{petId} reached its sunset on ${dayOrInstant(deprecation.sunsetAt)} and no longer answers.`,
+          ),
+        );
       },
     },
     // Synchronous while the pet is in memory, as it nearly always is.

@@ -12,7 +12,14 @@ export class PetCache {
   readonly #rows: RowCache<number, Pet>;
 
   constructor(pets: PetsRepository, { feed, clock, max }: { feed: ChangeFeed; clock: Clock; max: number }) {
-    this.#rows = new RowCache({ table: 'pets', max, feed, clock, load: (id) => pets.find(id), idOf: (pet) => String(pet.id) });
+    this.#rows = new RowCache({
+      table: 'pets',
+      max,
+      feed,
+      clock,
+      load: (id) => pets.find(id),
+      idOf: (pet) => String(pet.id),
+    });
   }
 
   /** A pet is only read after the request's key was found, which asked the feed for news already. */

@@ -4,7 +4,10 @@ import { Int64Id, ListQuery, StringEnum } from '../http/schemas.js';
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 
 const Named = (what: string) =>
-  Type.Object({ id: Type.Integer({ format: 'int64', minimum: 1 }), name: Type.String({ maxLength: 100 }) }, { additionalProperties: false, description: what });
+  Type.Object(
+    { id: Type.Integer({ format: 'int64', minimum: 1 }), name: Type.String({ maxLength: 100 }) },
+    { additionalProperties: false, description: what },
+  );
 
 export const Pet = Type.Object(
   {
@@ -12,7 +15,10 @@ export const Pet = Type.Object(
     name: Type.String({ maxLength: 100, examples: ['Rex'] }),
     category: Named('The kind of pet.'),
     photos: Type.Array(
-      Type.Object({ url: Type.String({ format: 'uri', maxLength: 2048 }) }, { additionalProperties: false, description: 'A photo of the pet.' }),
+      Type.Object(
+        { url: Type.String({ format: 'uri', maxLength: 2048 }) },
+        { additionalProperties: false, description: 'A photo of the pet.' },
+      ),
       {
         maxItems: 20,
       },

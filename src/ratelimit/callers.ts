@@ -15,7 +15,10 @@ export function keyCaller(keyId: string): string {
  * orders is committed. Nothing where the store's feed tells every change at once (the embedded store:
  * there pages are told, not stamped: orders/order-pages.ts) or where verdicts carry no stamp.
  */
-export function restampKeys(store: Pick<LimiterStore, 'restamp' | 'stamps'>, feed: { immediate: boolean }): (keyIds: readonly string[]) => Promise<void> {
+export function restampKeys(
+  store: Pick<LimiterStore, 'restamp' | 'stamps'>,
+  feed: { immediate: boolean },
+): (keyIds: readonly string[]) => Promise<void> {
   if (feed.immediate || !store.stamps) return async () => {};
   return (keyIds) => store.restamp(keyIds.map(keyCaller));
 }

@@ -42,12 +42,22 @@ export interface Decision {
  * and it holds one entry per millisecond (./minute-log.ts), so never more than 60,000 entries.
  * It is not cut down on a downgrade: what was counted stays counted, even if the key is upgraded back.
  */
-export function decide(state: CallerState | undefined, now: number, policy: Policy, rules: BanRules, unbanSeq = 0, forced = false): Decision {
+export function decide(
+  state: CallerState | undefined,
+  now: number,
+  policy: Policy,
+  rules: BanRules,
+  unbanSeq = 0,
+  forced = false,
+): Decision {
   const current = withUnbanSignal(pruneState(state ?? FRESH_STATE, now, rules), unbanSeq);
   const assessment = assess(current, now, policy);
   // Verdict literals start with `kind`: V8 builds a literal that starts with a spread several times slower.
   if (current.bannedUntil > now) {
-    return { verdict: banned(assessment, current.bannedUntil, bindingUntil(current.minuteLog, assessment)), state: current };
+    return {
+      verdict: banned(assessment, current.bannedUntil, bindingUntil(current.minuteLog, assessment)),
+      state: current,
+    };
   }
   if (!forced && assessment.minute.remaining > 0 && assessment.day.remaining > 0) {
     const admitted = { ...current, minuteLog: minuteAppend(current.minuteLog, now), dayCount: current.dayCount + 1 };
@@ -60,7 +70,9 @@ export function decide(state: CallerState | undefined, now: number, policy: Poli
 export function peek(state: CallerState | undefined, now: number, policy: Policy, unbanSeq = 0): Verdict {
   const current = withUnbanSignal(state ?? FRESH_STATE, unbanSeq);
   const assessment = assess(current, now, policy);
-  return current.bannedUntil > now ? { kind: 'peek', ...assessment, bannedUntil: current.bannedUntil } : { kind: 'peek', ...assessment };
+  return current.bannedUntil > now
+    ? { kind: 'peek', ...assessment, bannedUntil: current.bannedUntil }
+    : { kind: 'peek', ...assessment };
 }
 
 /**
@@ -95,7 +107,8 @@ export function pruneState(state: CallerState, now: number, rules: BanRules): Ca
 function refuse(state: CallerState, assessment: Assessment, rules: BanRules): Decision {
   const now = assessment.at;
   const rejections = logAppend(state.rejections, now);
-  if (logSize(rejections) < rules.rejections) return { verdict: rateLimited(assessment, 0), state: { ...state, rejections } };
+  if (logSize(rejections) < rules.rejections)
+    return { verdict: rateLimited(assessment, 0), state: { ...state, rejections } };
   const started = startBan(state, now, rules);
   return { verdict: rateLimited(assessment, started.bannedUntil), state: started };
 }

@@ -55,7 +55,8 @@ const NEVER_TWICE = { maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: fa
  * first commands until it is open; the failover store's deadline bounds that wait like any other.
  */
 export function createLimiterRedis(config: RedisConfig): Redis | Cluster {
-  if (config.kind === 'single') return new Redis(config.url, { enableOfflineQueue: false, retryStrategy: reconnectAfter, ...NEVER_TWICE });
+  if (config.kind === 'single')
+    return new Redis(config.url, { enableOfflineQueue: false, retryStrategy: reconnectAfter, ...NEVER_TWICE });
   return new Cluster(config.nodes, {
     enableOfflineQueue: false,
     retryDelayOnFailover: 0,
@@ -94,7 +95,10 @@ export class FailoverLimiterStore implements LimiterStore {
   readonly #answered: Answered | undefined;
 
   /** Takes ownership of `redis`, best made by `createLimiterRedis`. */
-  constructor(redis: Redis | Cluster, { clock, log, onModeChange = () => {}, ...options }: FailoverLimiterStoreOptions) {
+  constructor(
+    redis: Redis | Cluster,
+    { clock, log, onModeChange = () => {}, ...options }: FailoverLimiterStoreOptions,
+  ) {
     this.#redis = redis;
     this.#primary = new RedisLimiterStore(redis, { ...options, judge: (reply, calls) => this.#judge(reply, calls) });
     this.#fallback = new MemoryLimiterStore({ clock, rules: options.rules });
@@ -184,7 +188,8 @@ export class FailoverLimiterStore implements LimiterStore {
           return value;
         }
         this.#timeouts += calls;
-        if (this.#timeouts >= TIMEOUTS_TO_SWITCH) this.#fail(new Error(`${TIMEOUTS_TO_SWITCH} replies in a row took over ${COMMAND_TIMEOUT_MS} ms`));
+        if (this.#timeouts >= TIMEOUTS_TO_SWITCH)
+          this.#fail(new Error(`${TIMEOUTS_TO_SWITCH} replies in a row took over ${COMMAND_TIMEOUT_MS} ms`));
         throw new Error(`a reply took over ${COMMAND_TIMEOUT_MS} ms`);
       },
       (error: unknown) => {
@@ -220,7 +225,8 @@ export class FailoverLimiterStore implements LimiterStore {
   #switch(mode: LimiterMode, err?: unknown): void {
     if (mode === this.#mode || this.#closing) return;
     this.#mode = mode;
-    if (mode === 'memory') this.#log.warn({ err, limiter: mode }, 'Redis is unavailable: rate limits are decided in memory');
+    if (mode === 'memory')
+      this.#log.warn({ err, limiter: mode }, 'Redis is unavailable: rate limits are decided in memory');
     else this.#log.info({ limiter: mode }, 'Redis is available: rate limits are decided in Redis');
     this.#onModeChange(mode);
   }

@@ -10,7 +10,14 @@ export const RESET_HEADER = 'X-RateLimit-Reset';
 export const POLICY_HEADER = 'RateLimit-Policy';
 export const RATE_LIMIT_HEADER = 'RateLimit';
 /** Every header the limit step may send. */
-export const RATE_LIMIT_HEADER_NAMES = [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER, POLICY_HEADER, RATE_LIMIT_HEADER, RETRY_AFTER_HEADER] as const;
+export const RATE_LIMIT_HEADER_NAMES = [
+  LIMIT_HEADER,
+  REMAINING_HEADER,
+  RESET_HEADER,
+  POLICY_HEADER,
+  RATE_LIMIT_HEADER,
+  RETRY_AFTER_HEADER,
+] as const;
 /** The names as set on an answer (http/field-name.ts), and each one's name as written down. */
 const [LIMIT, REMAINING, RESET, POLICY, RATE_LIMIT, RETRY_AFTER] = RATE_LIMIT_HEADER_NAMES.map(fieldName);
 const WRITTEN = new Map(RATE_LIMIT_HEADER_NAMES.map((name) => [fieldName(name), name]));
@@ -60,7 +67,8 @@ export function pushRateLimitHeaders(list: HeaderList, verdict: Verdict, offsetM
     RATE_LIMIT!,
     (dayFirst ? [day, minute] : [minute, day]).join(', '),
   );
-  if (verdict.kind === 'rate-limited' || verdict.kind === 'banned') list.push(RETRY_AFTER!, String(verdict.retryAfterSeconds));
+  if (verdict.kind === 'rate-limited' || verdict.kind === 'banned')
+    list.push(RETRY_AFTER!, String(verdict.retryAfterSeconds));
 }
 
 let lastPolicy = { minute: NaN, day: NaN, text: '' };

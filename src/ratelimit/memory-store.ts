@@ -49,7 +49,12 @@ export const WORTH_WRITING_BACK = 64;
 
 /** How many instants (admissions in the minute, rejections) `pruned` no longer holds. */
 function forgotten(state: CallerState, pruned: CallerState): number {
-  return minuteEntries(state.minuteLog) - minuteEntries(pruned.minuteLog) + logSize(state.rejections) - logSize(pruned.rejections);
+  return (
+    minuteEntries(state.minuteLog) -
+    minuteEntries(pruned.minuteLog) +
+    logSize(state.rejections) -
+    logSize(pruned.rejections)
+  );
 }
 
 /** A store for a single process. Calls are atomic because each runs synchronously to completion. */
@@ -77,7 +82,8 @@ export class MemoryLimiterStore implements LimiterStore {
     this.#callers = new ShardedMap(shards);
     this.#clock = clock;
     this.#rules = rules;
-    if (!Number.isInteger(sweepSlice) || sweepSlice < 1) throw new RangeError(`sweepSlice must be a positive integer, not ${sweepSlice}`);
+    if (!Number.isInteger(sweepSlice) || sweepSlice < 1)
+      throw new RangeError(`sweepSlice must be a positive integer, not ${sweepSlice}`);
     this.#slice = sweepSlice;
     this.#sliceBudgetMs = sliceBudgetMs;
     // unref: a pending sweep must not keep the process alive.
@@ -160,14 +166,22 @@ export class MemoryLimiterStore implements LimiterStore {
   #continueSweep = (): void => {
     this.#nextSlice = null;
     if (!this.#sweeping) return;
-    const { looked, done } = this.#sweepSome(this.#sweeping, Math.min(this.#slice, this.#sweepLeft), performance.now() + this.#sliceBudgetMs);
+    const { looked, done } = this.#sweepSome(
+      this.#sweeping,
+      Math.min(this.#slice, this.#sweepLeft),
+      performance.now() + this.#sliceBudgetMs,
+    );
     this.#sweepLeft -= looked;
     if (!done && this.#sweepLeft > 0) this.#nextSlice = setImmediate(this.#continueSweep);
     else this.#sweeping = null;
   };
 
   /** Looks at up to `count` callers, fewer when none is left (`done`) or once `deadline` (performance.now()) has passed. */
-  #sweepSome(callers: Iterator<[string, CallerState]>, count: number, deadline: number): { looked: number; done: boolean } {
+  #sweepSome(
+    callers: Iterator<[string, CallerState]>,
+    count: number,
+    deadline: number,
+  ): { looked: number; done: boolean } {
     const now = this.#clock();
     let looked = 0;
     for (; looked < count; looked++) {

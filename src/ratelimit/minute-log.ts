@@ -55,7 +55,8 @@ export function minuteRequestAt(log: MinuteLog, k: number): number | undefined {
 
 /** The log with one more request admitted at `now` (never before its newest entry). */
 export function minuteAppend(log: MinuteLog, now: number): MinuteLog {
-  if (log.end > log.start && log.at[log.end - 1] === now) return { at: log.at, before: log.before, start: log.start, end: log.end, total: log.total + 1 };
+  if (log.end > log.start && log.at[log.end - 1] === now)
+    return { at: log.at, before: log.before, start: log.start, end: log.end, total: log.total + 1 };
   if (log.end === log.at.length && log.end > log.start) {
     log.at.push(now);
     log.before.push(log.total);
@@ -85,7 +86,13 @@ export function minuteAfter(log: MinuteLog, cutoff: number): MinuteLog {
   // Once the forgotten part outweighs the live one, the live part moves to buffers of their own, so
   // that a buffer never holds more than about twice what its newest state still needs.
   if (start > 64 && start > log.end - start) {
-    return { at: log.at.slice(start, log.end), before: log.before.slice(start, log.end), start: 0, end: log.end - start, total: log.total };
+    return {
+      at: log.at.slice(start, log.end),
+      before: log.before.slice(start, log.end),
+      start: 0,
+      end: log.end - start,
+      total: log.total,
+    };
   }
   return { at: log.at, before: log.before, start, end: log.end, total: log.total };
 }

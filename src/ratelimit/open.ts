@@ -6,7 +6,8 @@ import { MemoryLimiterStore } from './memory-store.js';
 import type { LimiterStore } from './store.js';
 
 /** Where rate-limit decisions are made right now: shared Redis, or this process's memory. */
-export type LimiterStatus = { configured: 'memory'; deciding: 'memory' } | { configured: 'redis'; deciding: 'redis' | 'memory' };
+export type LimiterStatus =
+  { configured: 'memory'; deciding: 'memory' } | { configured: 'redis'; deciding: 'redis' | 'memory' };
 
 export interface Limiter {
   store: LimiterStore;
@@ -35,12 +36,22 @@ export async function openLimiter(
     return { store: new MemoryLimiterStore({ clock, rules: config.ban }), status: () => status };
   }
   const redis = createLimiterRedis(config.redis);
-  await Promise.race([connected(redis).catch(() => {}), new Promise((resolve) => setTimeout(resolve, REDIS_START_WAIT_MS).unref())]);
+  await Promise.race([
+    connected(redis).catch(() => {}),
+    new Promise((resolve) => setTimeout(resolve, REDIS_START_WAIT_MS).unref()),
+  ]);
   const status = (): LimiterStatus => ({ configured: 'redis', deciding: failover.mode });
-  const failover = new FailoverLimiterStore(redis, { clock, log, rules: config.ban, prefix: config.redisKeyPrefix, onModeChange: () => onChange(status()) });
+  const failover = new FailoverLimiterStore(redis, {
+    clock,
+    log,
+    rules: config.ban,
+    prefix: config.redisKeyPrefix,
+    onModeChange: () => onChange(status()),
+  });
   // A banned caller costs no round trip until its ban ends.
   const store = new BanShortcut(failover, { clock });
-  if (failover.mode === 'memory') log.warn({ limiter: 'memory' }, 'Redis does not answer yet: rate limits are decided in memory until it does');
+  if (failover.mode === 'memory')
+    log.warn({ limiter: 'memory' }, 'Redis does not answer yet: rate limits are decided in memory until it does');
   onChange(status());
   return { store, status };
 }

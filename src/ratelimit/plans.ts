@@ -51,7 +51,6 @@ export function policyFor(plan: PlanName, custom?: { perMinute: number | null; p
 }
 
 /** Built once: a key of a fixed plan shares its plan's policy. */
-const FIXED_POLICIES = Object.fromEntries(Object.entries(PLAN_LIMITS).map(([name, limits]) => [name, Object.freeze({ name, ...limits })])) as Record<
-  keyof typeof PLAN_LIMITS,
-  Policy
->;
+const FIXED_POLICIES = Object.fromEntries(
+  Object.entries(PLAN_LIMITS).map(([name, limits]) => [name, Object.freeze({ name, ...limits })]),
+) as Record<keyof typeof PLAN_LIMITS, Policy>;

@@ -102,7 +102,10 @@ export class RedisLimiterStore implements LimiterStore {
   /** See `RedisLimiterStoreOptions.judge`. */
   readonly #judge: RedisLimiterStoreOptions['judge'];
 
-  constructor(redis: Redis | Cluster, { rules = DEFAULT_BAN_RULES, clock, prefix = 'petstore:', judge }: RedisLimiterStoreOptions = {}) {
+  constructor(
+    redis: Redis | Cluster,
+    { rules = DEFAULT_BAN_RULES, clock, prefix = 'petstore:', judge }: RedisLimiterStoreOptions = {},
+  ) {
     this.#redis = redis;
     this.#judge = judge;
     this.#single = redis instanceof Redis;
@@ -163,8 +166,21 @@ export class RedisLimiterStore implements LimiterStore {
   }
 
   /** One call, answered with its reply in the shape `shape` makes (by default, `policy`'s verdict). */
-  #run(mode: 'hit' | 'refuse' | 'peek', caller: string, policy: Policy, unbanSeq: number, clock: KeyClock | undefined): Promise<Verdict>;
-  #run<T>(mode: 'ban' | 'unban', caller: string, policy: undefined, unbanSeq: number, clock: KeyClock | undefined, shape: (reply: unknown[]) => T): Promise<T>;
+  #run(
+    mode: 'hit' | 'refuse' | 'peek',
+    caller: string,
+    policy: Policy,
+    unbanSeq: number,
+    clock: KeyClock | undefined,
+  ): Promise<Verdict>;
+  #run<T>(
+    mode: 'ban' | 'unban',
+    caller: string,
+    policy: undefined,
+    unbanSeq: number,
+    clock: KeyClock | undefined,
+    shape: (reply: unknown[]) => T,
+  ): Promise<T>;
   #run(
     mode: Mode,
     caller: string,
@@ -197,14 +213,17 @@ export class RedisLimiterStore implements LimiterStore {
       if (together) together.push(call);
       else runs.set(call.run, [call]);
     }
-    for (const run of runs.values()) for (let i = 0; i < run.length; i += MAX_CALLS_PER_RUN) this.#send(run.slice(i, i + MAX_CALLS_PER_RUN));
+    for (const run of runs.values())
+      for (let i = 0; i < run.length; i += MAX_CALLS_PER_RUN) this.#send(run.slice(i, i + MAX_CALLS_PER_RUN));
   }
 
   #restampAll(restamps: Restamp[]): void {
     // Random: no stamp a caller had before, here or on another instance, can come back.
     const stamp = randomBytes(12).toString('base64url');
     const callers = new Set(restamps.flatMap((r) => r.callers));
-    const set = [...callers].map((caller) => this.#redis.set(limiterKeys(this.#prefix, caller)[3], stamp, 'PX', STAMP_TTL_MS));
+    const set = [...callers].map((caller) =>
+      this.#redis.set(limiterKeys(this.#prefix, caller)[3], stamp, 'PX', STAMP_TTL_MS),
+    );
     Promise.all(set).then(
       () => restamps.forEach((r) => r.resolve()),
       (error: unknown) => restamps.forEach((r) => r.reject(error)),
@@ -275,7 +294,13 @@ function verdictOf(reply: Reply, policy: Policy): Verdict {
       nextAdmitInMs: minuteNext,
       windowMs: minuteWindowMs(oldestLeavesAt > 0 ? oldestLeavesAt : undefined, at),
     },
-    day: { limit: policy.perDay, remaining: dayRemaining, resetAt: dayResetAt, nextAdmitInMs: dayNext, windowMs: dayResetAt - at },
+    day: {
+      limit: policy.perDay,
+      remaining: dayRemaining,
+      resetAt: dayResetAt,
+      nextAdmitInMs: dayNext,
+      windowMs: dayResetAt - at,
+    },
   };
   switch (kind) {
     case 'admitted':

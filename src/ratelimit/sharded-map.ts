@@ -20,7 +20,8 @@ export class ShardedMap<V> {
 
   /** `shards`: a power of two; 1 keeps one Map (its insertion order: what some tests follow). */
   constructor(shards = SHARDS) {
-    if (!Number.isInteger(shards) || shards < 1 || (shards & (shards - 1)) !== 0) throw new RangeError(`shards must be a power of two, not ${shards}`);
+    if (!Number.isInteger(shards) || shards < 1 || (shards & (shards - 1)) !== 0)
+      throw new RangeError(`shards must be a power of two, not ${shards}`);
     this.#tables = Array.from({ length: shards }, () => new Map<string, V>());
     this.#mask = shards - 1;
   }
@@ -28,7 +29,8 @@ export class ShardedMap<V> {
   /** The table that holds `name`, to get and set it with one hash. */
   tableOf(name: string): Map<string, V> {
     let h = this.#seed;
-    for (let i = Math.max(0, name.length - HASHED_CHARS); i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+    for (let i = Math.max(0, name.length - HASHED_CHARS); i < name.length; i++)
+      h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
     return this.#tables[(h ^ (h >>> 16)) & this.#mask]!;
   }
 

@@ -56,5 +56,11 @@ export function dayOf(now: number): number {
  * `unbanSeq` does not matter: a signal applied to a fresh state changes nothing.
  */
 export function isFresh(state: CallerState): boolean {
-  return minuteEntries(state.minuteLog) === 0 && state.dayCount === 0 && logSize(state.rejections) === 0 && state.bannedUntil === 0 && state.banLevel === 0;
+  return (
+    minuteEntries(state.minuteLog) === 0 &&
+    state.dayCount === 0 &&
+    logSize(state.rejections) === 0 &&
+    state.bannedUntil === 0 &&
+    state.banLevel === 0
+  );
 }

@@ -61,13 +61,24 @@ export interface Caller {
  * headers, and a refused request ends here with a `429`, answered on the spot: the cheapest path of
  * all (no exception, no error handler, the invariant parts of the body built once).
  */
-export function rateLimitHook(limiter: LimiterStore, callerOf: (request: FastifyRequest) => Caller, settings: LimitSettings) {
+export function rateLimitHook(
+  limiter: LimiterStore,
+  callerOf: (request: FastifyRequest) => Caller,
+  settings: LimitSettings,
+) {
   const { metrics, publicUrl, clock, rules } = settings;
   const answer = verdictAnswer(metrics, publicUrl, clock);
   /** A counted request: answered at once when the limiter decides in memory, else once it has. */
-  function limit(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined | Promise<FastifyReply | undefined> {
+  function limit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): FastifyReply | undefined | Promise<FastifyReply | undefined> {
     const identity = callerOf(request);
-    if (request.forcedRefusal || (identity.kind === 'key' && mayDeferCount(request)) || !(countsTowardLimit(request.url) || identity.countedEverywhere)) {
+    if (
+      request.forcedRefusal ||
+      (identity.kind === 'key' && mayDeferCount(request)) ||
+      !(countsTowardLimit(request.url) || identity.countedEverywhere)
+    ) {
       return limitOtherwise(request, reply, identity);
     }
     const { caller, policy, unbanSeq, clock } = identity;
@@ -77,7 +88,11 @@ export function rateLimitHook(limiter: LimiterStore, callerOf: (request: Fastify
   }
 
   /** A forced refusal, a key's conditional read, or a path that counts nothing. */
-  async function limitOtherwise(request: FastifyRequest, reply: FastifyReply, identity: Caller): Promise<FastifyReply | undefined> {
+  async function limitOtherwise(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    identity: Caller,
+  ): Promise<FastifyReply | undefined> {
     const { caller, policy, unbanSeq, clock } = identity;
     // Who a refusal is counted to: the caller, or the address's throttle of the uncounted paths.
     let counted: Counted = identity;
@@ -88,7 +103,8 @@ export function rateLimitHook(limiter: LimiterStore, callerOf: (request: Fastify
       // A key's conditional read: a `304` counts nothing, so only a look now; a banned key is refused
       // as ever; the count is made once the answer is known not to be a `304` (./conditional.ts).
       verdict = await limiter.peek(caller, policy, unbanSeq, clock);
-      if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined) verdict = await limiter.hit(caller, policy, unbanSeq, clock);
+      if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined)
+        verdict = await limiter.hit(caller, policy, unbanSeq, clock);
       else request.countLater = countLater(request, identity);
     } else {
       // The uncounted paths: the caller's own headers, under the address's throttle of their own.
@@ -100,13 +116,23 @@ export function rateLimitHook(limiter: LimiterStore, callerOf: (request: Fastify
     return finish(request, reply, verdict, counted);
   }
 
-  const finish = (request: FastifyRequest, reply: FastifyReply, verdict: Verdict, counted: Counted): FastifyReply | undefined => {
+  const finish = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    verdict: Verdict,
+    counted: Counted,
+  ): FastifyReply | undefined => {
     const body = answer(request, reply, verdict, counted);
     return body === undefined ? undefined : reply.code(429).send(body);
   };
   /** The count a conditional read left for later (./conditional.ts): the refusal's body, if refused. */
   const countLater = (request: FastifyRequest, identity: Caller) => async (reply: FastifyReply) =>
-    answer(request, reply, await limiter.hit(identity.caller, identity.policy, identity.unbanSeq, identity.clock), identity);
+    answer(
+      request,
+      reply,
+      await limiter.hit(identity.caller, identity.policy, identity.unbanSeq, identity.clock),
+      identity,
+    );
 
   return limit;
 }
@@ -133,7 +159,9 @@ export function banPaceSeconds({ rejections, withinMs }: BanPace): number {
 }
 
 function atLeast(verdict: Verdict, seconds: number): Verdict {
-  return verdict.kind === 'rate-limited' && verdict.retryAfterSeconds < seconds ? { ...verdict, retryAfterSeconds: seconds } : verdict;
+  return verdict.kind === 'rate-limited' && verdict.retryAfterSeconds < seconds
+    ? { ...verdict, retryAfterSeconds: seconds }
+    : verdict;
 }
 
 /** A verdict's headers on the reply (and on the request, for the handler); for a refusal, its note and its body. */
@@ -162,7 +190,10 @@ export function isRefusal(verdict: Verdict): verdict is Refusal {
 }
 
 /** What a `429` carries beyond the rate-limit headers. */
-export const REFUSAL_HEADERS = fieldNames({ [CACHE_CONTROL_HEADER]: NO_STORE, 'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8` });
+export const REFUSAL_HEADERS = fieldNames({
+  [CACHE_CONTROL_HEADER]: NO_STORE,
+  'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+});
 
 /** A refusal's metrics, and the log line of the one that starts a ban. */
 export function noteRefusal(
@@ -173,7 +204,10 @@ export function noteRefusal(
 ): void {
   if (verdict.kind === 'rate-limited' && verdict.banStarted) {
     const { until, durationMs } = verdict.banStarted;
-    log.warn({ caller, plan: policy.name, bannedUntil: new Date(until).toISOString(), banSeconds: durationMs / 1000 }, 'caller banned');
+    log.warn(
+      { caller, plan: policy.name, bannedUntil: new Date(until).toISOString(), banSeconds: durationMs / 1000 },
+      'caller banned',
+    );
     metrics.bans.series({ plan: policy.name }).inc();
   }
   metrics.refusals.series({ kind: verdict.kind, plan: policy.name }).inc();
@@ -186,11 +220,19 @@ export function refusalBody(publicUrl: string) {
     const { detail: _, instance: __, ...fixed } = problemBody(publicUrl, slug, '', '');
     return JSON.stringify(fixed).slice(0, -1);
   };
-  const heads = { 'rate-limited': head(new ProblemError('rate-limited', '')), banned: head(new ProblemError('key-banned', '')) };
+  const heads = {
+    'rate-limited': head(new ProblemError('rate-limited', '')),
+    banned: head(new ProblemError('key-banned', '')),
+  };
   // The last body made. Every member of a refusal changes by the second at most, so a client that
   // hammers gets the same body many times a second: it is made when something in it changes, not for
   // every refusal (a body made of a dozen parts, a date among them, costs about a tenth of a refusal).
-  let last = { verdict: undefined as Refusal | undefined, url: '', forcedBy: undefined as string | undefined, body: '' };
+  let last = {
+    verdict: undefined as Refusal | undefined,
+    url: '',
+    forcedBy: undefined as string | undefined,
+    body: '',
+  };
   return (verdict: Refusal, url: string, forcedBy?: string): string => {
     if (last.url !== url || last.forcedBy !== forcedBy || !sameBody(verdict, last.verdict))
       last = { verdict, url, forcedBy, body: make(verdict, url, forcedBy) };
@@ -220,7 +262,8 @@ export function refusalBody(publicUrl: string) {
 function sameBody(a: Refusal, b: Refusal | undefined): boolean {
   if (b === undefined || a.retryAfterSeconds !== b.retryAfterSeconds) return false;
   if (a.kind === 'banned' && b.kind === 'banned') return a.bannedUntil === b.bannedUntil;
-  if (a.kind === 'rate-limited' && b.kind === 'rate-limited') return a.window === b.window && a.limit === b.limit && a.plan === b.plan;
+  if (a.kind === 'rate-limited' && b.kind === 'rate-limited')
+    return a.window === b.window && a.limit === b.limit && a.plan === b.plan;
   return false;
 }
 

@@ -68,7 +68,12 @@ export type Verdict =
 
 /** The caller's windows at `now` under `policy`. */
 export function assess(state: CallerState, now: number, policy: Policy): Assessment {
-  return { plan: policy.name, at: now, minute: minuteStatus(state.minuteLog, now, policy.perMinute), day: dayStatus(state, now, policy.perDay) };
+  return {
+    plan: policy.name,
+    at: now,
+    minute: minuteStatus(state.minuteLog, now, policy.perMinute),
+    day: dayStatus(state, now, policy.perDay),
+  };
 }
 
 export type RateLimited = Extract<Verdict, { kind: 'rate-limited' }>;
@@ -82,12 +87,27 @@ export type RateLimited = Extract<Verdict, { kind: 'rate-limited' }>;
  */
 export function rateLimited(assessment: Assessment, banStartedUntil: number): RateLimited {
   const { minute, day } = assessment;
-  const window = minute.nextAdmitInMs === day.nextAdmitInMs ? bindingWindow(assessment) : minute.nextAdmitInMs > day.nextAdmitInMs ? 'minute' : 'day';
+  const window =
+    minute.nextAdmitInMs === day.nextAdmitInMs
+      ? bindingWindow(assessment)
+      : minute.nextAdmitInMs > day.nextAdmitInMs
+        ? 'minute'
+        : 'day';
   const slotSeconds = Math.max(1, ceilSeconds(assessment[window].nextAdmitInMs));
-  const refusal = { kind: 'rate-limited', ...assessment, window, limit: assessment[window].limit, retryAfterSeconds: slotSeconds } as const;
+  const refusal = {
+    kind: 'rate-limited',
+    ...assessment,
+    window,
+    limit: assessment[window].limit,
+    retryAfterSeconds: slotSeconds,
+  } as const;
   if (banStartedUntil === 0) return refusal;
   const durationMs = banStartedUntil - assessment.at;
-  return { ...refusal, retryAfterSeconds: Math.max(slotSeconds, ceilSeconds(durationMs)), banStarted: { until: banStartedUntil, durationMs } };
+  return {
+    ...refusal,
+    retryAfterSeconds: Math.max(slotSeconds, ceilSeconds(durationMs)),
+    banStarted: { until: banStartedUntil, durationMs },
+  };
 }
 
 export type Banned = Extract<Verdict, { kind: 'banned' }>;
@@ -95,7 +115,13 @@ export type Banned = Extract<Verdict, { kind: 'banned' }>;
 /** The refusal of a banned caller: `Retry-After` tells the ban's end. Every store builds it here. */
 export function banned(assessment: Assessment, bannedUntil: number, bindingUntil: number): Banned {
   // Starts with `kind`, like every verdict literal (see ./decision.ts).
-  return { kind: 'banned', ...assessment, bannedUntil, retryAfterSeconds: ceilSeconds(bannedUntil - assessment.at), bindingUntil };
+  return {
+    kind: 'banned',
+    ...assessment,
+    bannedUntil,
+    retryAfterSeconds: ceilSeconds(bannedUntil - assessment.at),
+    bindingUntil,
+  };
 }
 
 /**

@@ -90,7 +90,14 @@ export interface Card {
   /** Requests being repeated after a `500` or a reset: the waits so far. */
   chains: { target: string; body: string | null; sentKey: number; sentReal: number; waits: number[] }[];
   /** `POST`s that failed without an answer a client can trust. */
-  posts: { target: string; body: string | null; idempotencyKey: string | null; sentKey: number; sentReal: number; status: string }[];
+  posts: {
+    target: string;
+    body: string | null;
+    idempotencyKey: string | null;
+    sentKey: number;
+    sentReal: number;
+    status: string;
+  }[];
   /** URLs whose `ETag` the key received: when, and the `GET`s since without `If-None-Match`. */
   etags: { target: string; sentKey: number; streak: number }[];
   /** What answered `410`, and how often it was asked for since. */

@@ -14,7 +14,12 @@ export interface Cards {
    * Applies `change` to the key's card (a new one from `since` if it has none) with the number of its
    * requests under way, this one included when `done`, which then ends it.
    */
-  update(keyId: string, since: number, change: (card: Card, underWay: number) => void, done?: boolean): void | Promise<void>;
+  update(
+    keyId: string,
+    since: number,
+    change: (card: Card, underWay: number) => void,
+    done?: boolean,
+  ): void | Promise<void>;
   read(keyId: string): Card | undefined | Promise<Card | undefined>;
   /** Starts the key's card over from `since`; its requests under way stay counted. */
   clear(keyId: string, since: number): Card | Promise<Card>;

@@ -49,14 +49,16 @@ export const GONE_REPEATS = 3;
 export const UNREVALIDATED = 3;
 
 const IN_FLIGHT = `A request that arrived within ${IN_FLIGHT_MS} ms of that answer, on another connection, while the key had other requests under way, may have been sent before the client could read it, and is forgiven; a client with one request at a time gets no such allowance.`;
-const KEY_TIME = "Waits are measured in your key's time (an advance of its test clock counts as time waited; a frozen clock stands still).";
+const KEY_TIME =
+  "Waits are measured in your key's time (an advance of its test clock counts as time waited; a frozen clock stands still).";
 
 export const CHECKS: Readonly<Record<CheckId, CheckText>> = {
   'honours-retry-after': {
     title: 'Honours Retry-After',
     situation: 'An answer `429`, or a `503` with `Retry-After`.',
     rule: `After a \`429\`, any request of the key that arrives before its \`Retry-After\` elapsed goes wrong: the limit is the key's, not the request's. After a \`503\`, the same request (method, path and body) repeated before its \`Retry-After\` elapsed goes wrong. ${IN_FLIGHT} ${KEY_TIME} (A timer may fire ${TIMER_SLACK_MS} ms early.)`,
-    advice: 'After a 429, send nothing with this key until Retry-After has elapsed; after a 503, wait Retry-After before repeating the request.',
+    advice:
+      'After a 429, send nothing with this key until Retry-After has elapsed; after a 503, wait Retry-After before repeating the request.',
     sketch: `const answer = await fetch(url, init);
 if (answer.status === 429 || answer.status === 503) {
   const seconds = Number(answer.headers.get('Retry-After') ?? 1);
@@ -77,7 +79,8 @@ if (answer.status === 429) gate.pauseFor(Number(answer.headers.get('Retry-After'
     title: 'Paces itself',
     situation: 'An answer with `X-RateLimit-Remaining: 0`.',
     rule: `A request of the key that arrives before the binding window frees a slot goes wrong (the \`429\` it earns was announced). The \`RateLimit\` header's \`t\` says when: with \`r=0\`, the seconds until the next slot. ${IN_FLIGHT} ${KEY_TIME}`,
-    advice: 'When X-RateLimit-Remaining is 0, wait until the window frees a slot (RateLimit t=) before the next request.',
+    advice:
+      'When X-RateLimit-Remaining is 0, wait until the window frees a slot (RateLimit t=) before the next request.',
     sketch: `const remaining = Number(answer.headers.get('X-RateLimit-Remaining'));
 if (remaining === 0) {
   // RateLimit: "minute";r=0;t=12, "day";r=940;t=50000: wait the largest t of a window with r=0
@@ -89,7 +92,8 @@ if (remaining === 0) {
     title: 'Backs off',
     situation: `A request repeated ${REPEATS} times (same method, path and body) after a \`500\` or a reset connection.`,
     rule: `The ${REPEATS} waits (each from the failed answer to the next repeat's arrival) do not back off: all within ${AT_ONCE_MS} ms (at once), or all the same to within ${FIXED_PACE_MS} ms plus ${FIXED_PACE_SHARE * 100} % of the shortest (a fixed pace). A client waiting base × 2^n (base 100 ms to 1 s) with full or equal jitter passes in at least 999 of 1,000 runs (the suite's seeded simulation: test/report-card/backs-off.test.ts); one repeating at once or at a fixed interval fails in all. ${KEY_TIME}`,
-    advice: 'Retry a 500 or a reset connection after an exponentially growing, jittered wait, not at once or at a fixed pace.',
+    advice:
+      'Retry a 500 or a reset connection after an exponentially growing, jittered wait, not at once or at a fixed pace.',
     sketch: `for (let attempt = 0; ; attempt++) {
   const answer = await send().catch(() => undefined);        // a reset connection: no answer
   if (answer && answer.status < 500) return answer;

@@ -21,7 +21,9 @@ const TIMEOUT_MS = 15_000;
  */
 export function reportCardCommand(io: ReportCardCliIo): Command {
   return new Command('report-card')
-    .description("a test key's report card, read from a running service: how its client behaved, check by check (exit code 1 when a check failed)")
+    .description(
+      "a test key's report card, read from a running service: how its client behaved, check by check (exit code 1 when a check failed)",
+    )
     .requiredOption('--url <url>', 'the service, e.g. http://localhost:8080', baseUrl)
     .requiredOption('--key <key>', 'the test key (pet_test_…) whose card to read')
     .option('--json', 'print the card as JSON, as the service answered it')
@@ -41,10 +43,15 @@ export function reportCardCommand(io: ReportCardCliIo): Command {
 async function cardOf(url: string, key: string, fetchCard: typeof fetch): Promise<ReportCard | string> {
   let answer: Response;
   try {
-    answer = await fetchCard(`${url}/report-card`, { headers: { 'x-api-key': key, accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    answer = await fetchCard(`${url}/report-card`, {
+      headers: { 'x-api-key': key, accept: 'application/json' },
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
   } catch (error) {
     const timedOut = error instanceof Error && error.name === 'TimeoutError';
-    return timedOut ? `no answer from ${url} within ${TIMEOUT_MS / 1000} s` : `could not reach ${url}: ${reason(error)}`;
+    return timedOut
+      ? `no answer from ${url} within ${TIMEOUT_MS / 1000} s`
+      : `could not reach ${url}: ${reason(error)}`;
   }
   const body: unknown = await answer.json().catch(() => undefined);
   if (answer.status !== 200) {
@@ -61,13 +68,17 @@ async function cardOf(url: string, key: string, fetchCard: typeof fetch): Promis
 function describe(card: ReportCard): string {
   const counts = card.checks.map((check) => `${check.seen}/${check.failed}`);
   const width = Math.max('seen/failed'.length, ...counts.map((count) => count.length));
-  const lines = [`Report card of the key since ${card.since}: ${card.requests} request${card.requests === 1 ? '' : 's'} graded`, ''];
+  const lines = [
+    `Report card of the key since ${card.since}: ${card.requests} request${card.requests === 1 ? '' : 's'} graded`,
+    '',
+  ];
   lines.push(`${'status'.padEnd(9)}${'seen/failed'.padStart(width)}  check`);
   card.checks.forEach((check, i) => {
     lines.push(`${check.status.padEnd(9)}${counts[i]!.padStart(width)}  ${check.title} (${check.id})`);
     const latest = check.failures[0];
     const indent = ' '.repeat(9 + width + 2);
-    if (check.status === 'failed' && latest) lines.push(`${indent}latest: ${oneLine(latest.detail)} (request ${latest.requestId}, at ${latest.at})`);
+    if (check.status === 'failed' && latest)
+      lines.push(`${indent}latest: ${oneLine(latest.detail)} (request ${latest.requestId}, at ${latest.at})`);
     if (check.status === 'failed') lines.push(`${indent}${oneLine(check.advice)} See ${check.docs}`);
   });
   const failed = card.checks.filter((check) => check.status === 'failed').length;
@@ -83,7 +94,13 @@ function describe(card: ReportCard): string {
 
 function isCard(body: unknown): body is ReportCard {
   const card = body as Partial<ReportCard> | undefined;
-  return typeof card === 'object' && card !== null && typeof card.since === 'string' && typeof card.requests === 'number' && Array.isArray(card.checks);
+  return (
+    typeof card === 'object' &&
+    card !== null &&
+    typeof card.since === 'string' &&
+    typeof card.requests === 'number' &&
+    Array.isArray(card.checks)
+  );
 }
 
 function baseUrl(value: string): string {
@@ -93,7 +110,8 @@ function baseUrl(value: string): string {
   } catch {
     throw new InvalidArgumentError('expected a URL, e.g. http://localhost:8080');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('expected an http: or https: URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidArgumentError('expected an http: or https: URL');
   if (url.username || url.password || url.search || url.hash)
     throw new InvalidArgumentError('expected the service’s base URL, without credentials, query or fragment');
   return url.href.replace(/\/+$/, '');

@@ -56,7 +56,8 @@ export const EXAM_CASES = [
   {
     id: 'duplicate',
     expected: '2xx',
-    sends: 'the same delivery again, with the same `webhook-id`, signed anew as a retry is; a duplicate is acknowledged, not an error',
+    sends:
+      'the same delivery again, with the same `webhook-id`, signed anew as a retry is; a duplicate is acknowledged, not an error',
     build: (s, now) => signed(s.first, s.secrets, now),
   },
   {
@@ -100,12 +101,16 @@ export const EXAM_CASES = [
   {
     id: 'second-signature',
     expected: '2xx',
-    sends: 'two signatures, the first by a secret the endpoint does not have, then the valid one, as during a rotation; one that matches is enough',
+    sends:
+      'two signatures, the first by a secret the endpoint does not have, then the valid one, as during a rotation; one that matches is enough',
     build: (s, now) => {
       const written = s.another();
       const letter = signed(written, s.secrets, now);
       const unknown = sign(newSecret(), written.id, now, written.body);
-      return { ...letter, headers: { ...letter.headers, 'webhook-signature': `${unknown} ${letter.headers['webhook-signature']}` } };
+      return {
+        ...letter,
+        headers: { ...letter.headers, 'webhook-signature': `${unknown} ${letter.headers['webhook-signature']}` },
+      };
     },
   },
 ] as const satisfies readonly ExamCase[];
@@ -113,7 +118,11 @@ export const EXAM_CASES = [
 export type ExamCaseId = (typeof EXAM_CASES)[number]['id'];
 
 /** Plain words for the errors a learner's receiver most often meets; the sender's own text for the rest. */
-const PLAIN: Record<string, string> = { ECONNREFUSED: 'connection refused', ECONNRESET: 'connection reset', ENOTFOUND: 'the host name does not resolve' };
+const PLAIN: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'the host name does not resolve',
+};
 
 export function judged(expected: ExamCase['expected'], sent: Sent): { got: string; passed: boolean } {
   if (sent.status === undefined) {

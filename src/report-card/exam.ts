@@ -34,14 +34,21 @@ export const WebhookExamCase = Type.Object(
       EXAM_CASES.map((c) => c.id),
       { description: 'The case; ids are part of the contract.' },
     ),
-    expected: StringEnum(['2xx', '4xx'] as const, { description: 'The status class a receiver written to the specification answers.' }),
+    expected: StringEnum(['2xx', '4xx'] as const, {
+      description: 'The status class a receiver written to the specification answers.',
+    }),
     got: Type.String({
       maxLength: 300,
       description:
         'What the receiver answered: its status (`"204"`), or why there was none (`"no answer within 5 s"`, `"connection refused"`, a refused destination).',
     }),
     passed: Type.Boolean(),
-    ms: Type.Integer({ format: 'int32', minimum: 0, maximum: MAX_MS, description: 'How long its answer took, from the start of connecting.' }),
+    ms: Type.Integer({
+      format: 'int32',
+      minimum: 0,
+      maximum: MAX_MS,
+      description: 'How long its answer took, from the start of connecting.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -50,9 +57,17 @@ export const WebhookExamCase = Type.Object(
 export const WebhookExam = Type.Object(
   {
     passed: Type.Boolean({ description: 'Whether every case passed.' }),
-    cases: Type.Array(WebhookExamCase, { minItems: EXAM_CASES.length, maxItems: EXAM_CASES.length, description: 'Every case, in the order sent.' }),
+    cases: Type.Array(WebhookExamCase, {
+      minItems: EXAM_CASES.length,
+      maxItems: EXAM_CASES.length,
+      description: 'Every case, in the order sent.',
+    }),
   },
-  { $id: 'WebhookExam', additionalProperties: false, description: 'How a webhook receiver answered the eight deliveries of an exam.' },
+  {
+    $id: 'WebhookExam',
+    additionalProperties: false,
+    description: 'How a webhook receiver answered the eight deliveries of an exam.',
+  },
 );
 export type WebhookExam = Static<typeof WebhookExam>;
 
@@ -89,7 +104,10 @@ class Shares {
   }
 
   #fits(keyId: string, endpointId: string): boolean {
-    return (this.#keys.get(keyId) ?? 0) < this.limits.perKey && (this.#endpoints.get(endpointId) ?? 0) < this.limits.perEndpoint;
+    return (
+      (this.#keys.get(keyId) ?? 0) < this.limits.perKey &&
+      (this.#endpoints.get(endpointId) ?? 0) < this.limits.perEndpoint
+    );
   }
 
   #count(keyId: string, endpointId: string, by: 1 | -1): void {
@@ -132,7 +150,12 @@ class Examiner {
       try {
         const { body, headers } = examCase.build(sitting, Math.floor(this.#clock() / 1000));
         const sent = await this.#sender.post(destination.url, body, headers);
-        cases.push({ id: examCase.id, expected: examCase.expected, ...judged(examCase.expected, sent), ms: Math.min(sent.ms, MAX_MS) });
+        cases.push({
+          id: examCase.id,
+          expected: examCase.expected,
+          ...judged(examCase.expected, sent),
+          ms: Math.min(sent.ms, MAX_MS),
+        });
       } finally {
         free();
       }
@@ -193,7 +216,8 @@ export const examWebhookEndpoint = (app: App, { webhooks, cards }: { webhooks: W
       const { endpointId } = request.params;
       // The events are in the key's time, as its others (test-mode/); their `webhook-timestamp`s in the real time, so that signatures verify.
       const keyNowMs = callerNow(request.identity.clock, clock());
-      const destination = (await endpoints.find(key.id, endpointId)) && (await endpoints.destination(endpointId, clock()));
+      const destination =
+        (await endpoints.find(key.id, endpointId)) && (await endpoints.destination(endpointId, clock()));
       if (!destination) throw endpointNotFound(endpointId);
       const cases = await lifted(request.raw.socket, EXAM_CASES.length * examiner.limitMs, () =>
         examiner.run(key.id, destination, sittingOf(destination, keyNowMs)),
@@ -209,7 +233,11 @@ export const examWebhookEndpoint = (app: App, { webhooks, cards }: { webhooks: W
  * Runs `work` with the connection's idle timeout lifted by `ms`: the exam's client waits, with nothing
  * moving on its connection, for as long as its cases may take, longer than a handler usually may.
  */
-async function lifted<T>(socket: { timeout?: number; setTimeout?: (ms: number) => unknown } | null, ms: number, work: () => Promise<T>): Promise<T> {
+async function lifted<T>(
+  socket: { timeout?: number; setTimeout?: (ms: number) => unknown } | null,
+  ms: number,
+  work: () => Promise<T>,
+): Promise<T> {
   const before = socket?.timeout;
   // An injected request's socket has no timeout to lift.
   if (!socket?.setTimeout || !before) return work();

@@ -1,4 +1,15 @@
-import { type Answer, type Arrival, type Card, type Fail, failed, KEEP, keep, type Opened, sameBody, seconds } from './card.js';
+import {
+  type Answer,
+  type Arrival,
+  type Card,
+  type Fail,
+  failed,
+  KEEP,
+  keep,
+  type Opened,
+  sameBody,
+  seconds,
+} from './card.js';
 import { type CheckId, GONE_REPEATS, IN_FLIGHT_MS, RECENT_MS, TIMER_SLACK_MS, UNREVALIDATED } from './checks.js';
 import { judgeRepeats } from './repeats.js';
 
@@ -18,7 +29,8 @@ export function grade(card: Card, request: Arrival, answer: Answer): void {
   judgeGone(card, request, answer, fail);
   if (request.cursor) {
     card.tallies['cursor-untouched'].seen++;
-    if (answer.cursorRefused) fail('cursor-untouched', `the cursor sent to ${request.path} is not one this API gave this key for this listing`);
+    if (answer.cursorRefused)
+      fail('cursor-untouched', `the cursor sent to ${request.path} is not one this API gave this key for this listing`);
   }
   openWaits(card, request, answer, fail);
 }
@@ -29,7 +41,12 @@ export function examined(card: Card, at: number, requestId: string, wrong: reado
   tally.seen++;
   card.examPassed = wrong.length === 0;
   if (card.examPassed) return;
-  failed(card, 'webhook-receiver', { requestId, key: at }, `the exam's ${wrong.join(', ')} case${wrong.length === 1 ? '' : 's'} went wrong`);
+  failed(
+    card,
+    'webhook-receiver',
+    { requestId, key: at },
+    `the exam's ${wrong.join(', ')} case${wrong.length === 1 ? '' : 's'} went wrong`,
+  );
 }
 
 /**
@@ -40,7 +57,8 @@ function tooEarly(opened: Opened, request: Arrival): boolean | undefined {
   if (request.real < opened.sentReal) return undefined;
   if (request.key >= opened.until - TIMER_SLACK_MS) return false;
   // In flight: sent, on another connection, before the answer could be read.
-  if (opened.crowded && request.connection !== opened.connection && request.real - opened.sentReal <= IN_FLIGHT_MS) return undefined;
+  if (opened.crowded && request.connection !== opened.connection && request.real - opened.sentReal <= IN_FLIGHT_MS)
+    return undefined;
   return true;
 }
 
@@ -49,12 +67,20 @@ function judgeWaits(card: Card, request: Arrival, fail: Fail): void {
   const { limited, unavailable, exhausted } = card;
   if (limited) {
     const early = tooEarly(limited, request);
-    if (early) fail('honours-retry-after', `sent ${seconds(request.key - limited.sentKey)} after a 429; Retry-After said ${limited.seconds}`);
+    if (early)
+      fail(
+        'honours-retry-after',
+        `sent ${seconds(request.key - limited.sentKey)} after a 429; Retry-After said ${limited.seconds}`,
+      );
     if (early !== undefined) card.limited = undefined;
   }
   if (unavailable && unavailable.target === request.target && sameBody(unavailable.body, request.body)) {
     const early = tooEarly(unavailable, request);
-    if (early) fail('honours-retry-after', `repeated ${seconds(request.key - unavailable.sentKey)} after a 503; Retry-After said ${unavailable.seconds}`);
+    if (early)
+      fail(
+        'honours-retry-after',
+        `repeated ${seconds(request.key - unavailable.sentKey)} after a 503; Retry-After said ${unavailable.seconds}`,
+      );
     if (early !== undefined) card.unavailable = undefined;
   }
   if (exhausted) {
@@ -92,7 +118,8 @@ function judgeRevalidation(card: Card, request: Arrival, answer: Answer, fail: F
 function judgeVersion(card: Card, request: Arrival, fail: Fail): void {
   card.tallies['pins-version'].seen++;
   if (request.pinned === 'none') fail('pins-version', `${request.method} ${request.path} carried no Petstore-Version`);
-  else if (request.pinned === 'unknown') fail('pins-version', `${request.method} ${request.path} named a Petstore-Version this API does not know`);
+  else if (request.pinned === 'unknown')
+    fail('pins-version', `${request.method} ${request.path} named a Petstore-Version this API does not know`);
 }
 
 /** `stops-after-gone`: asking again for what answered `410`. */
@@ -102,7 +129,10 @@ function judgeGone(card: Card, request: Arrival, answer: Answer, fail: Fail): vo
     if (!operation && entry.what !== `version ${request.version}`) continue;
     if (++entry.asked === GONE_REPEATS) {
       entry.asked = 0;
-      fail('stops-after-gone', `asked for ${operation ? request.operation : `version ${request.version}`} ${GONE_REPEATS} more times after its 410`);
+      fail(
+        'stops-after-gone',
+        `asked for ${operation ? request.operation : `version ${request.version}`} ${GONE_REPEATS} more times after its 410`,
+      );
     }
     return;
   }
@@ -114,17 +144,29 @@ function judgeGone(card: Card, request: Arrival, answer: Answer, fail: Fail): vo
 
 /** The situations an answer opens: a `429`, a `503` with `Retry-After`, `X-RateLimit-Remaining: 0`. */
 function openWaits(card: Card, request: Arrival, answer: Answer, fail: Fail): void {
-  const opened = (until: number): Opened => ({ sentReal: answer.real, sentKey: answer.key, until, crowded: answer.crowded, connection: request.connection });
+  const opened = (until: number): Opened => ({
+    sentReal: answer.real,
+    sentKey: answer.key,
+    until,
+    crowded: answer.crowded,
+    connection: request.connection,
+  });
   if (answer.status === 429) {
     card.tallies['not-banned'].seen++;
-    if (answer.banStarted !== undefined) fail('not-banned', `banned for ${answer.banStarted} s after sending on through 429s`);
+    if (answer.banStarted !== undefined)
+      fail('not-banned', `banned for ${answer.banStarted} s after sending on through 429s`);
     if (answer.retryAfter !== undefined) {
       card.tallies['honours-retry-after'].seen++;
       card.limited = { ...opened(answer.key + answer.retryAfter * 1000), seconds: answer.retryAfter };
     }
   } else if (answer.status === 503 && answer.retryAfter !== undefined) {
     card.tallies['honours-retry-after'].seen++;
-    card.unavailable = { ...opened(answer.key + answer.retryAfter * 1000), seconds: answer.retryAfter, target: request.target, body: request.body };
+    card.unavailable = {
+      ...opened(answer.key + answer.retryAfter * 1000),
+      seconds: answer.retryAfter,
+      target: request.target,
+      body: request.body,
+    };
   }
   if (answer.slotFreeAt !== undefined) {
     card.tallies.paces.seen++;

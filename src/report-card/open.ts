@@ -27,6 +27,9 @@ export async function openCards(
     log.warn(fields, message);
   };
   const redis = createLimiterRedis(config.redis);
-  await Promise.race([connected(redis).catch(() => {}), new Promise((resolve) => setTimeout(resolve, REDIS_START_WAIT_MS).unref())]);
+  await Promise.race([
+    connected(redis).catch(() => {}),
+    new Promise((resolve) => setTimeout(resolve, REDIS_START_WAIT_MS).unref()),
+  ]);
   return new RedisCards(redis, { prefix: config.redisKeyPrefix, warn });
 }

@@ -19,9 +19,13 @@ function checkPage(id: CheckId): string {
 /** `/checks/<id>`: each check's page, made once. Counts nothing, like the problem pages. */
 export function checkPages(app: App): void {
   const pages = new Map<string, string>(CHECK_IDS.map((id) => [id, checkPage(id)]));
-  app.get('/checks/:id', { schema: { hide: true, params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } }, async (request, reply) => {
-    const page = pages.get(request.params.id);
-    if (page === undefined) throw new ProblemError('not-found', `There is no check ${request.params.id}.`);
-    return reply.type('text/html; charset=utf-8').send(page);
-  });
+  app.get(
+    '/checks/:id',
+    { schema: { hide: true, params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
+    async (request, reply) => {
+      const page = pages.get(request.params.id);
+      if (page === undefined) throw new ProblemError('not-found', `There is no check ${request.params.id}.`);
+      return reply.type('text/html; charset=utf-8').send(page);
+    },
+  );
 }

@@ -26,7 +26,9 @@ if under < 0 then redis.call('HSET', KEYS[1], 'under', 0) end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
 
-type CardRedis = (Redis | Cluster) & { cardSet(key: string, held: string, card: string, moved: number, ttl: number): Promise<number> };
+type CardRedis = (Redis | Cluster) & {
+  cardSet(key: string, held: string, card: string, moved: number, ttl: number): Promise<number>;
+};
 
 /**
  * The cards in Redis, one hash a key (`card`: its JSON, `under`: its requests under way), changed by
@@ -39,7 +41,10 @@ export class RedisCards implements Cards {
   readonly #prefix: string;
   readonly #warn: (fields: object, message: string) => void;
 
-  constructor(redis: Redis | Cluster, { prefix = 'petstore:', warn }: { prefix?: string; warn: (fields: object, message: string) => void }) {
+  constructor(
+    redis: Redis | Cluster,
+    { prefix = 'petstore:', warn }: { prefix?: string; warn: (fields: object, message: string) => void },
+  ) {
     redis.defineCommand('cardSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
     this.#redis = redis as CardRedis;
     this.#prefix = prefix;
@@ -48,10 +53,17 @@ export class RedisCards implements Cards {
 
   arrived(keyId: string): void {
     // Sent now, on the connection the change will follow on: Redis applies them in this order.
-    this.#redis.hincrby(this.#key(keyId), 'under', 1).catch((error: unknown) => this.#warn({ err: error }, 'report card: a request under way was not counted'));
+    this.#redis
+      .hincrby(this.#key(keyId), 'under', 1)
+      .catch((error: unknown) => this.#warn({ err: error }, 'report card: a request under way was not counted'));
   }
 
-  async update(keyId: string, since: number, change: (card: Card, underWay: number) => void, done = false): Promise<void> {
+  async update(
+    keyId: string,
+    since: number,
+    change: (card: Card, underWay: number) => void,
+    done = false,
+  ): Promise<void> {
     const key = this.#key(keyId);
     try {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -75,7 +87,12 @@ export class RedisCards implements Cards {
   async clear(keyId: string, since: number): Promise<Card> {
     const card = newCard(since);
     const key = this.#key(keyId);
-    const done = await this.#redis.multi().hset(key, 'card', JSON.stringify(card)).pexpire(key, CARD_TTL_MS).exec().catch(unavailable);
+    const done = await this.#redis
+      .multi()
+      .hset(key, 'card', JSON.stringify(card))
+      .pexpire(key, CARD_TTL_MS)
+      .exec()
+      .catch(unavailable);
     if (done?.some(([error]) => error)) unavailable(done.find(([error]) => error)![0]);
     return card;
   }

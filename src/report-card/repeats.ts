@@ -3,7 +3,8 @@ import { type Answer, type Arrival, type Card, type Fail, KEEP, keep, sameBody, 
 import { RECENT_MS, REPEATS } from './checks.js';
 
 /** An answer a client cannot trust to say what was done: neither `2xx` nor `4xx`, or none at all. */
-const failedWithoutAnswer = (status: Answer['status']) => typeof status !== 'number' || !((status >= 200 && status < 300) || (status >= 400 && status < 500));
+const failedWithoutAnswer = (status: Answer['status']) =>
+  typeof status !== 'number' || !((status >= 200 && status < 300) || (status >= 400 && status < 500));
 /** What `backs-off` watches repeats after. */
 const retriable = (status: Answer['status']) => status === 500 || status === 'reset';
 /** An answer, in words. */
@@ -22,12 +23,18 @@ export function judgeRepeats(card: Card, request: Arrival, answer: Answer, fail:
     if (entry.waits.length === REPEATS) {
       card.tallies['backs-off'].seen++;
       const fault = backOffFault(entry.waits);
-      if (fault) fail('backs-off', `repeated ${request.method} ${request.path} ${REPEATS} times after a failure ${fault}`);
+      if (fault)
+        fail('backs-off', `repeated ${request.method} ${request.path} ${REPEATS} times after a failure ${fault}`);
     }
-    if (entry.waits.length < REPEATS && retriable(answer.status)) Object.assign(entry, { sentKey: answer.key, sentReal: answer.real });
+    if (entry.waits.length < REPEATS && retriable(answer.status))
+      Object.assign(entry, { sentKey: answer.key, sentReal: answer.real });
     else card.chains.splice(chain, 1);
   } else if (retriable(answer.status)) {
-    keep(card.chains, { target: request.target, body: request.body, sentKey: answer.key, sentReal: answer.real, waits: [] }, KEEP.chains);
+    keep(
+      card.chains,
+      { target: request.target, body: request.body, sentKey: answer.key, sentReal: answer.real, waits: [] },
+      KEEP.chains,
+    );
   }
 
   if (request.method !== 'POST') return;
@@ -36,13 +43,15 @@ export function judgeRepeats(card: Card, request: Arrival, answer: Answer, fail:
     const entry = card.posts[post]!;
     card.tallies['idempotent-retries'].seen++;
     const after = `${seconds(request.key - entry.sentKey)} after ${entry.status}`;
-    if (request.idempotencyKey === null) fail('idempotent-retries', `repeated POST ${request.path} without an Idempotency-Key ${after}`);
+    if (request.idempotencyKey === null)
+      fail('idempotent-retries', `repeated POST ${request.path} without an Idempotency-Key ${after}`);
     else if (entry.idempotencyKey !== request.idempotencyKey)
       fail(
         'idempotent-retries',
         `repeated POST ${request.path} ${after} with ${entry.idempotencyKey === null ? 'an Idempotency-Key its first try did not carry' : 'another Idempotency-Key than its first try'}`,
       );
-    if (failedWithoutAnswer(answer.status)) Object.assign(entry, { sentKey: answer.key, sentReal: answer.real, status: said(answer.status) });
+    if (failedWithoutAnswer(answer.status))
+      Object.assign(entry, { sentKey: answer.key, sentReal: answer.real, status: said(answer.status) });
     else card.posts.splice(post, 1);
   } else if (failedWithoutAnswer(answer.status)) {
     const entry = {

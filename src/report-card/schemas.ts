@@ -10,7 +10,8 @@ export const ReportCheck = Type.Object(
     id: StringEnum(CHECK_IDS, { description: 'The check; ids are part of the contract.' }),
     title: Type.String({ maxLength: 100 }),
     status: StringEnum(['passed', 'failed', 'untested'] as const, {
-      description: "`untested` until its situation arises, `failed` once it went wrong since `since`, else `passed` (`webhook-receiver`: the latest exam's).",
+      description:
+        "`untested` until its situation arises, `failed` once it went wrong since `since`, else `passed` (`webhook-receiver`: the latest exam's).",
     }),
     seen: Type.Integer({ format: 'int64', minimum: 0, description: 'How many times its situation arose.' }),
     failed: Type.Integer({ format: 'int64', minimum: 0, description: 'How many times it went wrong.' }),
@@ -26,7 +27,11 @@ export const ReportCheck = Type.Object(
       { maxItems: 10, description: 'The latest failures, newest first.' },
     ),
     advice: Type.String({ maxLength: 300, description: 'What a good client does.' }),
-    docs: Type.String({ format: 'uri', maxLength: 300, description: 'A page explaining the check: its rule and a sketch of a good client.' }),
+    docs: Type.String({
+      format: 'uri',
+      maxLength: 300,
+      description: 'A page explaining the check: its rule and a sketch of a good client.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -34,10 +39,20 @@ export const ReportCheck = Type.Object(
 /** What `GET /report-card` answers. */
 export const ReportCard = Type.Object(
   {
-    since: Instant("When the card started (your key's creation, or its last `DELETE /report-card`), in your key's time."),
+    since: Instant(
+      "When the card started (your key's creation, or its last `DELETE /report-card`), in your key's time.",
+    ),
     requests: Type.Integer({ format: 'int64', minimum: 0, description: 'How many requests were graded.' }),
-    checks: Type.Array(ReportCheck, { minItems: CHECK_IDS.length, maxItems: CHECK_IDS.length, description: "Every check, in the contract's order." }),
+    checks: Type.Array(ReportCheck, {
+      minItems: CHECK_IDS.length,
+      maxItems: CHECK_IDS.length,
+      description: "Every check, in the contract's order.",
+    }),
   },
-  { $id: 'ReportCard', additionalProperties: false, description: "How your test key's client behaved toward the API, check by check." },
+  {
+    $id: 'ReportCard',
+    additionalProperties: false,
+    description: "How your test key's client behaved toward the API, check by check.",
+  },
 );
 export type ReportCard = Static<typeof ReportCard>;

@@ -45,8 +45,18 @@ export function cardWatch(cards: Cards, clock: Clock) {
 
   function arrived(request: FastifyRequest): void {
     const identity = request.identity;
-    if (identity.kind !== 'key' || !identity.key.test || request.routeOptions.config?.graded !== true || !countsTowardLimit(request.url)) return;
-    (request as FastifyRequest).watched = { real: clock(), connection: connectionOf(request.raw.socket), body: undefined };
+    if (
+      identity.kind !== 'key' ||
+      !identity.key.test ||
+      request.routeOptions.config?.graded !== true ||
+      !countsTowardLimit(request.url)
+    )
+      return;
+    (request as FastifyRequest).watched = {
+      real: clock(),
+      connection: connectionOf(request.raw.socket),
+      body: undefined,
+    };
     cards.arrived(identity.key.id);
   }
 
@@ -150,7 +160,11 @@ function arrivalOf(request: FastifyRequest, watched: NonNullable<FastifyRequest[
 }
 
 /** What the answer about to be sent tells the card; nothing for a request it does not grade. */
-function answerOf(request: FastifyRequest, reply: FastifyReply, payload: string | undefined): Omit<Answer, 'real' | 'key' | 'crowded'> | undefined {
+function answerOf(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: string | undefined,
+): Omit<Answer, 'real' | 'key' | 'crowded'> | undefined {
   if (!request.watched) return undefined;
   // A connection reset in place of the answer: the client learnt nothing of it (its ETag, its headers).
   if (request.fault?.fault === 'reset') return { status: 'reset', etag: false, cursorRefused: false };
@@ -163,17 +177,30 @@ function answerOf(request: FastifyRequest, reply: FastifyReply, payload: string 
     ...(retryAfter === undefined ? {} : { retryAfter: Number(retryAfter) }),
     ...(reply.getHeader(REMAINING_HEADER) === '0' && verdict ? { slotFreeAt: slotFreeAt(verdict) } : {}),
     etag: reply.getHeader('etag') !== undefined,
-    ...(verdict?.kind === 'rate-limited' && verdict.banStarted ? { banStarted: verdict.banStarted.durationMs / 1000 } : {}),
-    ...(status === 410 ? { gone: problem?.type?.endsWith('/version-sunset') ? { version: request.apiVersion } : { operation: operationOf(request) } } : {}),
-    cursorRefused: status === 400 && (problem?.errors ?? []).some((error) => error.in === 'query' && error.name === 'cursor'),
+    ...(verdict?.kind === 'rate-limited' && verdict.banStarted
+      ? { banStarted: verdict.banStarted.durationMs / 1000 }
+      : {}),
+    ...(status === 410
+      ? {
+          gone: problem?.type?.endsWith('/version-sunset')
+            ? { version: request.apiVersion }
+            : { operation: operationOf(request) },
+        }
+      : {}),
+    cursorRefused:
+      status === 400 && (problem?.errors ?? []).some((error) => error.in === 'query' && error.name === 'cursor'),
   };
 }
 
 /** The operation's method and path, as the document writes it (`GET /pets/{petId}`): a HEAD of a GET route is its own. */
 const operationOf = (request: FastifyRequest) =>
-  request.method === 'HEAD' ? `HEAD ${documentPath(request.routeOptions.url ?? '')}` : (request.routeOptions.config.operation ?? '');
+  request.method === 'HEAD'
+    ? `HEAD ${documentPath(request.routeOptions.url ?? '')}`
+    : (request.routeOptions.config.operation ?? '');
 
-function problemOf(payload: string | undefined): { type?: string; errors?: { in?: string; name?: string }[] } | undefined {
+function problemOf(
+  payload: string | undefined,
+): { type?: string; errors?: { in?: string; name?: string }[] } | undefined {
   try {
     return payload === undefined ? undefined : JSON.parse(payload);
   } catch {
@@ -186,7 +213,8 @@ function slotFreeAt(verdict: Verdict): number {
   if (verdict.kind === 'banned') return verdict.bannedUntil;
   if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined) return verdict.bannedUntil;
   let free = verdict.at;
-  for (const window of [verdict.minute, verdict.day]) if (window.remaining === 0) free = Math.max(free, verdict.at + window.nextAdmitInMs);
+  for (const window of [verdict.minute, verdict.day])
+    if (window.remaining === 0) free = Math.max(free, verdict.at + window.nextAdmitInMs);
   if (verdict.kind === 'rate-limited' && verdict.banStarted) free = Math.max(free, verdict.banStarted.until);
   return free;
 }

@@ -61,8 +61,14 @@ export class TestClocks {
 
   async #read(keyId: string, db: Db): Promise<KeyClock> {
     const generation = this.#generation;
-    const row = await db.selectFrom('test_clocks').select(['offset_ms', 'frozen_at']).where('api_key_id', '=', keyId).executeTakeFirst();
-    const clock = row ? { offsetMs: Number(row.offset_ms), frozenAt: row.frozen_at === null ? null : Number(row.frozen_at) } : REAL_TIME;
+    const row = await db
+      .selectFrom('test_clocks')
+      .select(['offset_ms', 'frozen_at'])
+      .where('api_key_id', '=', keyId)
+      .executeTakeFirst();
+    const clock = row
+      ? { offsetMs: Number(row.offset_ms), frozenAt: row.frozen_at === null ? null : Number(row.frozen_at) }
+      : REAL_TIME;
     if (this.#holds && db === this.db && generation === this.#generation) {
       if (this.#held.size >= MAX_HELD) this.#held.delete(this.#held.keys().next().value!);
       this.#held.set(keyId, clock);

@@ -20,14 +20,21 @@ export const TEST_MODE_CONFIG = { everyVersion: true, ...UNGRADED } as const;
 
 /** The clock as the operations answer it, at the real instant `realNow`. */
 export function clockView(clock: KeyClock, realNow: number): TestClock {
-  return { now: new Date(keyNow(clock, realNow)).toISOString(), offsetSeconds: offsetAt(clock, realNow) / 1000, frozen: clock.frozenAt !== null };
+  return {
+    now: new Date(keyNow(clock, realNow)).toISOString(),
+    offsetSeconds: offsetAt(clock, realNow) / 1000,
+    frozen: clock.frozenAt !== null,
+  };
 }
 
 /** The key of a request for a test-mode operation: a test key, else `403`. */
 export function testKeyOf(request: FastifyRequest): KeyRecord {
   const key = keyOf(request);
   if (!key.test)
-    throw new ProblemError('test-key-required', 'Only a test key (pet_test_…) has a clock and data a test may control; a live key is always on the real time.');
+    throw new ProblemError(
+      'test-key-required',
+      'Only a test key (pet_test_…) has a clock and data a test may control; a live key is always on the real time.',
+    );
   return key;
 }
 

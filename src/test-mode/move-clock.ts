@@ -29,15 +29,28 @@ export interface MoveClockDeps {
 /** How a move turns the key's clock at the real instant `realNow` into the next (throws a problem to refuse). */
 type Move = (current: KeyClock, realNow: number, body: ClockAdvance | undefined) => KeyClock;
 
-const IDEMPOTENT = 'Send an `Idempotency-Key` to make a retry safe: a replay gets the original answer and moves nothing.';
+const IDEMPOTENT =
+  'Send an `Idempotency-Key` to make a retry safe: a replay gets the original answer and moves nothing.';
 
 /** A move's route: the clock read and written in one transaction, once per `Idempotency-Key`. */
-function moveRoute(app: App, { clocks, writes, clock, db, moves }: MoveClockDeps, operationId: string, schema: object, next: Move): void {
+function moveRoute(
+  app: App,
+  { clocks, writes, clock, db, moves }: MoveClockDeps,
+  operationId: string,
+  schema: object,
+  next: Move,
+): void {
   app.post(
     `/test-clock/${operationId.replace(/TestClock$/, '')}`,
     {
       config: TEST_MODE_CONFIG,
-      schema: { operationId, tags: [TAG.testing], 'x-stability': 'experimental', headers: IdempotencyHeaders, ...schema },
+      schema: {
+        operationId,
+        tags: [TAG.testing],
+        'x-stability': 'experimental',
+        headers: IdempotencyHeaders,
+        ...schema,
+      },
     },
     async (request: FastifyRequest, reply: FastifyReply): Promise<TestClock> => {
       const key = testKeyOf(request);
@@ -80,7 +93,11 @@ export function advanceTestClock(app: App, deps: MoveClockDeps): void {
     const now = keyNow(current, realNow);
     const to = body!.seconds !== undefined ? now + body!.seconds * 1000 : Date.parse(body!.to!);
     const at = (instant: number) => new Date(instant).toISOString();
-    if (to < now) throw new ProblemError('clock-cannot-go-back', `Your key's clock stands at ${at(now)}: it cannot go back to ${at(to)}. It did not move.`);
+    if (to < now)
+      throw new ProblemError(
+        'clock-cannot-go-back',
+        `Your key's clock stands at ${at(now)}: it cannot go back to ${at(to)}. It did not move.`,
+      );
     if (to - now > MAX_ADVANCE_MS) {
       throw new ProblemError('invalid-request', 'One advance moves the clock at most two years.', {
         errors: [{ in: 'body', name: 'to', message: `must be at most two years after your key's now (${at(now)})` }],
@@ -95,9 +112,15 @@ export function freezeTestClock(app: App, deps: MoveClockDeps): void {
   const schema = {
     summary: "Stop your test key's clock",
     description: `Stops your key's clock where it stands: from now on it moves only by \`advance\`, until \`resume\`. Freezing a frozen clock changes nothing. ${IDEMPOTENT} ${TEST_MODE_ABOUT}`,
-    response: { ...moved('The clock, frozen.'), ...problemResponses(403, 422, 429), ...conflictResponse('idempotency-key-in-progress') },
+    response: {
+      ...moved('The clock, frozen.'),
+      ...problemResponses(403, 422, 429),
+      ...conflictResponse('idempotency-key-in-progress'),
+    },
   };
-  moveRoute(app, deps, 'freezeTestClock', schema, (current, realNow) => (current.frozenAt === null ? frozen(current, realNow) : current));
+  moveRoute(app, deps, 'freezeTestClock', schema, (current, realNow) =>
+    current.frozenAt === null ? frozen(current, realNow) : current,
+  );
 }
 
 /** `POST /test-clock/resume` (resumeTestClock): the key's frozen clock running on from where it stands. */
@@ -105,7 +128,13 @@ export function resumeTestClock(app: App, deps: MoveClockDeps): void {
   const schema = {
     summary: "Start your test key's clock again",
     description: `Starts your key's frozen clock again, running on from where it stands (so it may then be behind the real time). Resuming a running clock changes nothing. ${IDEMPOTENT} ${TEST_MODE_ABOUT}`,
-    response: { ...moved('The clock, running.'), ...problemResponses(403, 422, 429), ...conflictResponse('idempotency-key-in-progress') },
+    response: {
+      ...moved('The clock, running.'),
+      ...problemResponses(403, 422, 429),
+      ...conflictResponse('idempotency-key-in-progress'),
+    },
   };
-  moveRoute(app, deps, 'resumeTestClock', schema, (current, realNow) => (current.frozenAt === null ? current : resumed(current, realNow)));
+  moveRoute(app, deps, 'resumeTestClock', schema, (current, realNow) =>
+    current.frozenAt === null ? current : resumed(current, realNow),
+  );
 }

@@ -4,9 +4,18 @@ import { MAX_ADVANCE_MS } from './clock.js';
 /** A test key's clock as `GET /test-clock` answers it (README, "Testing your client in seconds"). */
 export const TestClock = Type.Object(
   {
-    now: Type.String({ format: 'date-time', maxLength: 30, description: "Your key's now: what its windows, bans, orders and sunsets go by." }),
-    offsetSeconds: Type.Number({ description: "Your key's now minus the real now, in seconds (negative once a frozen clock was resumed behind it)." }),
-    frozen: Type.Boolean({ description: 'Whether the clock stands still: it then moves only by `advance`, until `resume`.' }),
+    now: Type.String({
+      format: 'date-time',
+      maxLength: 30,
+      description: "Your key's now: what its windows, bans, orders and sunsets go by.",
+    }),
+    offsetSeconds: Type.Number({
+      description:
+        "Your key's now minus the real now, in seconds (negative once a frozen clock was resumed behind it).",
+    }),
+    frozen: Type.Boolean({
+      description: 'Whether the clock stands still: it then moves only by `advance`, until `resume`.',
+    }),
   },
   { $id: 'TestClock', additionalProperties: false, description: "Your test key's clock." },
 );
@@ -45,7 +54,8 @@ export const ClockAdvance = Type.Object(
 );
 export type ClockAdvance = Static<typeof ClockAdvance>;
 
-const Count = (what: string) => Type.Integer({ format: 'int64', minimum: 0, description: `How many ${what} were removed.` });
+const Count = (what: string) =>
+  Type.Integer({ format: 'int64', minimum: 0, description: `How many ${what} were removed.` });
 
 /** What `DELETE /test-data` answers: how many of each were removed. */
 export const TestDataRemoved = Type.Object(
@@ -65,10 +75,14 @@ export const TestKey = Type.Object(
     id: Type.String({ maxLength: 40, description: "The child key's id (for `DELETE /test-keys/{keyId}`)." }),
     key: Type.String({
       maxLength: 60,
-      description: 'The child key itself, `pet_test_…`: shown this once (and again to a retry with the same `Idempotency-Key`).',
+      description:
+        'The child key itself, `pet_test_…`: shown this once (and again to a retry with the same `Idempotency-Key`).',
     }),
     name: Type.String({ maxLength: 100 }),
-    plan: Type.String({ maxLength: 20, description: "Your key's plan: a child has its parent's plan, limits and version." }),
+    plan: Type.String({
+      maxLength: 20,
+      description: "Your key's plan: a child has its parent's plan, limits and version.",
+    }),
     apiVersion: Type.String({ maxLength: 10 }),
     parentId: Type.String({ maxLength: 40, description: 'Your key: the parent whose reset removes this child too.' }),
     createdAt: Type.String({ format: 'date-time', maxLength: 30 }),
@@ -78,5 +92,11 @@ export const TestKey = Type.Object(
 export type TestKey = Static<typeof TestKey>;
 
 export const TestKeyParams = Type.Object({
-  keyId: Type.String({ minLength: 1, maxLength: 40, pattern: '^key_[0-9a-f]+$', description: "The child key's id.", example: 'key_0123456789abcdef' }),
+  keyId: Type.String({
+    minLength: 1,
+    maxLength: 40,
+    pattern: '^key_[0-9a-f]+$',
+    description: "The child key's id.",
+    example: 'key_0123456789abcdef',
+  }),
 });

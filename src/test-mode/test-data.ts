@@ -53,7 +53,13 @@ export class TestData {
 
 /** A test key's children that are alive (not deleted), oldest first. */
 export async function childrenOf(db: Db, parentId: string): Promise<string[]> {
-  const rows = await db.selectFrom('api_keys').select('id').where('parent_id', '=', parentId).where('revoked_at', 'is', null).orderBy('created_at').execute();
+  const rows = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('parent_id', '=', parentId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at')
+    .execute();
   return rows.map((row) => row.id);
 }
 
@@ -61,8 +67,12 @@ export async function childrenOf(db: Db, parentId: string): Promise<string[]> {
 async function removeAll(trx: Db, keyId: string, clocks: TestClocks): Promise<TestDataRemoved> {
   const count = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
   const endpoints = trx.selectFrom('webhook_endpoints').select('id').where('api_key_id', '=', keyId);
-  const deliveries = count(await trx.deleteFrom('webhook_deliveries').where('endpoint_id', 'in', endpoints).executeTakeFirstOrThrow());
-  const webhookEndpoints = count(await trx.deleteFrom('webhook_endpoints').where('api_key_id', '=', keyId).executeTakeFirstOrThrow());
+  const deliveries = count(
+    await trx.deleteFrom('webhook_deliveries').where('endpoint_id', 'in', endpoints).executeTakeFirstOrThrow(),
+  );
+  const webhookEndpoints = count(
+    await trx.deleteFrom('webhook_endpoints').where('api_key_id', '=', keyId).executeTakeFirstOrThrow(),
+  );
   await trx.deleteFrom('idempotency_records').where('api_key_id', '=', keyId).execute();
   const events = count(await trx.deleteFrom('events').where('api_key_id', '=', keyId).executeTakeFirstOrThrow());
   await trx.deleteFrom('event_heads').where('api_key_id', '=', keyId).execute();

@@ -56,7 +56,10 @@ export function createTestKey(app: App, { db, keys, writes, testKeySecret }: Tes
     async (request, reply) => {
       const parent = testKeyOf(request);
       const idempotencyKey = idempotencyKeyOf(request.headers as { 'idempotency-key'?: string });
-      const keyOf = (id: string) => (idempotencyKey === undefined ? generateKey(true) : testKeyFrom(createHmac('sha256', testKeySecret).update(id).digest()));
+      const keyOf = (id: string) =>
+        idempotencyKey === undefined
+          ? generateKey(true)
+          : testKeyFrom(createHmac('sha256', testKeySecret).update(id).digest());
       let made: string | undefined;
       const answered = await writes.run(
         ownerOf(request),
@@ -100,7 +103,14 @@ function childOf(parent: KeyRecord, id: string, key: string) {
 }
 
 function viewOf(record: KeyRecord): Omit<TestKey, 'key'> {
-  return { id: record.id, name: record.name, plan: record.plan, apiVersion: record.apiVersion, parentId: record.parentId!, createdAt: record.createdAt };
+  return {
+    id: record.id,
+    name: record.name,
+    plan: record.plan,
+    apiVersion: record.apiVersion,
+    parentId: record.parentId!,
+    createdAt: record.createdAt,
+  };
 }
 
 /** `DELETE /test-keys/{keyId}` (deleteTestKey): one of the caller's children, with everything it made. */
@@ -123,7 +133,8 @@ export function deleteTestKey(app: App, { db, testData }: { db: Db; testData: Te
     async (request, reply) => {
       const parent = testKeyOf(request);
       const { keyId } = request.params;
-      if (!(await childrenOf(db, parent.id)).includes(keyId)) throw new ProblemError('not-found', `Your key has no child key ${keyId}.`);
+      if (!(await childrenOf(db, parent.id)).includes(keyId))
+        throw new ProblemError('not-found', `Your key has no child key ${keyId}.`);
       await testData.delete(keyId);
       return reply.code(204).send(null);
     },

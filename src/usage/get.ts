@@ -12,8 +12,15 @@ import { Usage } from './schemas.js';
 function usageProblems() {
   const common = problemResponses(429, 503);
   return {
-    429: { ...common[429], description: 'Throttled per client address, as every path that counts nothing (plan `documentation`); never for your key.' },
-    503: { ...common[503], description: 'The store of keys cannot be reached: the key cannot be checked. Retry after `Retry-After`.' },
+    429: {
+      ...common[429],
+      description:
+        'Throttled per client address, as every path that counts nothing (plan `documentation`); never for your key.',
+    },
+    503: {
+      ...common[503],
+      description: 'The store of keys cannot be reached: the key cannot be checked. Retry after `Retry-After`.',
+    },
   };
 }
 

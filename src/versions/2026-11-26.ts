@@ -17,7 +17,10 @@ export const VERSION_2026_11_26: VersionChange = {
     },
   ],
   records: {
-    Pet: (pet) => replaced<unknown>(pet, 'photos', 'photoUrls', (photos) => (photos as Array<{ url: string }>).map((photo) => photo.url)),
+    Pet: (pet) =>
+      replaced<unknown>(pet, 'photos', 'photoUrls', (photos) =>
+        (photos as Array<{ url: string }>).map((photo) => photo.url),
+      ),
     Order: (order) => ({ ...order, complete: order.status === 'delivered' }),
   },
   schemas: {
@@ -32,13 +35,23 @@ export const VERSION_2026_11_26: VersionChange = {
     }),
     Order: (order) => ({
       ...order,
-      properties: { ...order.properties, complete: { type: 'boolean', description: 'True exactly when the order is `delivered`.' } },
+      properties: {
+        ...order.properties,
+        complete: { type: 'boolean', description: 'True exactly when the order is `delivered`.' },
+      },
       required: [...order.required!, 'complete'],
     }),
   },
 };
 
 /** `record` with the member `name` replaced, in its place, by `newName` holding `change` of its value. */
-function replaced<T>(record: Record<string, T>, name: string, newName: string, change: (value: T) => T): Record<string, T> {
-  return Object.fromEntries(Object.entries(record).map(([key, value]) => (key === name ? [newName, change(value)] : [key, value])));
+function replaced<T>(
+  record: Record<string, T>,
+  name: string,
+  newName: string,
+  change: (value: T) => T,
+): Record<string, T> {
+  return Object.fromEntries(
+    Object.entries(record).map(([key, value]) => (key === name ? [newName, change(value)] : [key, value])),
+  );
 }

@@ -42,7 +42,9 @@ export function documentFor(version: string, newest: object): object {
 
 function deprecateAll(document: Document): void {
   document.info.description = `**This version (${OLDEST_VERSION}) is deprecated**: every answer carries \`Deprecation\`, \`Sunset\` and \`Link\`, and from its sunset on every request for it is a \`410\` (\`version-sunset\`). The newest is ${VERSIONS.at(-1)}: see \`GET /versions\` for what changed.\n\n${document.info.description ?? ''}`;
-  const deprecation = Object.fromEntries([DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER].map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+  const deprecation = Object.fromEntries(
+    [DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+  );
   for (const operations of Object.values(document.paths)) {
     for (const operation of Object.values(operations)) {
       operation.deprecated = true;
@@ -53,11 +55,18 @@ function deprecateAll(document: Document): void {
       if (!refusal || operation.security?.length === 0) continue;
       const sunset = responses['410'];
       const schema = { $ref: '#/components/schemas/VersionSunsetProblem' };
-      const existing = (sunset?.content?.[PROBLEM_CONTENT_TYPE] as { schema?: { anyOf?: unknown[] } } | undefined)?.schema;
+      const existing = (sunset?.content?.[PROBLEM_CONTENT_TYPE] as { schema?: { anyOf?: unknown[] } } | undefined)
+        ?.schema;
       responses['410'] = {
-        description: sunset ? `${sunset.description} Or ${PROBLEM_TYPES['version-sunset'].title.toLowerCase()}.` : PROBLEM_TYPES['version-sunset'].title,
+        description: sunset
+          ? `${sunset.description} Or ${PROBLEM_TYPES['version-sunset'].title.toLowerCase()}.`
+          : PROBLEM_TYPES['version-sunset'].title,
         headers: refusal.headers,
-        content: { [PROBLEM_CONTENT_TYPE]: { schema: existing ? (existing.anyOf ? existing : { anyOf: [existing, schema] }) : schema } },
+        content: {
+          [PROBLEM_CONTENT_TYPE]: {
+            schema: existing ? (existing.anyOf ? existing : { anyOf: [existing, schema] }) : schema,
+          },
+        },
       };
     }
   }

@@ -10,9 +10,19 @@ import { CHANGES, NEWEST_VERSION, OLDEST_VERSION, VERSION_HEADER, VERSION_PATTER
 
 export const Version = Type.Object(
   {
-    version: Type.String({ pattern: VERSION_PATTERN, maxLength: 10, description: 'The version, a date: send it in `Petstore-Version`.' }),
+    version: Type.String({
+      pattern: VERSION_PATTERN,
+      maxLength: 10,
+      description: 'The version, a date: send it in `Petstore-Version`.',
+    }),
     status: StringEnum(['current', 'deprecated'], { description: '`deprecated`: it stops answering at `sunsetAt`.' }),
-    sunsetAt: Type.Optional(Type.String({ format: 'date-time', maxLength: 30, description: 'When a deprecated version stops answering (`410`).' })),
+    sunsetAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        maxLength: 30,
+        description: 'When a deprecated version stops answering (`410`).',
+      }),
+    ),
     changes: Type.Array(
       Type.Object(
         { summary: Type.String({ maxLength: 1_000 }), reason: Type.String({ maxLength: 1_000 }) },
@@ -64,7 +74,9 @@ export function versionsRoutes(app: App, { oldest }: { oldest: Notice }): void {
     async () => list,
   );
   const html = htmlPage('Versions', changelog(list.data, oldest));
-  app.get(VERSIONS_PAGE_PATH, { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(html));
+  app.get(VERSIONS_PAGE_PATH, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(html),
+  );
 }
 
 function changelog(versions: ReturnType<typeof versionList>['data'], oldest: Notice): string {

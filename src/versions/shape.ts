@@ -36,7 +36,8 @@ export class Shapes {
     let byVersion = this.#compiled.get(version);
     if (!byVersion) this.#compiled.set(version, (byVersion = new WeakMap()));
     let shaper = byVersion.get(schema);
-    if (shaper === undefined) byVersion.set(schema, (shaper = this.#compile(schema as Schema, version, new Set()) ?? null));
+    if (shaper === undefined)
+      byVersion.set(schema, (shaper = this.#compile(schema as Schema, version, new Set()) ?? null));
     return shaper ?? undefined;
   }
 

@@ -26,14 +26,23 @@ function versionOf(request: Pick<FastifyRequest, 'headers' | 'identity'>): strin
 
 /** The `400` for a version that is none of the API's, named where it was sent. */
 export function unknownVersion(where: string): ProblemError {
-  return new ProblemError('unknown-version', `${where} names no version of the API: send one of ${VERSIONS.join(', ')}.`, { versions: [...VERSIONS] });
+  return new ProblemError(
+    'unknown-version',
+    `${where} names no version of the API: send one of ${VERSIONS.join(', ')}.`,
+    { versions: [...VERSIONS] },
+  );
 }
 
 /**
  * Why an API request is refused in the version it is answered in: an unknown version sent, or one past
  * its sunset in the caller's time (a test key's clock, test-mode/; the clock read only then).
  */
-function refusalOf(request: Pick<FastifyRequest, 'headers' | 'identity'>, version: string, oldest: Notice, clock: Clock): 'unknown' | 'sunset' | undefined {
+function refusalOf(
+  request: Pick<FastifyRequest, 'headers' | 'identity'>,
+  version: string,
+  oldest: Notice,
+  clock: Clock,
+): 'unknown' | 'sunset' | undefined {
   const sent = request.headers[VERSION_FIELD];
   if (sent !== undefined && !isVersion(sent)) return 'unknown';
   if (noticeOf(version, oldest) && isSunset(oldest, callerNow(request.identity.clock, clock()))) return 'sunset';
@@ -41,7 +50,10 @@ function refusalOf(request: Pick<FastifyRequest, 'headers' | 'identity'>, versio
 }
 
 /** The problem that refuses an API request in its version, if one does (`refusalOf`, as `chooseVersion` found it). */
-function versionRefusal(request: Pick<FastifyRequest, 'apiVersion' | 'versionRefusal'>, oldest: Notice): ProblemError | undefined {
+function versionRefusal(
+  request: Pick<FastifyRequest, 'apiVersion' | 'versionRefusal'>,
+  oldest: Notice,
+): ProblemError | undefined {
   const refusal = request.versionRefusal;
   if (refusal === 'unknown') return unknownVersion(VERSION_HEADER);
   if (refusal === 'sunset') {
@@ -74,7 +86,11 @@ export function versionSteps(clock: Clock, oldest: Notice): { chooseVersion: Ste
       // Past the sunset: a route answered in every version goes on, and so does an operation whose own
       // sunset came first (its `410` answers; on a tie, the version's).
       const config = request.routeOptions.config;
-      if (request.versionRefusal === 'sunset' && (config?.everyVersion || (config?.deprecation && config.deprecation.sunsetAt < oldest.sunsetAt))) return;
+      if (
+        request.versionRefusal === 'sunset' &&
+        (config?.everyVersion || (config?.deprecation && config.deprecation.sunsetAt < oldest.sunsetAt))
+      )
+        return;
       const refusal = versionRefusal(request, oldest);
       if (refusal) throw refusal;
     },

@@ -29,11 +29,23 @@ export function versioning({ clock, publicUrl, oldestSunsetAt, named }: Versioni
      * Fastify's hook on every answer, before the route's own (its `ETag`): the deprecation headers of
      * the version and the operation, and an older version's body shaped from the newest's.
      */
-    inVersion(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
+    inVersion(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      payload: unknown,
+      done: (error: null, payload: unknown) => void,
+    ): void {
       const version = request.apiVersion ?? NEWEST_VERSION;
       reply.headers(notices.headers(version, request.routeOptions.config.deprecation));
-      if (version !== NEWEST_VERSION && typeof payload === 'string' && reply.statusCode < 300 && !request.inVersionAlready) {
-        const schema = (request.routeOptions.schema?.response as Record<number, object> | undefined)?.[reply.statusCode];
+      if (
+        version !== NEWEST_VERSION &&
+        typeof payload === 'string' &&
+        reply.statusCode < 300 &&
+        !request.inVersionAlready
+      ) {
+        const schema = (request.routeOptions.schema?.response as Record<number, object> | undefined)?.[
+          reply.statusCode
+        ];
         const shape = schema && shapes.of(schema, version);
         if (shape) return done(null, JSON.stringify(shape(JSON.parse(payload))));
       }

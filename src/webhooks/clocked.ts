@@ -19,7 +19,12 @@ export interface ClockedKey {
 export async function clockedCandidates(
   db: Db,
   keyId: string,
-  { due, at, limit, shares }: { due: string; at: string; limit: number; shares: { perKey: number; perEndpoint: number } },
+  {
+    due,
+    at,
+    limit,
+    shares,
+  }: { due: string; at: string; limit: number; shares: { perKey: number; perEndpoint: number } },
 ) {
   const rows = await db
     .selectFrom('webhook_deliveries as d')
@@ -53,5 +58,8 @@ export async function clockedKeys(db: Db, now: number): Promise<ClockedKey[]> {
       ),
     )
     .execute();
-  return rows.map((row) => ({ keyId: row.api_key_id, now: row.frozen_at === null ? now + Number(row.offset_ms) : Number(row.frozen_at) }));
+  return rows.map((row) => ({
+    keyId: row.api_key_id,
+    now: row.frozen_at === null ? now + Number(row.offset_ms) : Number(row.frozen_at),
+  }));
 }

@@ -22,7 +22,8 @@ export function deleteWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
       },
     },
     async (request, reply) => {
-      if (!(await webhooks.endpoints.delete(keyOf(request).id, request.params.endpointId))) throw endpointNotFound(request.params.endpointId);
+      if (!(await webhooks.endpoints.delete(keyOf(request).id, request.params.endpointId)))
+        throw endpointNotFound(request.params.endpointId);
       return reply.code(204).send(null);
     },
   );

@@ -8,7 +8,10 @@ import { endpointNotFound, type WebhookDeps } from './deps.js';
 import { Delivery, EndpointParams } from './schemas.js';
 
 /** `GET /webhook-endpoints/{endpointId}/deliveries` (listWebhookDeliveries): the endpoint's delivery log, newest first. */
-export function listWebhookDeliveries(app: App, { webhooks, cursors }: { webhooks: WebhookDeps; cursors: Cursors }): void {
+export function listWebhookDeliveries(
+  app: App,
+  { webhooks, cursors }: { webhooks: WebhookDeps; cursors: Cursors },
+): void {
   app.get(
     '/webhook-endpoints/:endpointId/deliveries',
     {
@@ -21,7 +24,10 @@ export function listWebhookDeliveries(app: App, { webhooks, cursors }: { webhook
         'x-stability': 'experimental',
         params: EndpointParams,
         querystring: PageQuery,
-        response: { 200: Page(ref(Delivery), 'A page of the delivery log, newest first.'), ...problemResponses(400, 404) },
+        response: {
+          200: Page(ref(Delivery), 'A page of the delivery log, newest first.'),
+          ...problemResponses(400, 404),
+        },
       },
     },
     async (request) => {
@@ -32,7 +38,10 @@ export function listWebhookDeliveries(app: App, { webhooks, cursors }: { webhook
       const { afterId, limit } = cursors.pageRequest(request.query, scope);
       const { rows, more } = await webhooks.deliveries.list(owner, endpointId, afterId, limit);
       const last = rows.at(-1);
-      return { data: rows.map((row) => row.delivery), nextCursor: more && last ? cursors.encode(last.seq, scope) : null };
+      return {
+        data: rows.map((row) => row.delivery),
+        nextCursor: more && last ? cursors.encode(last.seq, scope) : null,
+      };
     },
   );
 }

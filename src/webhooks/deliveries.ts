@@ -42,7 +42,12 @@ export interface InFlight {
 }
 
 /** The first `limit` candidates, in their order, that fit in their key's and endpoint's shares beside what is in flight. */
-function withinShares<C extends { endpoint_id: string; key_id: string }>(candidates: C[], limit: number, shares: Shares, inFlight: InFlight): C[] {
+function withinShares<C extends { endpoint_id: string; key_id: string }>(
+  candidates: C[],
+  limit: number,
+  shares: Shares,
+  inFlight: InFlight,
+): C[] {
   const keys = new Map(inFlight.keys);
   const endpoints = new Map(inFlight.endpoints);
   const wanted: C[] = [];
@@ -88,7 +93,14 @@ export class DeliveriesRepository {
    * endpoints, take only its own share). A delivery another instance claims meanwhile is not claimed
    * here: the claim says which states and claims it takes, and the store makes one writer win.
    */
-  async claim(now: number, until: number, limit: number, shares: Shares, inFlight: InFlight, clocked?: ClockedKey): Promise<Claimed[]> {
+  async claim(
+    now: number,
+    until: number,
+    limit: number,
+    shares: Shares,
+    inFlight: InFlight,
+    clocked?: ClockedKey,
+  ): Promise<Claimed[]> {
     const at = new Date(now).toISOString();
     // A key whose clock a test moved is claimed alone, due by its now; the others by the real time, without it.
     const due = clocked ? new Date(clocked.now).toISOString() : at;
@@ -124,8 +136,10 @@ export class DeliveriesRepository {
 
   /** Every key's due deliveries but the moved clocks', within the shares: each endpoint's first due, then each key's first of those. */
   async #dueCandidates(at: string, limit: number, shares: Shares, inFlight: InFlight) {
-    const full = (counts: ReadonlyMap<string, number>, share: number) => [...counts].filter(([, n]) => n >= share).map(([id]) => id);
-    const notIn = (column: string, ids: string[]) => (ids.length === 0 ? sql`` : sql`and ${sql.ref(column)} not in (${sql.join(ids)})`);
+    const full = (counts: ReadonlyMap<string, number>, share: number) =>
+      [...counts].filter(([, n]) => n >= share).map(([id]) => id);
+    const notIn = (column: string, ids: string[]) =>
+      ids.length === 0 ? sql`` : sql`and ${sql.ref(column)} not in (${sql.join(ids)})`;
     // Each endpoint's first due, then each key's first of those: a key's dead endpoint does not hide its others.
     const { rows } = await sql<{ seq: number; endpoint_id: string; key_id: string }>`
       select seq, endpoint_id, key_id from (
@@ -183,24 +197,39 @@ export class DeliveriesRepository {
         .returning(['failed_in_row', 'enabled'])
         .executeTakeFirst();
       if (!failing || failing.enabled !== 1 || failing.failed_in_row < disableAfter) return false;
-      await trx.updateTable('webhook_endpoints').set({ enabled: 0, disabled_reason: 'failing' }).where('id', '=', claimed.endpointId).execute();
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ enabled: 0, disabled_reason: 'failing' })
+        .where('id', '=', claimed.endpointId)
+        .execute();
       return true;
     });
   }
 
   /** An endpoint's deliveries, newest first, after the cursor's (`afterSeq`, 0 for the newest). */
-  async list(owner: string, endpointId: string, afterSeq: number, limit: number): Promise<{ rows: Array<{ seq: number; delivery: Delivery }>; more: boolean }> {
+  async list(
+    owner: string,
+    endpointId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ rows: Array<{ seq: number; delivery: Delivery }>; more: boolean }> {
     let query = this.#owned(owner).where('d.endpoint_id', '=', endpointId);
     if (afterSeq > 0) query = query.where('d.seq', '<', afterSeq);
     const rows = await query
       .orderBy('d.seq', 'desc')
       .limit(limit + 1)
       .execute();
-    return { rows: rows.slice(0, limit).map((row) => ({ seq: row.seq, delivery: toDelivery(row) })), more: rows.length > limit };
+    return {
+      rows: rows.slice(0, limit).map((row) => ({ seq: row.seq, delivery: toDelivery(row) })),
+      more: rows.length > limit,
+    };
   }
 
   async find(owner: string, endpointId: string, seq: number): Promise<Delivery | undefined> {
-    const row = await this.#owned(owner).where('d.endpoint_id', '=', endpointId).where('d.seq', '=', seq).executeTakeFirst();
+    const row = await this.#owned(owner)
+      .where('d.endpoint_id', '=', endpointId)
+      .where('d.seq', '=', seq)
+      .executeTakeFirst();
     return row && toDelivery(row);
   }
 
@@ -220,7 +249,15 @@ export class DeliveriesRepository {
     const at = new Date(now).toISOString();
     const row = await trx
       .insertInto('webhook_deliveries')
-      .values({ endpoint_id: endpointId, event_seq: eventSeq, state: 'pending', attempts: '[]', attempt_count: 0, next_attempt_at: at, created_at: at })
+      .values({
+        endpoint_id: endpointId,
+        event_seq: eventSeq,
+        state: 'pending',
+        attempts: '[]',
+        attempt_count: 0,
+        next_attempt_at: at,
+        created_at: at,
+      })
       .returning('seq')
       .executeTakeFirstOrThrow();
     return row.seq;
@@ -263,7 +300,10 @@ export class DeliveriesRepository {
   }
 }
 
-type DeliveryRow = Pick<Selectable<WebhookDeliveriesTable>, 'seq' | 'event_seq' | 'state' | 'attempts' | 'next_attempt_at'> & { nonce: string; type: string };
+type DeliveryRow = Pick<
+  Selectable<WebhookDeliveriesTable>,
+  'seq' | 'event_seq' | 'state' | 'attempts' | 'next_attempt_at'
+> & { nonce: string; type: string };
 
 function toDelivery(row: DeliveryRow): Delivery {
   return {

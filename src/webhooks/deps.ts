@@ -28,5 +28,7 @@ export function endpointNotFound(id: string): ProblemError {
 export async function checkDestination(url: string, policy: DestinationPolicy): Promise<void> {
   const refused = await refusalOf(url, policy);
   if (refused)
-    throw new ProblemError('invalid-request', `This URL cannot receive webhooks: ${refused}.`, { errors: [{ in: 'body', name: '/url', message: refused }] });
+    throw new ProblemError('invalid-request', `This URL cannot receive webhooks: ${refused}.`, {
+      errors: [{ in: 'body', name: '/url', message: refused }],
+    });
 }

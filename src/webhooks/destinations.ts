@@ -104,8 +104,10 @@ export async function refusalOf(url: string, policy: DestinationPolicy): Promise
   } catch {
     return 'not an absolute URL';
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'only http and https URLs can receive webhooks';
-  if (parsed.username || parsed.password) return 'a URL with credentials in it would put them in every log that shows it';
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return 'only http and https URLs can receive webhooks';
+  if (parsed.username || parsed.password)
+    return 'a URL with credentials in it would put them in every log that shows it';
   if (policy.allowPrivate) return undefined;
   const literal = addressOf(parsed);
   if (literal !== undefined) return isPublicAddress(literal) ? undefined : NOT_ALLOWED;
@@ -116,7 +118,9 @@ export async function refusalOf(url: string, policy: DestinationPolicy): Promise
 }
 
 function resolve(host: string): Promise<LookupAddress[]> {
-  return new Promise((done, fail) => dnsLookup(host, { all: true }, (error, addresses) => (error ? fail(error) : done(addresses))));
+  return new Promise((done, fail) =>
+    dnsLookup(host, { all: true }, (error, addresses) => (error ? fail(error) : done(addresses))),
+  );
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -135,7 +139,8 @@ export function guardedLookup(policy: DestinationPolicy) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
-      if (!policy.allowPrivate && !addresses.every((a) => isPublicAddress(a.address))) return callback(destinationRefused(), []);
+      if (!policy.allowPrivate && !addresses.every((a) => isPublicAddress(a.address)))
+        return callback(destinationRefused(), []);
       if (options.all) return callback(null, addresses);
       const [first] = addresses;
       return callback(null, first!.address, first!.family);

@@ -54,9 +54,18 @@ export class Dispatcher {
   static of(
     db: Db,
     config: WebhookConfig,
-    { clock, metrics, log, random = Math.random }: Pick<DispatcherDeps, 'clock' | 'metrics' | 'log'> & { random?: () => number },
+    {
+      clock,
+      metrics,
+      log,
+      random = Math.random,
+    }: Pick<DispatcherDeps, 'clock' | 'metrics' | 'log'> & { random?: () => number },
   ): Dispatcher {
-    const sender = new Sender({ timeoutMs: config.timeoutMs, policy: { allowPrivate: config.allowPrivate }, now: clock });
+    const sender = new Sender({
+      timeoutMs: config.timeoutMs,
+      policy: { allowPrivate: config.allowPrivate },
+      now: clock,
+    });
     return new Dispatcher({
       deliveries: new DeliveriesRepository(db),
       endpoints: new EndpointsRepository(db),
@@ -128,7 +137,8 @@ export class Dispatcher {
     this.#job ??= every(
       DISPATCH_INTERVAL_MS,
       () => this.pass(),
-      (error) => this.deps.log.warn({ err: error }, 'webhooks: could not claim deliveries; trying again every half second'),
+      (error) =>
+        this.deps.log.warn({ err: error }, 'webhooks: could not claim deliveries; trying again every half second'),
     );
   }
 
@@ -146,7 +156,10 @@ export class Dispatcher {
     count(this.#perEndpoint, endpointId, +1);
     const attempt = this.#attempt(claimed)
       .catch((error: unknown) =>
-        this.deps.log.warn({ err: error, delivery: claimed.seq }, 'webhooks: an attempt could not be recorded; it is made again once its claim lapses'),
+        this.deps.log.warn(
+          { err: error, delivery: claimed.seq },
+          'webhooks: an attempt could not be recorded; it is made again once its claim lapses',
+        ),
       )
       .finally(() => {
         this.#inFlight.delete(claimed.seq);
@@ -163,27 +176,52 @@ export class Dispatcher {
     // A moved clock's attempt is made at the instant it fell due in its time (its log and its next
     // attempt follow from there); its `webhook-timestamp` stays the real time, so that signatures verify.
     const at = claimed.dueAt ?? realNow;
-    const [destination, event] = await Promise.all([endpoints.destination(claimed.endpointId, realNow), events.bySeq(claimed.eventSeq)]);
+    const [destination, event] = await Promise.all([
+      endpoints.destination(claimed.endpointId, realNow),
+      events.bySeq(claimed.eventSeq),
+    ]);
     if (!destination) return;
     const schedule = destination.livemode ? config.retryScheduleMs : config.testRetryScheduleMs;
     if (!event) {
       // Its event outlived the retention period: nothing is left to send, and the endpoint is not to blame.
-      const attempt = { at: new Date(at).toISOString(), error: 'the event was deleted after the retention period', ms: 0 };
-      await deliveries.record(claimed, { attempt, state: 'failed', nextAttemptAt: null, endpoint: 'unchanged' }, config.disableAfter);
+      const attempt = {
+        at: new Date(at).toISOString(),
+        error: 'the event was deleted after the retention period',
+        ms: 0,
+      };
+      await deliveries.record(
+        claimed,
+        { attempt, state: 'failed', nextAttemptAt: null, endpoint: 'unchanged' },
+        config.disableAfter,
+      );
       return;
     }
-    const sent = await this.#send(destination.url, destination.secrets, deliveryBody(event, destination.apiVersion), event.id, realNow);
+    const sent = await this.#send(
+      destination.url,
+      destination.secrets,
+      deliveryBody(event, destination.apiVersion),
+      event.id,
+      realNow,
+    );
     if (this.#stopped.signal.aborted) return;
     const recorded = decide(sent, at, claimed.attempts.length, schedule, random);
     const disabled = await deliveries.record(claimed, recorded, config.disableAfter);
     metrics.webhookAttempts.labels(outcomeOf(recorded)).inc();
     metrics.webhookLatency.observe(sent.ms / 1000);
     if (disabled)
-      this.deps.log.info({ endpoint: claimed.endpointId, reason: recorded.endpoint === 'gone' ? 'gone' : 'failing' }, 'webhooks: endpoint disabled');
+      this.deps.log.info(
+        { endpoint: claimed.endpointId, reason: recorded.endpoint === 'gone' ? 'gone' : 'failing' },
+        'webhooks: endpoint disabled',
+      );
   }
 
   #send(url: string, secrets: string[], body: string, id: string, at: number) {
-    return this.deps.sender.post(url, body, deliveryHeaders(secrets, id, Math.floor(at / 1000), body), this.#stopped.signal);
+    return this.deps.sender.post(
+      url,
+      body,
+      deliveryHeaders(secrets, id, Math.floor(at / 1000), body),
+      this.#stopped.signal,
+    );
   }
 }
 
@@ -195,7 +233,12 @@ export function deliveryBody(event: StoredEvent, apiVersion: string): string {
 }
 
 /** A delivery's headers (Standard Webhooks), `body` signed by every secret in force at `timestamp` (Unix seconds). */
-export function deliveryHeaders(secrets: readonly string[], id: string, timestamp: number, body: string): Record<string, string> {
+export function deliveryHeaders(
+  secrets: readonly string[],
+  id: string,
+  timestamp: number,
+  body: string,
+): Record<string, string> {
   return {
     'content-type': 'application/json',
     'webhook-id': id,

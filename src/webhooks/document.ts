@@ -4,12 +4,14 @@ import { EVENT_TYPES } from '../events/schemas.js';
 const DELIVERY_HEADERS = [
   {
     name: 'webhook-id',
-    description: 'The event id (`evt_…`): the same on every attempt of the delivery. Keep the ids you handled, and ignore one you meet again.',
+    description:
+      'The event id (`evt_…`): the same on every attempt of the delivery. Keep the ids you handled, and ignore one you meet again.',
     schema: { type: 'string', maxLength: 27, pattern: '^evt_[0-9a-z]{1,11}[0-9a-f]{12}$' },
   },
   {
     name: 'webhook-timestamp',
-    description: "Unix seconds of this attempt. Refuse a delivery whose timestamp is far from your clock's (the reference libraries allow five minutes).",
+    description:
+      "Unix seconds of this attempt. Refuse a delivery whose timestamp is far from your clock's (the reference libraries allow five minutes).",
     schema: { type: 'string', maxLength: 12, pattern: '^[0-9]+$' },
   },
   {
@@ -44,12 +46,22 @@ export function webhooksSection(): Record<string, unknown> {
           requestBody: {
             required: true,
             content: {
-              'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/Event' }, { type: 'object', properties: { type: { const: type } } }] } },
+              'application/json': {
+                schema: {
+                  allOf: [
+                    { $ref: '#/components/schemas/Event' },
+                    { type: 'object', properties: { type: { const: type } } },
+                  ],
+                },
+              },
             },
           },
           responses: {
             '200': { description: 'Received: any `2xx` within the timeout is a success.' },
-            '410': { description: 'Gone: the endpoint is disabled at once; nothing more is sent to it until you enable it again.' },
+            '410': {
+              description:
+                'Gone: the endpoint is disabled at once; nothing more is sent to it until you enable it again.',
+            },
             '429': { description: "Too many: retried on the schedule, no sooner than the answer's `Retry-After`." },
             '503': { description: "Unavailable: retried on the schedule, no sooner than the answer's `Retry-After`." },
             default: { description: 'Anything else, a redirect included, or no answer: retried on the schedule.' },

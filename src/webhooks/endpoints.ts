@@ -43,7 +43,10 @@ export class EndpointsRepository {
       .where('api_key_id', '=', owner)
       .executeTakeFirstOrThrow();
     if (Number(n) >= MAX_ENDPOINTS_PER_KEY) {
-      throw new ProblemError('webhook-endpoint-limit', `A key has at most ${MAX_ENDPOINTS_PER_KEY} webhook endpoints; delete one to add another.`);
+      throw new ProblemError(
+        'webhook-endpoint-limit',
+        `A key has at most ${MAX_ENDPOINTS_PER_KEY} webhook endpoints; delete one to add another.`,
+      );
     }
     const row = {
       id: `we_${randomBytes(12).toString('hex')}`,
@@ -62,7 +65,12 @@ export class EndpointsRepository {
   }
 
   async find(owner: string, id: string): Promise<Endpoint | undefined> {
-    const row = await this.db.selectFrom('webhook_endpoints').selectAll().where('api_key_id', '=', owner).where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('api_key_id', '=', owner)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row && toEndpoint(row);
   }
 
@@ -100,13 +108,22 @@ export class EndpointsRepository {
   }
 
   async delete(owner: string, id: string): Promise<boolean> {
-    const { numDeletedRows } = await this.db.deleteFrom('webhook_endpoints').where('api_key_id', '=', owner).where('id', '=', id).executeTakeFirst();
+    const { numDeletedRows } = await this.db
+      .deleteFrom('webhook_endpoints')
+      .where('api_key_id', '=', owner)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return numDeletedRows > 0n;
   }
 
   /** A new secret; the one it replaces keeps signing beside it for `ROTATION_OVERLAP_MS`. */
   async rotate(owner: string, id: string, now: number): Promise<EndpointWithSecret | undefined> {
-    const found = await this.db.selectFrom('webhook_endpoints').select('secret').where('api_key_id', '=', owner).where('id', '=', id).executeTakeFirst();
+    const found = await this.db
+      .selectFrom('webhook_endpoints')
+      .select('secret')
+      .where('api_key_id', '=', owner)
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (!found) return undefined;
     const secret = newSecret();
     await this.db
@@ -127,8 +144,15 @@ export class EndpointsRepository {
       .where('webhook_endpoints.id', '=', id)
       .executeTakeFirst();
     if (!row) return undefined;
-    const previous = row.previous_secret && row.previous_until && Date.parse(row.previous_until) > now ? [row.previous_secret] : [];
-    return { id: row.id, url: row.url, secrets: [row.secret, ...previous], livemode: row.livemode === 1, apiVersion: row.api_version };
+    const previous =
+      row.previous_secret && row.previous_until && Date.parse(row.previous_until) > now ? [row.previous_secret] : [];
+    return {
+      id: row.id,
+      url: row.url,
+      secrets: [row.secret, ...previous],
+      livemode: row.livemode === 1,
+      apiVersion: row.api_version,
+    };
   }
 }
 
@@ -137,7 +161,9 @@ function subscribedOf(types: readonly EventType[] | undefined): string | null {
   return types === undefined ? null : `,${types.join(',')},`;
 }
 
-function toEndpoint(row: Omit<Selectable<WebhookEndpointsTable>, 'api_key_id' | 'previous_secret' | 'previous_until' | 'livemode'>): Endpoint {
+function toEndpoint(
+  row: Omit<Selectable<WebhookEndpointsTable>, 'api_key_id' | 'previous_secret' | 'previous_until' | 'livemode'>,
+): Endpoint {
   return {
     id: row.id,
     url: row.url,

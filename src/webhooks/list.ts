@@ -8,7 +8,10 @@ import type { WebhookDeps } from './deps.js';
 import { Endpoint } from './schemas.js';
 
 /** `GET /webhook-endpoints` (listWebhookEndpoints): the caller's endpoints. */
-export function listWebhookEndpoints(app: App, { webhooks, cursors }: { webhooks: WebhookDeps; cursors: Cursors }): void {
+export function listWebhookEndpoints(
+  app: App,
+  { webhooks, cursors }: { webhooks: WebhookDeps; cursors: Cursors },
+): void {
   app.get(
     '/webhook-endpoints',
     {

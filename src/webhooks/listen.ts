@@ -35,7 +35,9 @@ export function listen(options: ListenOptions): Promise<Server> {
     });
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const [id, timestamp, signature] = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => String(request.headers[name] ?? ''));
+      const [id, timestamp, signature] = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) =>
+        String(request.headers[name] ?? ''),
+      );
       const refused = refusal(id!, timestamp!, signature!, body);
       const at = new Date(now()).toISOString().slice(11, 19);
       if (refused) {
@@ -49,8 +51,11 @@ export function listen(options: ListenOptions): Promise<Server> {
   });
   const refusal = (id: string, timestamp: string, signature: string, body: string): string | undefined => {
     if (!id || !timestamp || !signature) return 'missing webhook-id, webhook-timestamp or webhook-signature';
-    if (!/^\d+$/.test(timestamp) || Math.abs(now() / 1000 - Number(timestamp)) > TOLERANCE_S) return 'webhook-timestamp is not within 5 minutes of this clock';
-    return verify(options.secrets, id, Number(timestamp), body, signature) ? undefined : 'no signature matches the secret';
+    if (!/^\d+$/.test(timestamp) || Math.abs(now() / 1000 - Number(timestamp)) > TOLERANCE_S)
+      return 'webhook-timestamp is not within 5 minutes of this clock';
+    return verify(options.secrets, id, Number(timestamp), body, signature)
+      ? undefined
+      : 'no signature matches the secret';
   };
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -61,9 +66,15 @@ export function listen(options: ListenOptions): Promise<Server> {
 /** A delivery in a line: its type and id, and what its data says. */
 function describe(id: string, body: string): string {
   try {
-    const event = JSON.parse(body) as { type?: string; livemode?: boolean; data?: { id?: number; status?: string; petId?: number; endpointId?: string } };
+    const event = JSON.parse(body) as {
+      type?: string;
+      livemode?: boolean;
+      data?: { id?: number; status?: string; petId?: number; endpointId?: string };
+    };
     const data = event.data ?? {};
-    const what = data.endpointId ? `test of ${data.endpointId}` : `order ${data.id} (pet ${data.petId}) is ${data.status}`;
+    const what = data.endpointId
+      ? `test of ${data.endpointId}`
+      : `order ${data.id} (pet ${data.petId}) is ${data.status}`;
     return `${event.type ?? '?'}  ${id}  ${what}${event.livemode === false ? '  [test key]' : ''}`;
   } catch {
     return `${id}  (a body that is not JSON)`;

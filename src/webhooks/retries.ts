@@ -12,7 +12,13 @@ export const JITTER = 0.1;
  * schedule runs out); when the schedule is spent, the delivery fails. `attemptsBefore` counts the
  * attempts made before this one.
  */
-export function decide(sent: Sent, at: number, attemptsBefore: number, schedule: readonly number[], random: () => number): Recorded {
+export function decide(
+  sent: Sent,
+  at: number,
+  attemptsBefore: number,
+  schedule: readonly number[],
+  random: () => number,
+): Recorded {
   const attempt = {
     at: new Date(at).toISOString(),
     ...(sent.status === undefined ? { error: sent.error ?? 'no answer' } : { status: sent.status }),
@@ -23,8 +29,16 @@ export function decide(sent: Sent, at: number, attemptsBefore: number, schedule:
   if (status === 410) return { attempt, state: 'failed', nextAttemptAt: null, endpoint: 'gone' };
   const wait = schedule[attemptsBefore];
   if (wait === undefined) return { attempt, state: 'failed', nextAttemptAt: null, endpoint: 'failed' };
-  const asked = (status === 429 || status === 503) && sent.retryAfterMs !== undefined ? Math.min(sent.retryAfterMs, Math.max(...schedule)) : 0;
-  return { attempt, state: 'pending', nextAttemptAt: at + Math.max(Math.round(wait * (1 + JITTER * random())), asked), endpoint: 'unchanged' };
+  const asked =
+    (status === 429 || status === 503) && sent.retryAfterMs !== undefined
+      ? Math.min(sent.retryAfterMs, Math.max(...schedule))
+      : 0;
+  return {
+    attempt,
+    state: 'pending',
+    nextAttemptAt: at + Math.max(Math.round(wait * (1 + JITTER * random())), asked),
+    endpoint: 'unchanged',
+  };
 }
 
 /** How an attempt is counted in metrics. */

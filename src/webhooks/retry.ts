@@ -41,8 +41,11 @@ export function retryWebhookDelivery(app: App, { webhooks }: { webhooks: Webhook
         idempotencyKeyOf(request.headers),
         () => fingerprintOf('retryWebhookDelivery', { endpointId, deliveryId }),
         async (trx) => {
-          const delivery = await deliveries.withStore(trx).retryNow(owner.id, endpointId, seqOfDeliveryId(deliveryId), callerNow(owner.clock, clock()));
-          if (!delivery) throw new ProblemError('not-found', `Webhook endpoint ${endpointId} has no delivery ${deliveryId}.`);
+          const delivery = await deliveries
+            .withStore(trx)
+            .retryNow(owner.id, endpointId, seqOfDeliveryId(deliveryId), callerNow(owner.clock, clock()));
+          if (!delivery)
+            throw new ProblemError('not-found', `Webhook endpoint ${endpointId} has no delivery ${deliveryId}.`);
           return { status: 202, body: delivery };
         },
       );

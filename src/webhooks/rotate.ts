@@ -1,4 +1,10 @@
-import { CACHE_CONTROL_HEADER, conflictResponse, NO_STORE, NO_STORE_HEADER, problemResponses } from '../http/responses.js';
+import {
+  CACHE_CONTROL_HEADER,
+  conflictResponse,
+  NO_STORE,
+  NO_STORE_HEADER,
+  problemResponses,
+} from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';

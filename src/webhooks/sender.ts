@@ -1,6 +1,12 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { addressOf, type DestinationPolicy, destinationRefused, guardedLookup, isPublicAddress } from './destinations.js';
+import {
+  addressOf,
+  type DestinationPolicy,
+  destinationRefused,
+  guardedLookup,
+  isPublicAddress,
+} from './destinations.js';
 
 /** The most of a receiver's answer that is read: the rest is not waited for. */
 export const MAX_ANSWER_BYTES = 64 * 1024;

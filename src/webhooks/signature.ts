@@ -28,7 +28,13 @@ export function signatures(secrets: readonly string[], id: string, timestamp: nu
 }
 
 /** Whether `header` holds a signature of `body` by one of `secrets` (the CLI's receiver checks with it). */
-export function verify(secrets: readonly string[], id: string, timestamp: number, body: string, header: string): boolean {
+export function verify(
+  secrets: readonly string[],
+  id: string,
+  timestamp: number,
+  body: string,
+  header: string,
+): boolean {
   const sent = header.split(' ').map((s) => Buffer.from(s));
   return secrets.some((secret) => {
     const expected = Buffer.from(sign(secret, id, timestamp, body));

@@ -25,7 +25,11 @@ export function testWebhookEndpoint(app: App, { webhooks }: { webhooks: WebhookD
         params: EndpointParams,
         headers: IdempotencyHeaders,
         response: {
-          202: { ...ref(Delivery), description: 'The delivery, pending: its first attempt leaves within a second.', headers: REPLAYED_RESPONSE_HEADER },
+          202: {
+            ...ref(Delivery),
+            description: 'The delivery, pending: its first attempt leaves within a second.',
+            headers: REPLAYED_RESPONSE_HEADER,
+          },
           ...problemResponses(400, 404, 422),
           ...conflictResponse('idempotency-key-in-progress'),
         },
@@ -42,7 +46,11 @@ export function testWebhookEndpoint(app: App, { webhooks }: { webhooks: WebhookD
           if (!(await endpoints.withStore(trx).find(key.id, endpointId))) throw endpointNotFound(endpointId);
           // The test event is in the key's time, as its others (a test key's clock, test-mode/).
           const now = callerNow(request.identity.clock, clock());
-          const event = await eventLog.record(trx, { owner: key.id, type: 'webhook.test', livemode: !key.test, data: { endpointId } }, now);
+          const event = await eventLog.record(
+            trx,
+            { owner: key.id, type: 'webhook.test', livemode: !key.test, data: { endpointId } },
+            now,
+          );
           const seq = await deliveries.add(trx, endpointId, event, now);
           return { status: 202, body: (await deliveries.withStore(trx).find(key.id, endpointId, seq))! };
         },

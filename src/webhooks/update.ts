@@ -26,7 +26,11 @@ export function updateWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
     async (request) => {
       const owner = keyOf(request).id;
       // Enabling sends again: the URL it would send to is judged now, whenever it was saved.
-      const url = request.body.url ?? (request.body.enabled === true ? (await webhooks.endpoints.find(owner, request.params.endpointId))?.url : undefined);
+      const url =
+        request.body.url ??
+        (request.body.enabled === true
+          ? (await webhooks.endpoints.find(owner, request.params.endpointId))?.url
+          : undefined);
       if (url !== undefined) await checkDestination(url, webhooks.policy);
       const endpoint = await webhooks.endpoints.update(owner, request.params.endpointId, request.body);
       if (!endpoint) throw endpointNotFound(request.params.endpointId);

@@ -75,7 +75,10 @@ it('with the answers it keeps, the same 150 calls of ten pets cost ten requests 
   t = await testApp();
   const key = await t.newKey('free');
   const statuses: number[] = [];
-  const client = new PetstoreClient({ ...clientOptions(t.app, t.clock, key), onResponse: (e) => statuses.push(e.status) });
+  const client = new PetstoreClient({
+    ...clientOptions(t.app, t.clock, key),
+    onResponse: (e) => statuses.push(e.status),
+  });
   const start = t.clock();
   for (let i = 0; i < CALLS; i++) expect((await client.getPet((i % 10) + 1)).id).toBe((i % 10) + 1);
   expect(t.clock() - start).toBe(0);

@@ -37,7 +37,9 @@ it('by default writes one line to stderr, once per client', async () => {
   await client.getPet(1);
   expect(warn).toHaveBeenCalledTimes(1);
   const [line] = warn.mock.calls[0]!;
-  expect(line).toMatch(/^petstore client: getPet is deprecated; it stops answering on 2027-07-01T00:00:00\.000Z \(see \S+\)$/);
+  expect(line).toMatch(
+    /^petstore client: getPet is deprecated; it stops answering on 2027-07-01T00:00:00\.000Z \(see \S+\)$/,
+  );
   await new PetstoreClient(options).getPet(1);
   expect(warn).toHaveBeenCalledTimes(2);
 });

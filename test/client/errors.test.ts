@@ -59,7 +59,11 @@ describe('error answers of the server', () => {
     const { client } = await clientOf();
     const error = (await client.getOrder(424242).catch((e: unknown) => e)) as NotFoundError;
     expect(error).toBeInstanceOf(NotFoundError);
-    expect(error.problem).toMatchObject({ type: 'http://petstore.test/problems/not-found', status: 404, instance: '/store/orders/424242' });
+    expect(error.problem).toMatchObject({
+      type: 'http://petstore.test/problems/not-found',
+      status: 404,
+      instance: '/store/orders/424242',
+    });
   });
 
   it('409: PetNotAvailableError, a ConflictError', async () => {
@@ -71,7 +75,10 @@ describe('error answers of the server', () => {
   });
 
   it('410: SunsetError once getPet is past its sunset, not retried, and not asked for again: a 410 is for good', async () => {
-    const { client } = await clientOf('pro', { PETS_GET_DEPRECATED_AT: '2026-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2026-06-01T00:00:00Z' });
+    const { client } = await clientOf('pro', {
+      PETS_GET_DEPRECATED_AT: '2026-01-01T00:00:00Z',
+      PETS_GET_SUNSET_AT: '2026-06-01T00:00:00Z',
+    });
     const first = (await client.getPet(1).catch((e: unknown) => e)) as SunsetError;
     expect(first).toBeInstanceOf(SunsetError);
     expect(client.rateLimit?.windows[0]?.remaining).toBe(299);
@@ -99,7 +106,13 @@ describe('error answers of the server', () => {
     const client = new PetstoreClient({ ...clientOptions(t.app, t.clock, key), maxAttempts: 1 });
     const error = (await client.listPets().catch((e: unknown) => e)) as RateLimitedError;
     expect(error).toBeInstanceOf(RateLimitedError);
-    expect([error.status, error.retryAfter, error.window, error.limit, error.plan]).toEqual([429, 60, 'minute', 60, 'free']);
+    expect([error.status, error.retryAfter, error.window, error.limit, error.plan]).toEqual([
+      429,
+      60,
+      'minute',
+      60,
+      'free',
+    ]);
   });
 
   it('banned: BannedError with retryAfter and bannedUntil; beyond maxWaitMs the client stops sending', async () => {

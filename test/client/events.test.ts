@@ -40,7 +40,8 @@ describe('the client', () => {
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
 
     const moves: string[] = [];
-    for await (const page of client.events({ type: ['order.approved', 'order.delivered'], limit: 100 })) moves.push(...page.data.map((e) => e.type));
+    for await (const page of client.events({ type: ['order.approved', 'order.delivered'], limit: 100 }))
+      moves.push(...page.data.map((e) => e.type));
     expect(moves.filter((type) => type === 'order.delivered')).toHaveLength(1);
     expect(moves.filter((type) => type === 'order.approved')).toHaveLength(6);
     expect(await client.getEvent(events[0]!.id)).toEqual(events[0]);
@@ -49,7 +50,10 @@ describe('the client', () => {
   it('events() stops where the caller breaks: the pages after it are never read', async () => {
     const read: string[] = [];
     const key = await t.newKey({ plan: 'business', test: true });
-    const client2 = new PetstoreClient({ ...clientOptions(t.app, t.clock, key), onResponse: (e) => read.push(e.operation) });
+    const client2 = new PetstoreClient({
+      ...clientOptions(t.app, t.clock, key),
+      onResponse: (e) => read.push(e.operation),
+    });
     for (let i = 0; i < 4; i++) await client2.placeOrder({ petId: 1 });
     read.length = 0;
     for await (const page of client2.events({ limit: 1 })) {

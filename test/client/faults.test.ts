@@ -5,7 +5,14 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NetworkError, PetstoreClient, type PetstoreClientOptions, RateLimitedError, type ResponseEvent, ServiceUnavailableError } from '../../client/index.js';
+import {
+  NetworkError,
+  PetstoreClient,
+  type PetstoreClientOptions,
+  RateLimitedError,
+  type ResponseEvent,
+  ServiceUnavailableError,
+} from '../../client/index.js';
 import { draw, seeded } from '../../src/faults/draws.js';
 import type { FaultProfile } from '../../src/faults/profile.js';
 import { type TestApp, testApp } from '../helpers/app.js';
@@ -29,7 +36,12 @@ async function clientOf(profile?: Profile, options: Partial<PetstoreClientOption
   const answers: ResponseEvent[] = [];
   const { now, sleep } = sharedClock(t.clock);
   const base = { apiKey: key, baseUrl, now, random: () => 0.5, onDeprecation: () => {} };
-  const client = new PetstoreClient({ ...base, sleep: (ms) => (sleeps.push(ms), sleep!(ms)), onResponse: (event) => answers.push(event), ...options });
+  const client = new PetstoreClient({
+    ...base,
+    sleep: (ms) => (sleeps.push(ms), sleep!(ms)),
+    onResponse: (event) => answers.push(event),
+    ...options,
+  });
   // The same key without the preference: to read what the service counted and stored.
   const reader = new PetstoreClient({ ...base, sleep });
   return { client, reader, sleeps, answers };
@@ -45,7 +57,11 @@ function seedStartingWith(profile: Omit<Profile, 'seed'>, faults: (string | unde
 
 describe('the client against a test key', () => {
   it('Prefer: fault=503: waits no less than Retry-After between attempts, gives up after maxAttempts, and every attempt counted', async () => {
-    const { client, reader, sleeps, answers } = await clientOf(undefined, { prefer: 'fault=503', maxAttempts: 4, backoffBaseMs: 1_000 });
+    const { client, reader, sleeps, answers } = await clientOf(undefined, {
+      prefer: 'fault=503',
+      maxAttempts: 4,
+      backoffBaseMs: 1_000,
+    });
     await expect(client.getPet(1)).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(answers.map((a) => [a.status, a.preferenceApplied])).toEqual(Array(4).fill([503, 'fault=503']));
     // Retry-After says 5 s; full-jitter backoff (0.5 × 1, 2, 4 s) asks for less each time.
@@ -54,7 +70,11 @@ describe('the client against a test key', () => {
   });
 
   it('Prefer: fault=429: holds every attempt back until Retry-After plus jitter, then gives up with the refusal, which spent no quota', async () => {
-    const { client, reader, answers } = await clientOf(undefined, { prefer: 'fault=429', maxAttempts: 3, retryJitterMs: 1_000 });
+    const { client, reader, answers } = await clientOf(undefined, {
+      prefer: 'fault=429',
+      maxAttempts: 3,
+      retryJitterMs: 1_000,
+    });
     const started = t.clock();
     const refusal = await client.listPets().catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(RateLimitedError);

@@ -16,6 +16,7 @@ it('imports nothing outside its own folder, so it can be copied as it is', () =>
   for (const file of files) {
     const source = readFileSync(new URL(file, CLIENT), 'utf8');
     for (const [, specifier] of source.matchAll(/\bfrom '([^']+)'/g)) expect(specifier, file).toMatch(/^\.\.?\//);
-    for (const [, specifier] of source.matchAll(/\bfrom '\.\.\/([^']+)'/g)) expect(`../${specifier}`, file).not.toMatch(/^\.\.\/\.\./);
+    for (const [, specifier] of source.matchAll(/\bfrom '\.\.\/([^']+)'/g))
+      expect(`../${specifier}`, file).not.toMatch(/^\.\.\/\.\./);
   }
 });

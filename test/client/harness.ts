@@ -62,7 +62,11 @@ export function keyTime(baseUrl: string, apiKey: string, { realBelowMs = 50 } = 
     offsetMs = ((await answer.json()) as { offsetSeconds: number }).offsetSeconds * 1000;
   };
   const advanceTo = async (to: string) => {
-    const answer = await fetch(`${baseUrl}/test-clock/advance`, { method: 'POST', headers, body: JSON.stringify({ to }) });
+    const answer = await fetch(`${baseUrl}/test-clock/advance`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ to }),
+    });
     if (answer.status !== 409) return clock(answer);
     // Another wait moved it further meanwhile: this one has passed too.
     await answer.body?.cancel();

@@ -12,7 +12,10 @@ it('exposes every response’s state: both windows with their quotas, and the bi
   t = await testApp();
   const key = await t.newKey('free');
   const states: RateLimitState[] = [];
-  const client = new PetstoreClient({ ...clientOptions(t.app, t.clock, key), onResponse: (e) => states.push(e.rateLimit) });
+  const client = new PetstoreClient({
+    ...clientOptions(t.app, t.clock, key),
+    onResponse: (e) => states.push(e.rateLimit),
+  });
   await client.listPets();
   await client.listOrders();
   expect(states).toHaveLength(2);
@@ -35,7 +38,9 @@ it('exposes every response’s state: both windows with their quotas, and the bi
 it('reads Retry-After as seconds or as an HTTP date', () => {
   const at = Date.parse('2026-11-21T12:00:00Z');
   expect(parseRateLimit(new Headers({ 'retry-after': '48' }), at).retryAfterSeconds).toBe(48);
-  expect(parseRateLimit(new Headers({ 'retry-after': 'Sat, 21 Nov 2026 12:01:30 GMT' }), at).retryAfterSeconds).toBe(90);
+  expect(parseRateLimit(new Headers({ 'retry-after': 'Sat, 21 Nov 2026 12:01:30 GMT' }), at).retryAfterSeconds).toBe(
+    90,
+  );
 });
 
 it('asks for its usage without using any: usage() reports the plan and both windows, and counts nothing', async () => {
@@ -46,7 +51,12 @@ it('asks for its usage without using any: usage() reports the plan and both wind
   const first = await client.usage();
   const second = await client.usage();
   expect(first).toEqual(second);
-  expect(first).toMatchObject({ plan: 'free', ban: null, today: 1, windows: { minute: { limit: 60, used: 1, remaining: 59 }, day: { limit: 1000, used: 1 } } });
+  expect(first).toMatchObject({
+    plan: 'free',
+    ban: null,
+    today: 1,
+    windows: { minute: { limit: 60, used: 1, remaining: 59 }, day: { limit: 1000, used: 1 } },
+  });
   expect(client.rateLimit?.remaining).toBe(59);
 });
 
@@ -55,7 +65,10 @@ it('revalidates what it read: sends If-None-Match for a body it keeps, takes the
   const key = await t.newKey('free');
   const sent: Request[] = [];
   const options = clientOptions(t.app, t.clock, key);
-  const client = new PetstoreClient({ ...options, fetch: (request) => (sent.push(request.clone()), options.fetch!(request)) });
+  const client = new PetstoreClient({
+    ...options,
+    fetch: (request) => (sent.push(request.clone()), options.fetch!(request)),
+  });
   const first = await client.getPet(1);
   const page = await client.listPets({ limit: 3 });
   expect(client.rateLimit?.remaining).toBe(58);

@@ -38,7 +38,12 @@ import { keyTime, realTime } from './harness.js';
  * A 429 drawn says to wait at least the ban rule's pace (7 s), so a client that waits each is never
  * banned, however many its faults force; a reset's lost answer teaches the client nothing (no `ETag`).
  */
-const SOAK: FaultProfileInput = { rate: 0.15, faults: ['503', '500', '429', 'reset'], latencyMs: { min: 0, max: 3 }, seed: 2026 };
+const SOAK: FaultProfileInput = {
+  rate: 0.15,
+  faults: ['503', '500', '429', 'reset'],
+  latencyMs: { min: 0, max: 3 },
+  seed: 2026,
+};
 /** Half the requests fail, with a 500 or a reset: most calls get through on a retry. */
 const FLAKY: FaultProfileInput = { rate: 0.5, faults: ['500', 'reset'], latencyMs: null, seed: 5 };
 /** Every request fails: each call is repeated until the client gives up. */
@@ -61,7 +66,15 @@ async function clientOf(more: Partial<PetstoreClientOptions> = {}) {
   const time = keyTime(baseUrl, key);
   const sent: Request[] = [];
   const keeping: Fetch = (request) => (sent.push(request), fetch(request));
-  const options: PetstoreClientOptions = { apiKey: key, baseUrl, ...time, random: seeded(11), fetch: keeping, onDeprecation: () => {}, ...more };
+  const options: PetstoreClientOptions = {
+    apiKey: key,
+    baseUrl,
+    ...time,
+    random: seeded(11),
+    fetch: keeping,
+    onDeprecation: () => {},
+    ...more,
+  };
   return { id: record.id, time, sent, options, client: new PetstoreClient(options) };
 }
 
@@ -70,7 +83,12 @@ async function tolerated<T>(call: () => Promise<T>): Promise<T | undefined> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof ServiceUnavailableError || error instanceof InternalServerError || error instanceof NetworkError || error instanceof RateLimitedError)
+    if (
+      error instanceof ServiceUnavailableError ||
+      error instanceof InternalServerError ||
+      error instanceof NetworkError ||
+      error instanceof RateLimitedError
+    )
       return undefined;
     throw error;
   }
@@ -105,7 +123,8 @@ const summary = (check: ReportCheck) => ({
   failures: check.failures.map((f) => `${f.detail} (${f.requestId})`),
 });
 /** The checks of `card` that are not `passed` with their situation seen. */
-const notPassed = (card: ReportCard) => card.checks.filter((check) => check.status !== 'passed' || check.seen === 0).map(summary);
+const notPassed = (card: ReportCard) =>
+  card.checks.filter((check) => check.status !== 'passed' || check.seen === 0).map(summary);
 
 describe('the typed client’s report card', () => {
   let receiver: Server | undefined;
@@ -114,49 +133,60 @@ describe('the typed client’s report card', () => {
     receiver = undefined;
   });
 
-  it('a soak with faults on a free test key, sunsets and a webhook exam: every check passed, none failed', { timeout: 120_000 }, async () => {
-    const { id, time, sent, options, client } = await clientOf();
-    const pets = (await client.listPets({ status: 'available' })).data;
+  it(
+    'a soak with faults on a free test key, sunsets and a webhook exam: every check passed, none failed',
+    { timeout: 120_000 },
+    async () => {
+      const { id, time, sent, options, client } = await clientOf();
+      const pets = (await client.listPets({ status: 'available' })).data;
 
-    await t.keys.setFaults(id, SOAK);
-    for (let n = 0; n < ROUNDS; n++) await round(client, pets, n);
+      await t.keys.setFaults(id, SOAK);
+      for (let n = 0; n < ROUNDS; n++) await round(client, pets, n);
 
-    // Resets and 500s: orders placed through them with their one Idempotency-Key, events read through them.
-    await t.keys.setFaults(id, FLAKY);
-    for (let n = 0; n < 10; n++) {
-      await tolerated(() => client.placeOrder({ petId: pets[n % pets.length]!.id, quantity: 2 }));
-      await tolerated(() => client.listEvents({ limit: 3 }));
-    }
-    // Nothing but failures: each call repeated until the client gives up, backing off.
-    await t.keys.setFaults(id, FAILING);
-    await expect(client.listEvents({ limit: 2 })).rejects.toThrow();
-    await expect(client.placeOrder({ petId: pets[0]!.id, quantity: 3 })).rejects.toThrow();
-    await t.keys.setFaults(id, null);
+      // Resets and 500s: orders placed through them with their one Idempotency-Key, events read through them.
+      await t.keys.setFaults(id, FLAKY);
+      for (let n = 0; n < 10; n++) {
+        await tolerated(() => client.placeOrder({ petId: pets[n % pets.length]!.id, quantity: 2 }));
+        await tolerated(() => client.listEvents({ limit: 3 }));
+      }
+      // Nothing but failures: each call repeated until the client gives up, backing off.
+      await t.keys.setFaults(id, FAILING);
+      await expect(client.listEvents({ limit: 2 })).rejects.toThrow();
+      await expect(client.placeOrder({ petId: pets[0]!.id, quantity: 3 })).rejects.toThrow();
+      await t.keys.setFaults(id, null);
 
-    // Past the sunsets in the key's time: getPet is gone, and so is the oldest version. Neither is asked for again.
-    await time.advanceTo(SUNSETS);
-    const before = sent.length;
-    await expect(client.getPet(pets[0]!.id)).rejects.toBeInstanceOf(SunsetError);
-    for (let i = 0; i < 3; i++) await expect(client.getPet(pets[1]!.id)).rejects.toBeInstanceOf(SunsetError);
-    expect((await client.listOrders({ limit: 1 })).data).toHaveLength(1);
-    const older = new PetstoreClient({ ...options, version: OLDEST_VERSION });
-    await expect(older.listOrders()).rejects.toBeInstanceOf(VersionSunsetError);
-    for (const call of [() => older.listPets(), () => older.listOrders(), () => older.getOrder(1)])
-      await expect(call()).rejects.toBeInstanceOf(VersionSunsetError);
-    // getPet once, listOrders once in each version.
-    expect(sent.length - before).toBe(3);
+      // Past the sunsets in the key's time: getPet is gone, and so is the oldest version. Neither is asked for again.
+      await time.advanceTo(SUNSETS);
+      const before = sent.length;
+      await expect(client.getPet(pets[0]!.id)).rejects.toBeInstanceOf(SunsetError);
+      for (let i = 0; i < 3; i++) await expect(client.getPet(pets[1]!.id)).rejects.toBeInstanceOf(SunsetError);
+      expect((await client.listOrders({ limit: 1 })).data).toHaveLength(1);
+      const older = new PetstoreClient({ ...options, version: OLDEST_VERSION });
+      await expect(older.listOrders()).rejects.toBeInstanceOf(VersionSunsetError);
+      for (const call of [() => older.listPets(), () => older.listOrders(), () => older.getOrder(1)])
+        await expect(call()).rejects.toBeInstanceOf(VersionSunsetError);
+      // getPet once, listOrders once in each version.
+      expect(sent.length - before).toBe(3);
 
-    // A receiver that verifies as Standard Webhooks says: the service's own `petstore webhooks listen`.
-    const port = await freePort();
-    const endpoint = await client.createWebhookEndpoint({ url: `http://127.0.0.1:${port}/` });
-    receiver = await listen({ host: '127.0.0.1', port, secrets: [endpoint.secret], fail: 0, out: () => {}, clock: Date.now });
-    expect((await client.examWebhookEndpoint(endpoint.id)).passed).toBe(true);
+      // A receiver that verifies as Standard Webhooks says: the service's own `petstore webhooks listen`.
+      const port = await freePort();
+      const endpoint = await client.createWebhookEndpoint({ url: `http://127.0.0.1:${port}/` });
+      receiver = await listen({
+        host: '127.0.0.1',
+        port,
+        secrets: [endpoint.secret],
+        fail: 0,
+        out: () => {},
+        clock: Date.now,
+      });
+      expect((await client.examWebhookEndpoint(endpoint.id)).passed).toBe(true);
 
-    const card = await client.reportCard();
-    expect(card.checks.filter((check) => check.status === 'failed').map(summary)).toEqual([]);
-    expect(notPassed(card)).toEqual([]);
-    expect(card.requests).toBeGreaterThan(ROUNDS * 10);
-  });
+      const card = await client.reportCard();
+      expect(card.checks.filter((check) => check.status === 'failed').map(summary)).toEqual([]);
+      expect(notPassed(card)).toEqual([]);
+      expect(card.requests).toBeGreaterThan(ROUNDS * 10);
+    },
+  );
 
   it('paces without a 429 to teach it: past the minute’s last request, the next waits for the slot', async () => {
     const statuses: number[] = [];

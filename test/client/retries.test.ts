@@ -9,11 +9,24 @@ import { BASE_URL, clientOptions, injectFetch, sharedClock } from './harness.js'
 const KEY = 'pet_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
 function unavailable(retryAfter?: number): Response {
-  const body = { type: `${BASE_URL}/problems/service-unavailable`, title: 'Service unavailable', status: 503, detail: 'down', instance: '/pets' };
-  const headers: Record<string, string> = { 'content-type': 'application/problem+json', ...(retryAfter ? { 'retry-after': String(retryAfter) } : {}) };
+  const body = {
+    type: `${BASE_URL}/problems/service-unavailable`,
+    title: 'Service unavailable',
+    status: 503,
+    detail: 'down',
+    instance: '/pets',
+  };
+  const headers: Record<string, string> = {
+    'content-type': 'application/problem+json',
+    ...(retryAfter ? { 'retry-after': String(retryAfter) } : {}),
+  };
   return new Response(JSON.stringify(body), { status: 503, headers });
 }
-const ok = () => new Response(JSON.stringify({ data: [], nextCursor: null }), { status: 200, headers: { 'content-type': 'application/json' } });
+const ok = () =>
+  new Response(JSON.stringify({ data: [], nextCursor: null }), {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+  });
 
 /** A fetch that answers from a script of answers (or throws them), recording each request. */
 function scripted(answers: (() => Response | Error)[]) {
@@ -46,12 +59,24 @@ describe('503 and network errors: exponential backoff with full jitter and a cap
   const draws = [0.5, 1, 0.25, 1, 1, 1];
   const options = () => {
     let i = 0;
-    return { ...recordedSleeps(), random: () => draws[i++] ?? 1, backoffBaseMs: 1000, backoffCapMs: 3000, onDeprecation: () => {} };
+    return {
+      ...recordedSleeps(),
+      random: () => draws[i++] ?? 1,
+      backoffBaseMs: 1000,
+      backoffCapMs: 3000,
+      onDeprecation: () => {},
+    };
   };
 
   it('waits random() × min(cap, base × 2^(attempt-1)) between attempts, then succeeds', async () => {
     const o = options();
-    const { fetch, requests } = scripted([unavailable, () => new TypeError('fetch failed'), unavailable, unavailable, ok]);
+    const { fetch, requests } = scripted([
+      unavailable,
+      () => new TypeError('fetch failed'),
+      unavailable,
+      unavailable,
+      ok,
+    ]);
     const client = new PetstoreClient({ apiKey: KEY, baseUrl: BASE_URL, fetch, ...o });
     await expect(client.listPets()).resolves.toEqual({ data: [], nextCursor: null });
     expect(requests).toHaveLength(5);
@@ -79,7 +104,13 @@ describe('503 and network errors: exponential backoff with full jitter and a cap
       });
     const { fetch, requests } = scripted([failed, failed, ok]);
     const transport = new Transport(BASE_URL, KEY, { fetch, ...o });
-    await transport.send({ operation: 'placeOrder', method: 'POST', path: '/store/orders', body: { petId: 1 }, headers: { 'idempotency-key': 'k' } });
+    await transport.send({
+      operation: 'placeOrder',
+      method: 'POST',
+      path: '/store/orders',
+      body: { petId: 1 },
+      headers: { 'idempotency-key': 'k' },
+    });
     expect(requests.map((request) => request.headers.get('idempotency-key'))).toEqual(['k', 'k', 'k']);
     expect(o.sleeps).toEqual([0.5 * 1000, 1 * 2000]);
   });
@@ -94,14 +125,30 @@ describe('503 and network errors: exponential backoff with full jitter and a cap
   it('retries a 409 idempotency-key-in-progress with backoff: the original is still being placed', async () => {
     const o = options();
     const inProgress = () => {
-      const body = { type: `${BASE_URL}/problems/idempotency-key-in-progress`, title: 'In progress', status: 409, detail: 'wait', instance: '/store/orders' };
-      return new Response(JSON.stringify(body), { status: 409, headers: { 'content-type': 'application/problem+json' } });
+      const body = {
+        type: `${BASE_URL}/problems/idempotency-key-in-progress`,
+        title: 'In progress',
+        status: 409,
+        detail: 'wait',
+        instance: '/store/orders',
+      };
+      return new Response(JSON.stringify(body), {
+        status: 409,
+        headers: { 'content-type': 'application/problem+json' },
+      });
     };
-    const placed = () => new Response(JSON.stringify({ id: 1 }), { status: 201, headers: { 'content-type': 'application/json' } });
+    const placed = () =>
+      new Response(JSON.stringify({ id: 1 }), { status: 201, headers: { 'content-type': 'application/json' } });
     const { fetch, requests } = scripted([inProgress, placed]);
     const transport = new Transport(BASE_URL, KEY, { fetch, ...o });
     await expect(
-      transport.send({ operation: 'placeOrder', method: 'POST', path: '/store/orders', body: { petId: 1 }, headers: { 'idempotency-key': 'k' } }),
+      transport.send({
+        operation: 'placeOrder',
+        method: 'POST',
+        path: '/store/orders',
+        body: { petId: 1 },
+        headers: { 'idempotency-key': 'k' },
+      }),
     ).resolves.toEqual({ id: 1 });
     expect(requests).toHaveLength(2);
     expect(o.sleeps).toEqual([0.5 * 1000]);
@@ -111,7 +158,9 @@ describe('503 and network errors: exponential backoff with full jitter and a cap
     for (const failure of [unavailable, () => new TypeError('fetch failed')]) {
       const { fetch, requests } = scripted([failure, ok]);
       const transport = new Transport(BASE_URL, KEY, { fetch, ...options() });
-      await expect(transport.send({ operation: 'post', method: 'POST', path: '/store/orders', body: { petId: 1 } })).rejects.toThrow();
+      await expect(
+        transport.send({ operation: 'post', method: 'POST', path: '/store/orders', body: { petId: 1 } }),
+      ).rejects.toThrow();
       expect(requests).toHaveLength(1);
     }
   });
@@ -127,7 +176,11 @@ describe('against the server', () => {
     for (let i = 0; i < 60; i++) await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } });
     t.clock.advance(12_345);
     const statuses: number[] = [];
-    const client = new PetstoreClient({ ...clientOptions(t.app, t.clock, key), random: () => 0.5, onResponse: (e) => statuses.push(e.status) });
+    const client = new PetstoreClient({
+      ...clientOptions(t.app, t.clock, key),
+      random: () => 0.5,
+      onResponse: (e) => statuses.push(e.status),
+    });
     const start = t.clock();
     await client.listPets();
     expect(statuses).toEqual([429, 200]);

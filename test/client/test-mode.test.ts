@@ -10,7 +10,11 @@ afterEach(async () => t.close());
 it("moves a test key's clock, freezes and resumes it, and resets the key's data", async () => {
   t = await testApp();
   const client = new PetstoreClient(clientOptions(t.app, t.clock, await t.newKey({ plan: 'pro', test: true })));
-  expect(await client.testClock.get()).toEqual({ now: new Date(t.clock()).toISOString(), offsetSeconds: 0, frozen: false });
+  expect(await client.testClock.get()).toEqual({
+    now: new Date(t.clock()).toISOString(),
+    offsetSeconds: 0,
+    frozen: false,
+  });
   const advanced = await client.testClock.advance({ seconds: 3_600 }, { idempotencyKey: 'once' });
   expect(advanced.offsetSeconds).toBe(3_600);
   // A retry with the same Idempotency-Key moves nothing.

@@ -34,7 +34,11 @@ describe('the client and versions', () => {
   it('sends the version it is told, and an unknown one is an UnknownVersionError listing the versions', async () => {
     const old = new PetstoreClient({ ...clientOptions(t.app, t.clock, pinnedToOldest), version: OLDEST_VERSION });
     expect(await old.getPet(1)).toHaveProperty('photoUrls');
-    const unknown = new PetstoreClient({ ...clientOptions(t.app, t.clock, pinnedToOldest), version: '2020-01-01', maxAttempts: 1 });
+    const unknown = new PetstoreClient({
+      ...clientOptions(t.app, t.clock, pinnedToOldest),
+      version: '2020-01-01',
+      maxAttempts: 1,
+    });
     const error = await unknown.getPet(1).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnknownVersionError);
     expect((error as UnknownVersionError).versions).toEqual([OLDEST_VERSION, NEWEST_VERSION]);

@@ -55,7 +55,12 @@ function reference(secrets: string[], headers: Record<string, string>, text = bo
   }
 }
 
-async function ours(secrets: string[], headers: Record<string, string>, text = body, at = now): Promise<'refused' | unknown> {
+async function ours(
+  secrets: string[],
+  headers: Record<string, string>,
+  text = body,
+  at = now,
+): Promise<'refused' | unknown> {
   try {
     return await verifyWebhook(text, headers, secrets, { now: at });
   } catch (error) {
@@ -81,7 +86,9 @@ describe('verifyWebhook', () => {
       [[secret], headersOf(sign(secret, 'evt_other', now, body))],
     ];
     for (const [secrets, headers, text = body, at = now] of cases)
-      expect(await ours(secrets, headers, text, at), JSON.stringify([headers, at])).toEqual(reference(secrets, headers, text, at));
+      expect(await ours(secrets, headers, text, at), JSON.stringify([headers, at])).toEqual(
+        reference(secrets, headers, text, at),
+      );
     expect(await ours([secret], headersOf(good))).toEqual(JSON.parse(body));
   });
 
@@ -98,13 +105,21 @@ describe('the client', () => {
     const delivery = await client.testWebhookEndpoint(endpoint.id);
     await t.dispatcher.runDue();
     const received = receiver.received.at(-1)!;
-    const event = await verifyWebhook(received.body, received.headers as Record<string, string>, endpoint.secret, { now: Math.floor(t.clock() / 1000) });
+    const event = await verifyWebhook(received.body, received.headers as Record<string, string>, endpoint.secret, {
+      now: Math.floor(t.clock() / 1000),
+    });
     expect(event).toMatchObject({ id: delivery.eventId, type: 'webhook.test', data: { endpointId: endpoint.id } });
-    expect((await client.listWebhookDeliveries(endpoint.id)).data[0]).toMatchObject({ id: delivery.id, state: 'succeeded' });
+    expect((await client.listWebhookDeliveries(endpoint.id)).data[0]).toMatchObject({
+      id: delivery.id,
+      state: 'succeeded',
+    });
     expect(await client.retryWebhookDelivery(endpoint.id, delivery.id)).toMatchObject({ state: 'pending' });
     const rotated = await client.rotateWebhookSecret(endpoint.id);
     expect(rotated.secret).not.toBe(endpoint.secret);
-    expect(await client.updateWebhookEndpoint(endpoint.id, { enabled: false })).toMatchObject({ enabled: false, disabledReason: 'by-request' });
+    expect(await client.updateWebhookEndpoint(endpoint.id, { enabled: false })).toMatchObject({
+      enabled: false,
+      disabledReason: 'by-request',
+    });
     expect((await client.listWebhookEndpoints()).data.map((e) => e.id)).toEqual([endpoint.id]);
     await client.deleteWebhookEndpoint(endpoint.id);
     expect((await client.listWebhookEndpoints()).data).toEqual([]);

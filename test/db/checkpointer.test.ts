@@ -100,7 +100,11 @@ describe('checkpoints in the background (embedded store)', () => {
   it('should the worker fail, the service connection checkpoints its log itself again, and says so', async () => {
     const { db, file } = store();
     // A worker that cannot even open the store: it fails at once, as a crashed one would.
-    const checkpoints = checkpointInBackground(db, { intervalMs: 20, log, script: pathToFileURL(join(tmpdir(), 'no-such-checkpoint-worker.mjs')) })!;
+    const checkpoints = checkpointInBackground(db, {
+      intervalMs: 20,
+      log,
+      script: pathToFileURL(join(tmpdir(), 'no-such-checkpoint-worker.mjs')),
+    })!;
     cleanups.push(() => checkpoints.close());
     await until(() => warnings.length > 0);
     expect(warnings).toEqual(['the background checkpoints stopped; the service checkpoints its log itself again']);

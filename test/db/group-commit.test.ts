@@ -71,7 +71,11 @@ describe.each(kinds)('transactions on the %s store', (kind) => {
     const { db } = await store(kind);
     const transactions = transactionsOf(db);
     await transactions.run(note(7));
-    const results = await Promise.allSettled([transactions.run(note(8)), transactions.run(note(7)), transactions.run(note(9))]);
+    const results = await Promise.allSettled([
+      transactions.run(note(8)),
+      transactions.run(note(7)),
+      transactions.run(note(9)),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(await notes(db)).toEqual([7, 8, 9]);
   });
@@ -114,7 +118,9 @@ describe('group commit on the embedded store', () => {
       const transactions = transactionsOf(t.db);
       const before = other.commits();
       const seenAtResolve: number[][] = [];
-      await Promise.all(Array.from({ length: 20 }, (_, i) => transactions.run(note(i)).then(() => seenAtResolve.push(other.notes()))));
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => transactions.run(note(i)).then(() => seenAtResolve.push(other.notes()))),
+      );
       expect(other.commits() - before).toBe(1);
       for (const seen of seenAtResolve) expect(seen).toHaveLength(20);
       // The units that arrive while a group commits wait for the next group.
@@ -151,7 +157,9 @@ describe('group commit on the embedded store', () => {
     const transactions = transactionsOf(t.db);
     const loader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
     const fixture = fileURLToPath(new URL('./fixtures/hold-write-lock.ts', import.meta.url));
-    const holder = spawn(process.execPath, ['--import', loader, fixture, t.url, '300'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(process.execPath, ['--import', loader, fixture, t.url, '300'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const exited = once(holder, 'exit');
     await once(holder.stdout!, 'data');
     // What placing an order with an Idempotency-Key does: a read, then writes.

@@ -78,7 +78,17 @@ describe('the order lifecycle migration (005)', () => {
       const at = '2026-11-01T10:00:00.000Z';
       await db
         .insertInto('api_keys')
-        .values({ id: 'key_1', name: 'k', plan: 'pro', per_minute: null, per_day: null, key_hash: 'h', key_prefix: 'pet_x…', created_at: at, revoked_at: null })
+        .values({
+          id: 'key_1',
+          name: 'k',
+          plan: 'pro',
+          per_minute: null,
+          per_day: null,
+          key_hash: 'h',
+          key_prefix: 'pet_x…',
+          created_at: at,
+          revoked_at: null,
+        })
         .execute();
       const order = { api_key_id: 'key_1', pet_id: 1, quantity: 1, ship_date: at, complete: 0, created_at: at };
       await db
@@ -88,7 +98,14 @@ describe('the order lifecycle migration (005)', () => {
           { ...order, status: 'cancelled' },
         ] as never)
         .execute();
-      const record = { api_key_id: 'key_1', idempotency_key: 'k1', request_hash: 'hash', order_id: 1, response_body: '{"id":1}', created_at: at };
+      const record = {
+        api_key_id: 'key_1',
+        idempotency_key: 'k1',
+        request_hash: 'hash',
+        order_id: 1,
+        response_body: '{"id":1}',
+        created_at: at,
+      };
       await db
         .insertInto('idempotency_records')
         .values(record as never)
@@ -115,10 +132,22 @@ describe('the key versions migration (008)', () => {
       const at = '2026-11-01T10:00:00.000Z';
       await db
         .insertInto('api_keys')
-        .values({ id: 'key_1', name: 'k', plan: 'pro', per_minute: null, per_day: null, key_hash: 'h', key_prefix: 'pet_x…', created_at: at, revoked_at: null })
+        .values({
+          id: 'key_1',
+          name: 'k',
+          plan: 'pro',
+          per_minute: null,
+          per_day: null,
+          key_hash: 'h',
+          key_prefix: 'pet_x…',
+          created_at: at,
+          revoked_at: null,
+        })
         .execute();
       await migrate(db, 'sqlite');
-      expect(await db.selectFrom('api_keys').select(['id', 'api_version']).execute()).toEqual([{ id: 'key_1', api_version: OLDEST_VERSION }]);
+      expect(await db.selectFrom('api_keys').select(['id', 'api_version']).execute()).toEqual([
+        { id: 'key_1', api_version: OLDEST_VERSION },
+      ]);
     } finally {
       await db.destroy();
     }
@@ -127,7 +156,10 @@ describe('the key versions migration (008)', () => {
 
 describe('the service secrets', () => {
   it('are made once for each store, at random: two new stores sign cursors with different 32-byte secrets', async () => {
-    const stores = [openDatabase({ kind: 'sqlite', file: ':memory:' }), openDatabase({ kind: 'sqlite', file: ':memory:' })];
+    const stores = [
+      openDatabase({ kind: 'sqlite', file: ':memory:' }),
+      openDatabase({ kind: 'sqlite', file: ':memory:' }),
+    ];
     try {
       const secrets = [];
       for (const db of stores) {

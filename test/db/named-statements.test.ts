@@ -24,7 +24,10 @@ describe.skipIf(!available)('named statements on PostgreSQL', () => {
       expect((await byId(2)).map((pet) => pet.id)).toEqual([2]);
       // Several commands in one text cannot be a prepared statement: sent unnamed, they still run.
       await sql`select 1; select 2`.execute(connection);
-      const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(connection);
+      const { rows } = await sql<{
+        name: string;
+        statement: string;
+      }>`select name, statement from pg_prepared_statements`.execute(connection);
       return rows;
     });
     const pets = prepared.filter((row) => row.statement.includes('from "pets"'));

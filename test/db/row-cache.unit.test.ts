@@ -5,9 +5,19 @@ import { RowCache } from '../../src/db/row-cache.js';
 /** A cache of max 3 rows over a store that answers every key, with the change feed in the test's hands. */
 function cache() {
   let listener: (change: Change) => void = () => {};
-  const feed = { subscribe: (l: (change: Change) => void) => void (listener = l), trusts: () => true } as unknown as ChangeFeed;
+  const feed = {
+    subscribe: (l: (change: Change) => void) => void (listener = l),
+    trusts: () => true,
+  } as unknown as ChangeFeed;
   const load = vi.fn(async (key: string) => ({ id: `id_${key}` }));
-  const rows = new RowCache<string, { id: string }>({ table: 'api_keys', max: 3, feed, clock: () => 0, load, idOf: (row) => row.id });
+  const rows = new RowCache<string, { id: string }>({
+    table: 'api_keys',
+    max: 3,
+    feed,
+    clock: () => 0,
+    load,
+    idOf: (row) => row.id,
+  });
   /** The keys held now, by whether reading them loads nothing. */
   const held = (keys: string[]) => keys.filter((key) => rows.cached(key) !== undefined);
   return { rows, load, held, change: (change: Change) => listener(change) };

@@ -62,7 +62,11 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
   const outside: string[] = [];
 
   beforeAll(async () => {
-    server = await startServer({ DATABASE_URL: join(tempDir(), 'p.db'), PETS_GET_SUNSET_AT: SUNSET, BAN_AFTER_REJECTIONS: '2' });
+    server = await startServer({
+      DATABASE_URL: join(tempDir(), 'p.db'),
+      PETS_GET_SUNSET_AT: SUNSET,
+      BAN_AFTER_REJECTIONS: '2',
+    });
     key = demoKey(server, 'free');
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
@@ -92,13 +96,24 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
   }
 
   it('shows the navigation groups Pets, Store, Notifications and Account holding their operations', async () => {
-    expect(await page.locator('.petstore-group__title').allTextContents()).toEqual(['Pets', 'Store', 'Notifications', 'Account']);
+    expect(await page.locator('.petstore-group__title').allTextContents()).toEqual([
+      'Pets',
+      'Store',
+      'Notifications',
+      'Account',
+    ]);
     // A group's heading stands over its first tag; each operation's id names its tag.
-    const ids = await page.locator('.opblock[id^="operations-"]:not([id^="operations-webhooks-"])').evaluateAll((els) => els.map((e) => e.id));
+    const ids = await page
+      .locator('.opblock[id^="operations-"]:not([id^="operations-webhooks-"])')
+      .evaluateAll((els) => els.map((e) => e.id));
     for (const [group, operations] of Object.entries(GROUPS)) {
       const first = await page.locator(`.petstore-group[data-group="${group}"] .opblock`).first().getAttribute('id');
       expect(first, group).toBe(ids.find((id) => id.endsWith(`-${operations[0]}`)));
-      expect(ids.filter((id) => operations.some((op) => id.endsWith(`-${op}`))).map((id) => id.replace(/^operations-[^-]+-/, ''))).toEqual(operations);
+      expect(
+        ids
+          .filter((id) => operations.some((op) => id.endsWith(`-${op}`)))
+          .map((id) => id.replace(/^operations-[^-]+-/, '')),
+      ).toEqual(operations);
     }
     expect(ids.map((id) => id.replace(/^operations-[^-]+-/, ''))).toEqual(Object.values(GROUPS).flat());
   });
@@ -112,8 +127,16 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
   });
 
   it('shows what a webhook endpoint receives: one entry per event type', async () => {
-    const ids = await page.locator('.opblock[id^="operations-webhooks-"]').evaluateAll((els) => els.map((e) => e.id.replace('operations-webhooks-', '')));
-    expect(ids).toEqual(['orderPlacedWebhook', 'orderApprovedWebhook', 'orderDeliveredWebhook', 'orderCancelledWebhook', 'webhookTestWebhook']);
+    const ids = await page
+      .locator('.opblock[id^="operations-webhooks-"]')
+      .evaluateAll((els) => els.map((e) => e.id.replace('operations-webhooks-', '')));
+    expect(ids).toEqual([
+      'orderPlacedWebhook',
+      'orderApprovedWebhook',
+      'orderDeliveredWebhook',
+      'orderCancelledWebhook',
+      'webhookTestWebhook',
+    ]);
   });
 
   it('switches between the versions’ documents: the oldest deprecated throughout, its "Try it out" sent in its version', async () => {
@@ -123,7 +146,9 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
       await other.locator('.opblock').first().waitFor();
       expect(await other.locator('#petstore-version').inputValue()).toBe(OLDEST_VERSION);
       const operations = other.locator('.opblock[id^="operations-"]:not([id^="operations-webhooks-"])');
-      expect(await other.locator('.opblock.opblock-deprecated:not([id^="operations-webhooks-"])').count()).toBe(await operations.count());
+      expect(await other.locator('.opblock.opblock-deprecated:not([id^="operations-webhooks-"])').count()).toBe(
+        await operations.count(),
+      );
       const listVersions = other.locator('.opblock[id$="-listVersions"]');
       await listVersions.locator('.opblock-summary').first().click();
       await listVersions.locator('.try-out__btn').click();
@@ -195,11 +220,16 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
     // One request per answer awaited: a click Swagger UI drops while it still draws the previous answer
     // (seen once on a slow machine) is made again, and a request sent twice would fail the count below.
     let cancels = 0;
-    page.on('request', (request) => void (request.method() === 'DELETE' && new URL(request.url()).pathname === '/store/orders/1' && cancels++));
+    page.on(
+      'request',
+      (request) =>
+        void (request.method() === 'DELETE' && new URL(request.url()).pathname === '/store/orders/1' && cancels++),
+    );
     const execute = async () => {
       const before = cancels;
       for (let clicks = 0; clicks < 5 && cancels === before; clicks++) {
-        if (clicks > 0) process.stderr.write(`docs-page: Execute sent nothing after request ${before}; clicked again\n`);
+        if (clicks > 0)
+          process.stderr.write(`docs-page: Execute sent nothing after request ${before}; clicked again\n`);
         await cancel.locator('.execute').click();
         await expect
           .poll(() => cancels, { timeout: 5_000 })
@@ -217,10 +247,14 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
       await execute();
       await page
         .waitForFunction(
-          (expected) => document.querySelector('#petstore-meter [data-window="minute"]')?.getAttribute('data-remaining') === String(expected),
+          (expected) =>
+            document.querySelector('#petstore-meter [data-window="minute"]')?.getAttribute('data-remaining') ===
+            String(expected),
           left - 1,
         )
-        .catch(async () => expect.fail(`after request ${cancels} the meter shows ${await remaining()} left, not ${left - 1}`));
+        .catch(async () =>
+          expect.fail(`after request ${cancels} the meter shows ${await remaining()} left, not ${left - 1}`),
+        );
     }
     expect(await minute.locator('.petstore-meter__label').textContent()).toMatch(/0 of 60 left · next slot in \d+ s/);
     expect(await meter.locator('.petstore-meter__fill').first().getAttribute('style')).toContain('width:0%');
@@ -236,9 +270,13 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
     expect(await countdown.getAttribute('data-banned')).toBe('true');
     const first = Number(await countdown.getAttribute('data-seconds'));
     expect(await countdown.textContent()).toBe(`Banned: ${first} s to wait`);
-    await page.waitForFunction((start) => Number(document.querySelector('.petstore-meter__countdown')?.getAttribute('data-seconds')) < start, first, {
-      timeout: 3_000,
-    });
+    await page.waitForFunction(
+      (start) => Number(document.querySelector('.petstore-meter__countdown')?.getAttribute('data-seconds')) < start,
+      first,
+      {
+        timeout: 3_000,
+      },
+    );
   }, 60_000);
 
   it('lets a test key ask for a fault from try-it: the Prefer field, and the 503 with Preference-Applied', async () => {
@@ -251,7 +289,11 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
     await listPets.locator('tr[data-param-name="Prefer"] input').fill('fault=503');
     await listPets.locator('.execute').click();
     const live = listPets.locator('.live-responses-table');
-    await page.waitForFunction(() => /preference-applied/.test(document.querySelector('.opblock[id$="-listPets"] .live-responses-table')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /preference-applied/.test(
+        document.querySelector('.opblock[id$="-listPets"] .live-responses-table')?.textContent ?? '',
+      ),
+    );
     expect((await live.locator('tr.response .response-col_status').textContent())?.trim()).toBe('503');
     expect(await live.textContent()).toMatch(/preference-applied:\s*fault=503/);
   });
@@ -262,9 +304,13 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
     await clock.waitFor();
     expect(await clock.getAttribute('data-offset')).toBe('0');
     await clock.locator('button[data-advance="3600"]').click();
-    await page.waitForFunction(() => document.querySelector('#petstore-meter .petstore-meter__clock')?.getAttribute('data-offset') === '3600');
+    await page.waitForFunction(
+      () => document.querySelector('#petstore-meter .petstore-meter__clock')?.getAttribute('data-offset') === '3600',
+    );
     await page.locator('#petstore-meter button[data-move="freeze"]').click();
-    await page.waitForFunction(() => document.querySelector('#petstore-meter .petstore-meter__clock')?.getAttribute('data-frozen') === 'true');
+    await page.waitForFunction(
+      () => document.querySelector('#petstore-meter .petstore-meter__clock')?.getAttribute('data-frozen') === 'true',
+    );
     expect(await page.locator('#petstore-meter .petstore-meter__clock').textContent()).toContain('(frozen)');
   });
 

@@ -20,7 +20,10 @@ describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's rep
     server = await startServer({ DATABASE_URL: join(tempDir(), 'p.db') });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
-    page.on('request', (request) => void (new URL(request.url()).pathname === '/report-card' && cardReads.push(request.method())));
+    page.on(
+      'request',
+      (request) => void (new URL(request.url()).pathname === '/report-card' && cardReads.push(request.method())),
+    );
     await page.goto(`${server.url.replace('127.0.0.1', 'localhost')}/docs`);
     await page.locator('.opblock').first().waitFor();
   });
@@ -50,7 +53,9 @@ describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's rep
   async function listPets(): Promise<Response> {
     const execute = page.locator('.opblock[id$="-listPets"] .execute');
     for (let clicks = 0; ; clicks++) {
-      const answer = page.waitForResponse((response) => new URL(response.url()).pathname === '/pets', { timeout: 5_000 });
+      const answer = page.waitForResponse((response) => new URL(response.url()).pathname === '/pets', {
+        timeout: 5_000,
+      });
       await execute.click();
       const response = await answer.catch((error: unknown) => (clicks < 3 ? undefined : Promise.reject(error)));
       if (response) return response;
@@ -77,15 +82,26 @@ describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's rep
     await listPetsBlock.locator('.try-out__btn').click();
     // A 503 with Retry-After, then the same request again before it elapsed (the key's clock stands
     // still: however slow the page, no wait is long enough): honours-retry-after goes wrong.
-    const frozen = await fetch(`${server.url}/test-clock/freeze`, { method: 'POST', headers: { 'x-api-key': demoKey(server, 'test') } });
+    const frozen = await fetch(`${server.url}/test-clock/freeze`, {
+      method: 'POST',
+      headers: { 'x-api-key': demoKey(server, 'test') },
+    });
     expect(frozen.status).toBe(200);
     await listPetsBlock.locator('tr[data-param-name="Prefer"] input').fill('fault=503');
     expect((await listPets()).status()).toBe(503);
-    await page.waitForFunction(() => document.querySelector('#petstore-card [data-check="honours-retry-after"]')?.getAttribute('data-status') === 'passed');
+    await page.waitForFunction(
+      () =>
+        document.querySelector('#petstore-card [data-check="honours-retry-after"]')?.getAttribute('data-status') ===
+        'passed',
+    );
     expect(await markColour('honours-retry-after')).toBe(MARK.passed);
     const repeat = await listPets();
     expect(repeat.status()).toBe(503);
-    await page.waitForFunction(() => document.querySelector('#petstore-card [data-check="honours-retry-after"]')?.getAttribute('data-status') === 'failed');
+    await page.waitForFunction(
+      () =>
+        document.querySelector('#petstore-card [data-check="honours-retry-after"]')?.getAttribute('data-status') ===
+        'failed',
+    );
     const row = check('honours-retry-after');
     expect(await row.locator('.petstore-card__status').textContent()).toBe('failed');
     expect(await row.getAttribute('class')).toContain('petstore-card__check--failed');
@@ -97,26 +113,38 @@ describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's rep
     expect(await row.locator('.petstore-card__failure').isHidden()).toBe(true);
     await toggle.click();
     expect(await toggle.getAttribute('aria-expanded')).toBe('true');
-    expect(await row.locator('.petstore-card__detail').textContent()).toMatch(/^repeated [\d.]+ s after a 503; Retry-After said \d+$/);
+    expect(await row.locator('.petstore-card__detail').textContent()).toMatch(
+      /^repeated [\d.]+ s after a 503; Retry-After said \d+$/,
+    );
     expect(await row.locator('.petstore-card__request').textContent()).toBe(await repeat.headerValue('x-request-id'));
-    expect(await row.locator('.petstore-card__failure a').getAttribute('href')).toMatch(/\/checks\/honours-retry-after$/);
+    expect(await row.locator('.petstore-card__failure a').getAttribute('href')).toMatch(
+      /\/checks\/honours-retry-after$/,
+    );
 
     // The page's own requests carry Petstore-Version: that check passed, green; one never met stays grey.
     expect([await statusOf('pins-version'), await markColour('pins-version')]).toEqual(['passed', MARK.passed]);
-    expect([await statusOf('webhook-receiver'), await markColour('webhook-receiver')]).toEqual(['untested', MARK.untested]);
-    expect(await card().locator('.petstore-card__since').textContent()).toMatch(/^2 requests graded since .+ UTC: 1 failed, 1 passed, 8 untested$/);
+    expect([await statusOf('webhook-receiver'), await markColour('webhook-receiver')]).toEqual([
+      'untested',
+      MARK.untested,
+    ]);
+    expect(await card().locator('.petstore-card__since').textContent()).toMatch(
+      /^2 requests graded since .+ UTC: 1 failed, 1 passed, 8 untested$/,
+    );
   });
 
   it('folds to its summary line, and unfolds, on its title', async () => {
     const fold = card().locator('button[data-card="fold"]');
     await fold.click();
-    expect([await fold.getAttribute('aria-expanded'), await card().locator('.petstore-card__checks').isHidden()]).toEqual(['false', true]);
+    expect([
+      await fold.getAttribute('aria-expanded'),
+      await card().locator('.petstore-card__checks').isHidden(),
+    ]).toEqual(['false', true]);
     expect(await card().locator('.petstore-card__since').isVisible()).toBe(true);
     await fold.click();
-    expect([await fold.getAttribute('aria-expanded'), await check('honours-retry-after').locator('.petstore-card__failure').isVisible()]).toEqual([
-      'true',
-      true,
-    ]);
+    expect([
+      await fold.getAttribute('aria-expanded'),
+      await check('honours-retry-after').locator('.petstore-card__failure').isVisible(),
+    ]).toEqual(['true', true]);
   });
 
   it("reads the card once or twice per answer, never on its own reads' account", async () => {

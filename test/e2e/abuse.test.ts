@@ -46,7 +46,9 @@ async function open(): Promise<Abuser> {
   let received = '';
   socket.on('data', (d) => (received += d));
   socket.on('error', () => {});
-  const closed = new Promise<{ afterMs: number; received: string }>((resolve) => socket.on('close', () => resolve({ afterMs: Date.now() - opened, received })));
+  const closed = new Promise<{ afterMs: number; received: string }>((resolve) =>
+    socket.on('close', () => resolve({ afterMs: Date.now() - opened, received })),
+  );
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   return { socket, closed };
 }
@@ -65,7 +67,10 @@ async function normalClientServed(requests = 10): Promise<number[]> {
   const took: number[] = [];
   for (let i = 0; i < requests; i++) {
     const started = Date.now();
-    const response = await fetch(`${server.url}/pets/1`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(5_000) });
+    const response = await fetch(`${server.url}/pets/1`, {
+      headers: { 'x-api-key': key },
+      signal: AbortSignal.timeout(5_000),
+    });
     expect(response.status).toBe(200);
     await response.arrayBuffer();
     took.push(Date.now() - started);
@@ -111,7 +116,8 @@ describe('abusive connections', () => {
   it('2,000 idle connections that never send a byte: others are served, and each is closed after HEADERS_TIMEOUT_SECONDS', async () => {
     const idle: Abuser[] = [];
     // In batches, so that the listen backlog never overflows (a dropped SYN waits a second to retry).
-    for (let batch = 0; batch < 10; batch++) idle.push(...(await Promise.all(Array.from({ length: 200 }, () => open()))));
+    for (let batch = 0; batch < 10; batch++)
+      idle.push(...(await Promise.all(Array.from({ length: 200 }, () => open()))));
     const took = await normalClientServed();
     expect(Math.max(...took)).toBeLessThan(1_000);
     const results = await Promise.all(idle.map((a) => a.closed));
@@ -133,7 +139,11 @@ describe('abusive connections', () => {
   });
 
   it('the timeouts are configuration, checked at start-up', async () => {
-    const run = await runBuilt(BUILT.service, [], { DATABASE_URL: join(tempDir(), 'p.db'), HEADERS_TIMEOUT_SECONDS: '40', REQUEST_TIMEOUT_SECONDS: '30' });
+    const run = await runBuilt(BUILT.service, [], {
+      DATABASE_URL: join(tempDir(), 'p.db'),
+      HEADERS_TIMEOUT_SECONDS: '40',
+      REQUEST_TIMEOUT_SECONDS: '30',
+    });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/HEADERS_TIMEOUT_SECONDS: may not exceed REQUEST_TIMEOUT_SECONDS/);
   });

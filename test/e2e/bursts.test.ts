@@ -43,7 +43,9 @@ describe.skipIf(!available)('bursts at two instances sharing PostgreSQL and Redi
     try {
       for (let burst = 0; burst < BURSTS; burst++) {
         const { key } = await keys.create({ plan: 'free' });
-        const statuses = await Promise.all(Array.from({ length: BURST }, (_, i) => get(servers[i % 2]!.url, key, agents[i % 2]!)));
+        const statuses = await Promise.all(
+          Array.from({ length: BURST }, (_, i) => get(servers[i % 2]!.url, key, agents[i % 2]!)),
+        );
         const counted: Record<number, number> = {};
         for (const status of statuses) counted[status] = (counted[status] ?? 0) + 1;
         outcomes.push(counted);

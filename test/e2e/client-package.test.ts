@@ -51,15 +51,21 @@ describe('the client as a package', () => {
 
     // An empty project: the tarball is all it gets (its dependencies from the registry; nothing is built).
     const project = tempDir();
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'uses-petstore', private: true, type: 'module' }));
-    await run('npm', ['install', join(packed, tarball!), '--ignore-scripts', '--omit=dev', ...NPM_QUIET], { cwd: project });
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'uses-petstore', private: true, type: 'module' }),
+    );
+    await run('npm', ['install', join(packed, tarball!), '--ignore-scripts', '--omit=dev', ...NPM_QUIET], {
+      cwd: project,
+    });
     // No runtime dependency came with it: the client is all the project has.
     expect(readdirSync(join(project, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual(['@petstore']);
     // Importing it loads the client's own modules and Node's, never a server module.
     writeFileSync(join(project, 'loads.mjs'), LOADS);
     const loaded = JSON.parse((await run(process.execPath, ['loads.mjs'], { cwd: project })).stdout) as string[];
     expect(loaded.length).toBeGreaterThan(5);
-    for (const url of loaded) expect(url.startsWith('node:') || url.includes('/node_modules/@petstore/client/dist/'), url).toBe(true);
+    for (const url of loaded)
+      expect(url.startsWith('node:') || url.includes('/node_modules/@petstore/client/dist/'), url).toBe(true);
     writeFileSync(join(project, 'use-it.ts'), USE_IT);
     // Its types come from the package's declarations, through the `exports` map.
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -84,8 +90,17 @@ describe('the client as a package', () => {
       const created = await cli(['keys', 'create', '--plan', 'pro'], { DATABASE_URL: database });
       const key = /pet_[A-Za-z0-9_-]{32}/.exec(created.stdout)?.[0];
       expect(key).toBeDefined();
-      const { stdout } = await run(process.execPath, ['use-it.js'], { cwd: project, env: { ...process.env, KEY: key!, BASE_URL: server.url } });
-      expect(JSON.parse(stdout)).toEqual({ names: [expect.any(String), expect.any(String)], first: 1, plan: 'pro', used: 1, remaining: 299 });
+      const { stdout } = await run(process.execPath, ['use-it.js'], {
+        cwd: project,
+        env: { ...process.env, KEY: key!, BASE_URL: server.url },
+      });
+      expect(JSON.parse(stdout)).toEqual({
+        names: [expect.any(String), expect.any(String)],
+        first: 1,
+        plan: 'pro',
+        used: 1,
+        remaining: 299,
+      });
     } finally {
       await server.stop();
     }

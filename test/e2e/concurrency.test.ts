@@ -9,10 +9,13 @@ afterAll(async () => t.close());
 /** One GET over its own socket, so that all of them are really concurrent on the wire. */
 function get(port: number, key: string, agent: Agent): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request({ port, host: '127.0.0.1', path: '/pets?limit=1', headers: { 'x-api-key': key }, agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      { port, host: '127.0.0.1', path: '/pets?limit=1', headers: { 'x-api-key': key }, agent },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end();
   });

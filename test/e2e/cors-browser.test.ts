@@ -28,7 +28,9 @@ describe.skipIf(!chromiumInstalled())('CORS in a real browser, from a page of an
     server = await startServer({ DATABASE_URL: join(tempDir(), 'p.db') });
     key = demoKey(server, 'free');
     // The other origin: another port of the loopback address serves the page that calls the API.
-    origin = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client</title>'));
+    origin = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client</title>'),
+    );
     await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
     browser = await launchChromium();
     page = await browser.newPage();
@@ -42,10 +44,15 @@ describe.skipIf(!chromiumInstalled())('CORS in a real browser, from a page of an
   });
 
   /** `fetch` from the page, with the names of the headers the network brought for that request. */
-  async function call(path: string, init: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Seen> {
+  async function call(
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: string },
+  ): Promise<Seen> {
     const url = `${server.url}${path}`;
     const [network, readable] = await Promise.all([
-      page.waitForResponse((response) => response.url() === url && response.request().method() === (init.method ?? 'GET')),
+      page.waitForResponse(
+        (response) => response.url() === url && response.request().method() === (init.method ?? 'GET'),
+      ),
       page.evaluate(
         async ([url, init]) => {
           const response = await fetch(url, { ...init, cache: 'no-store' });
@@ -68,14 +75,28 @@ describe.skipIf(!chromiumInstalled())('CORS in a real browser, from a page of an
     const read = await call('/pets/1', { headers: { 'X-API-Key': key } });
     expect(read.status).toBe(200);
     expectAllReadable(read);
-    for (const name of ['x-ratelimit-remaining', 'ratelimit', 'ratelimit-policy', 'deprecation', 'sunset', 'link', 'petstore-version', 'x-request-id', 'etag'])
+    for (const name of [
+      'x-ratelimit-remaining',
+      'ratelimit',
+      'ratelimit-policy',
+      'deprecation',
+      'sunset',
+      'link',
+      'petstore-version',
+      'x-request-id',
+      'etag',
+    ])
       expect(read.readable, name).toHaveProperty(name);
     const again = await call('/pets/1', { headers: { 'X-API-Key': key, 'If-None-Match': read.readable.etag! } });
     expect(again.status).toBe(304);
   });
 
   it('reads Location, and Idempotent-Replayed on a replay', async () => {
-    const order = { method: 'POST', headers: { 'X-API-Key': key, 'Content-Type': 'application/json', 'Idempotency-Key': 'cors-1' }, body: '{"petId":1}' };
+    const order = {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json', 'Idempotency-Key': 'cors-1' },
+      body: '{"petId":1}',
+    };
     const placed = await call('/store/orders', order);
     expect(placed.status).toBe(201);
     expectAllReadable(placed);

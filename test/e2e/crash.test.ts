@@ -32,7 +32,11 @@ describe('kill -9 during a stream of idempotent orders', () => {
   it('keeps every acknowledged order exactly once, and its key replays it after the restart', async () => {
     const file = join(tempDir(), 'petstore.db');
     const store = await testDatabase({ kind: 'sqlite', sqliteFile: file });
-    const { key } = await new KeysRepository(store.db, systemClock).create({ plan: 'enterprise', perMinute: 1_000_000, perDay: 1_000_000 });
+    const { key } = await new KeysRepository(store.db, systemClock).create({
+      plan: 'enterprise',
+      perMinute: 1_000_000,
+      perDay: 1_000_000,
+    });
     await store.db.destroy();
     const env = { DATABASE_URL: file, DEMO_KEYS: 'false' };
 
@@ -44,7 +48,10 @@ describe('kill -9 during a stream of idempotent orders', () => {
     const workers = Array.from({ length: WORKERS }, async () => {
       while (!killed) {
         const n = next++;
-        const request: Sent = { idempotencyKey: `crash-${n}`, body: JSON.stringify({ petId: 1 + (n % 3), quantity: 1 + (n % 5) }) };
+        const request: Sent = {
+          idempotencyKey: `crash-${n}`,
+          body: JSON.stringify({ petId: 1 + (n % 3), quantity: 1 + (n % 5) }),
+        };
         sent.push(request);
         const response = await place(first.url, key, request).catch(() => null);
         // No response: the process died with this request in flight; it may or may not have been placed.
@@ -68,7 +75,10 @@ describe('kill -9 during a stream of idempotent orders', () => {
 
       // In the store: one order per idempotency record and one record per acknowledged key.
       const check = await testDatabase({ kind: 'sqlite', sqliteFile: file });
-      const records = await check.db.selectFrom('idempotency_records').select(['idempotency_key', 'order_id']).execute();
+      const records = await check.db
+        .selectFrom('idempotency_records')
+        .select(['idempotency_key', 'order_id'])
+        .execute();
       const orders = await check.db.selectFrom('orders').select('id').execute();
       await check.db.destroy();
       const orderOfKey = new Map(records.map((r) => [r.idempotency_key, Number(r.order_id)]));
@@ -92,7 +102,9 @@ describe('kill -9 during a stream of idempotent orders', () => {
       const listed: number[] = [];
       for (let cursor: string | null = ''; cursor !== null;) {
         const page = (await (
-          await fetch(`${second.url}/store/orders?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers: { 'x-api-key': key } })
+          await fetch(`${second.url}/store/orders?limit=100${cursor ? `&cursor=${cursor}` : ''}`, {
+            headers: { 'x-api-key': key },
+          })
         ).json()) as { data: { id: number }[]; nextCursor: string | null };
         listed.push(...page.data.map((o) => o.id));
         cursor = page.nextCursor;

@@ -40,10 +40,24 @@ describe.skipIf(!available)('two instances on PostgreSQL', () => {
       const moves = OrderMoves.of(db, delays, changes, createMetrics(), async () => {});
       // Slices as the service takes them, with no rest: both instances work through the backlog at once.
       const pace = { sliceMs: 5, idleShare: 1, busyShare: 1, first: 50, min: 10, max: 200 };
-      return { db, changes, moves, fulfilment: new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: { set() {} }, log: quiet, pace }) };
+      return {
+        db,
+        changes,
+        moves,
+        fulfilment: new Fulfilment({
+          moves,
+          transactions: transactionsOf(db),
+          clock,
+          lag: { set() {} },
+          log: quiet,
+          pace,
+        }),
+      };
     });
     const keys = new KeysRepository(store.db, clock);
-    owners = await Promise.all(Array.from({ length: 20 }, async () => (await keys.create({ plan: 'business' })).record.id));
+    owners = await Promise.all(
+      Array.from({ length: 20 }, async () => (await keys.create({ plan: 'business' })).record.id),
+    );
   });
   afterAll(async () => {
     for (const instance of instances ?? []) {
@@ -74,7 +88,12 @@ describe.skipIf(!available)('two instances on PostgreSQL', () => {
   }
 
   async function eventTypesByOrder(ids: number[]): Promise<Map<number, string[]>> {
-    const rows = await store.db.selectFrom('events').select(['order_id', 'type']).where('order_id', 'in', ids).orderBy('seq').execute();
+    const rows = await store.db
+      .selectFrom('events')
+      .select(['order_id', 'type'])
+      .where('order_id', 'in', ids)
+      .orderBy('seq')
+      .execute();
     const byOrder = new Map<number, string[]>(ids.map((id) => [id, []]));
     for (const row of rows) byOrder.get(Number(row.order_id))!.push(row.type);
     return byOrder;
@@ -89,9 +108,14 @@ describe.skipIf(!available)('two instances on PostgreSQL', () => {
     const [c, d] = await Promise.all(instances.map((instance) => instance.fulfilment.runDue()));
     expect(c! + d!).toBe(1_000);
 
-    const statuses = await store.db.selectFrom('orders').select(['status', 'complete']).where('id', 'in', ids).execute();
+    const statuses = await store.db
+      .selectFrom('orders')
+      .select(['status', 'complete'])
+      .where('id', 'in', ids)
+      .execute();
     expect(statuses.every((o) => o.status === 'delivered' && o.complete === 1)).toBe(true);
-    for (const [id, types] of await eventTypesByOrder(ids)) expect(types, `order ${id}`).toEqual(['order.placed', 'order.approved', 'order.delivered']);
+    for (const [id, types] of await eventTypesByOrder(ids))
+      expect(types, `order ${id}`).toEqual(['order.placed', 'order.approved', 'order.delivered']);
   });
 
   it('end a DELETE racing the approval in one state with the events of one path, never a fork', async () => {
@@ -99,10 +123,17 @@ describe.skipIf(!available)('two instances on PostgreSQL', () => {
     clock.advance(10_000);
     // Each order is cancelled through one instance while both instances approve what fell due.
     const ownerOf = new Map(
-      (await store.db.selectFrom('orders').select(['id', 'api_key_id']).where('id', 'in', ids).execute()).map((o) => [Number(o.id), o.api_key_id]),
+      (await store.db.selectFrom('orders').select(['id', 'api_key_id']).where('id', 'in', ids).execute()).map((o) => [
+        Number(o.id),
+        o.api_key_id,
+      ]),
     );
-    const cancel = (id: number, instance: Instance) => instance.moves.cancel(instance.db, ownerOf.get(id)!, id, clock());
-    await Promise.all([...instances.map((instance) => instance.fulfilment.runDue()), ...ids.map((id, i) => cancel(id, instances[i % 2]!))]);
+    const cancel = (id: number, instance: Instance) =>
+      instance.moves.cancel(instance.db, ownerOf.get(id)!, id, clock());
+    await Promise.all([
+      ...instances.map((instance) => instance.fulfilment.runDue()),
+      ...ids.map((id, i) => cancel(id, instances[i % 2]!)),
+    ]);
 
     const statuses = await store.db.selectFrom('orders').select('status').where('id', 'in', ids).execute();
     expect(statuses.every((o) => o.status === 'cancelled')).toBe(true);
@@ -145,7 +176,12 @@ describe.skipIf(!available)('two instances on PostgreSQL', () => {
       await Promise.all(
         Array.from({ length: 40 }, (_, i) =>
           transactionsOf(instances[i % 2]!.db).run((trx) =>
-            instances[i % 2]!.moves.place(trx, owner, { petId: 1, quantity: 1, shipDate: '2030-01-01T00:00:00.000Z' }, clock()),
+            instances[i % 2]!.moves.place(
+              trx,
+              owner,
+              { petId: 1, quantity: 1, shipDate: '2030-01-01T00:00:00.000Z' },
+              clock(),
+            ),
           ),
         ),
       );

@@ -16,7 +16,11 @@ describe('the running service', () => {
     const store = await testDatabase({ kind: 'sqlite', sqliteFile: file });
     const { key } = await new KeysRepository(store.db, systemClock).create({ plan: 'pro' });
     await store.db.destroy();
-    const server = await startServer({ DATABASE_URL: file, FULFILMENT_APPROVE_SECONDS: '1', FULFILMENT_DELIVER_SECONDS: '1' });
+    const server = await startServer({
+      DATABASE_URL: file,
+      FULFILMENT_APPROVE_SECONDS: '1',
+      FULFILMENT_DELIVER_SECONDS: '1',
+    });
     try {
       const placed = await fetch(`${server.url}/store/orders`, {
         method: 'POST',
@@ -27,12 +31,16 @@ describe('the running service', () => {
       const statuses = new Set<string>();
       const deadline = Date.now() + 10_000;
       while (Date.now() < deadline && !statuses.has('delivered')) {
-        const order = (await (await fetch(`${server.url}/store/orders/${id}`, { headers: { 'x-api-key': key } })).json()) as { status: string };
+        const order = (await (
+          await fetch(`${server.url}/store/orders/${id}`, { headers: { 'x-api-key': key } })
+        ).json()) as { status: string };
         statuses.add(order.status);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(statuses.has('delivered')).toBe(true);
-      const events = (await (await fetch(`${server.url}/events?orderId=${id}`, { headers: { 'x-api-key': key } })).json()) as { data: Array<{ type: string }> };
+      const events = (await (
+        await fetch(`${server.url}/events?orderId=${id}`, { headers: { 'x-api-key': key } })
+      ).json()) as { data: Array<{ type: string }> };
       expect(events.data.map((e) => e.type)).toEqual(['order.delivered', 'order.approved', 'order.placed']);
       const metrics = await (await fetch(`${server.adminUrl}/metrics`)).text();
       expect(metrics).toMatch(/^petstore_order_moves_total\{to="delivered"\} 1$/m);

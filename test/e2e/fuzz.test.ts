@@ -40,7 +40,10 @@ function runs<T>(numRuns: number): fc.Parameters<T> {
   return {
     numRuns,
     reporter: (run) => {
-      if (run.failed) throw new Error(`seed ${run.seed}, path "${run.counterexamplePath}": ${String(run.errorInstance).slice(0, 3_000)}`);
+      if (run.failed)
+        throw new Error(
+          `seed ${run.seed}, path "${run.counterexamplePath}": ${String(run.errorInstance).slice(0, 3_000)}`,
+        );
     },
   };
 }
@@ -50,7 +53,8 @@ beforeAll(async () => {
   const store = await testDatabase({ kind: 'sqlite', sqliteFile: file });
   const repository = new KeysRepository(store.db, systemClock);
   keys = [];
-  for (let i = 0; i < 4; i++) keys.push((await repository.create({ plan: 'enterprise', perMinute: 1_000_000, perDay: 1_000_000 })).key);
+  for (let i = 0; i < 4; i++)
+    keys.push((await repository.create({ plan: 'enterprise', perMinute: 1_000_000, perDay: 1_000_000 })).key);
   const revoked = await repository.create({ plan: 'pro' });
   await repository.revoke(revoked.record.id);
   keys.push(revoked.key);
@@ -65,12 +69,15 @@ afterAll(async () => {
 
 function send(r: HostileRequest): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, agent, method: r.method, path: r.path, headers: r.headers, timeout: HANG_MS }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, agent, method: r.method, path: r.path, headers: r.headers, timeout: HANG_MS },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`hang: ${r.method} ${r.path.slice(0, 100)}`)));
     req.on('error', reject);
     req.end(r.body);
@@ -107,7 +114,8 @@ function parseResponses(text: string): Answer[] {
     if (end < 0) break;
     const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
     const headers: Record<string, string> = {};
-    for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+    for (const line of lines)
+      headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
     const length = Number(headers['content-length'] ?? 0);
     const status = Number(statusLine!.split(' ')[1]);
     // A `100 Continue` (Node's own, to `Expect: 100-continue`) is interim: the answer follows it.
@@ -121,7 +129,13 @@ function parseResponses(text: string): Answer[] {
 function expectContract(answer: Answer, method = 'GET'): void {
   const { status, headers, body } = answer;
   expect(status, body).toBeLessThan(500);
-  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit-policy', 'ratelimit'])
+  for (const name of [
+    'x-ratelimit-limit',
+    'x-ratelimit-remaining',
+    'x-ratelimit-reset',
+    'ratelimit-policy',
+    'ratelimit',
+  ])
     expect(headers[name], name).toBeDefined();
   if (status === 429) expect(headers['retry-after']).toMatch(/^[1-9]\d*$/);
   if (status < 400) return;

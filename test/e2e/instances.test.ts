@@ -63,19 +63,27 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
     return created;
   }
 
-  it.each([1, 2, 3])('1,000 concurrent requests at both with one free key admit exactly 60 (repetition %i)', async () => {
-    const { key } = await newKey({ plan: 'free' });
-    const agent = new Agent({ keepAlive: true, maxSockets: 250 });
-    const statuses = await Promise.all(Array.from({ length: 1000 }, (_, i) => get(i % 2 ? a.url : b.url, '/pets?limit=1', key, agent)));
-    agent.destroy();
-    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(940);
-  });
+  it.each([1, 2, 3])(
+    '1,000 concurrent requests at both with one free key admit exactly 60 (repetition %i)',
+    async () => {
+      const { key } = await newKey({ plan: 'free' });
+      const agent = new Agent({ keepAlive: true, maxSockets: 250 });
+      const statuses = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) => get(i % 2 ? a.url : b.url, '/pets?limit=1', key, agent)),
+      );
+      agent.destroy();
+      expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(940);
+    },
+  );
 
   it('a revocation through one instance applies on the other at its next request', async () => {
     const { record, key } = await newKey({ plan: 'pro' });
     expect(await get(b.url, '/pets', key)).toBe(200);
-    const revoked = await fetch(`${a.adminUrl}/admin/keys/${record.id}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+    const revoked = await fetch(`${a.adminUrl}/admin/keys/${record.id}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(revoked.status).toBe(200);
     expect(await get(b.url, '/pets', key)).toBe(401);
   });
@@ -93,13 +101,32 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
       }
       took[what] = Math.round((performance.now() - started) * 10) / 10;
     };
-    const limitOn = async (server: Server) => (await fetch(`${server.url}/pets?limit=1`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit');
+    const limitOn = async (server: Server) =>
+      (await fetch(`${server.url}/pets?limit=1`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit');
     const admin = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
-    expect((await fetch(`${a.adminUrl}/admin/keys/${record.id}`, { method: 'PATCH', headers: admin, body: '{"plan":"pro"}' })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${a.adminUrl}/admin/keys/${record.id}`, {
+          method: 'PATCH',
+          headers: admin,
+          body: '{"plan":"pro"}',
+        })
+      ).status,
+    ).toBe(200);
     await until('plan change through A, seen by B (ms)', async () => (await limitOn(b)) === '300');
     await keys.setPlan(record.id, { plan: 'business' });
-    await until('plan change by another process, seen by A and B (ms)', async () => (await limitOn(a)) === '1000' && (await limitOn(b)) === '1000');
-    expect((await fetch(`${a.adminUrl}/admin/keys/${record.id}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    await until(
+      'plan change by another process, seen by A and B (ms)',
+      async () => (await limitOn(a)) === '1000' && (await limitOn(b)) === '1000',
+    );
+    expect(
+      (
+        await fetch(`${a.adminUrl}/admin/keys/${record.id}/revoke`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}` },
+        })
+      ).status,
+    ).toBe(200);
     await until('revocation through A, seen by B (ms)', async () => (await get(b.url, '/pets?limit=1', key)) === 401);
     console.info('propagation between two processes:', took);
   });
@@ -117,7 +144,11 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
       // Read twice: the second page comes from the reader's memory.
       expect(await page(reader)).toHaveLength(i);
       expect(await page(reader)).toHaveLength(i);
-      const placed = await fetch(`${writer.url}/store/orders`, { method: 'POST', headers, body: '{"petId":1,"quantity":1}' });
+      const placed = await fetch(`${writer.url}/store/orders`, {
+        method: 'POST',
+        headers,
+        body: '{"petId":1,"quantity":1}',
+      });
       expect(placed.status).toBe(201);
       const { id } = (await placed.json()) as { id: number };
       expect(
@@ -126,7 +157,9 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
       ).toContain(id);
     }
     const [first] = await page(a);
-    expect((await fetch(`${b.url}/store/orders/${first!.id}`, { method: 'DELETE', headers: { 'x-api-key': key } })).status).toBe(200);
+    expect(
+      (await fetch(`${b.url}/store/orders/${first!.id}`, { method: 'DELETE', headers: { 'x-api-key': key } })).status,
+    ).toBe(200);
     expect((await page(a)).find((order) => order.id === first!.id)?.status).toBe('cancelled');
   });
 
@@ -134,11 +167,16 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
     const { key } = await newKey({ plan: 'business', test: true });
     const headers = { 'x-api-key': key };
     const clockOn = async (server: Server) =>
-      (await (await fetch(`${server.url}/test-clock`, { headers })).json()) as { offsetSeconds: number; frozen: boolean };
+      (await (await fetch(`${server.url}/test-clock`, { headers })).json()) as {
+        offsetSeconds: number;
+        frozen: boolean;
+      };
     const post = (server: Server, path: string, body?: object) =>
       fetch(`${server.url}${path}`, {
         method: 'POST',
-        ...(body ? { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) } : { headers }),
+        ...(body
+          ? { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }
+          : { headers }),
       });
     for (let i = 0; i < 100; i++) {
       const [mover, reader] = i % 2 ? [a, b] : [b, a];
@@ -174,12 +212,15 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
   // the contract allows a second (§2): the very next request may come before that notice.
   it('a plan change by the CLI applies on both instances within a second', async () => {
     const { record, key } = await newKey({ plan: 'free' });
-    expect((await fetch(`${a.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit')).toBe('60');
+    expect((await fetch(`${a.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit')).toBe(
+      '60',
+    );
     const run = await cli(['keys', 'set-plan', record.id, 'business'], { DATABASE_URL: store.url });
     expect(run.code).toBe(0);
     const deadline = performance.now() + 1_000;
     for (const server of [a, b]) {
-      const limit = async () => (await fetch(`${server.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit');
+      const limit = async () =>
+        (await fetch(`${server.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit');
       while ((await limit()) !== '1000') {
         expect(performance.now(), 'the plan change reaches every instance within a second').toBeLessThan(deadline);
         await new Promise((resolve) => setTimeout(resolve, 10));
@@ -189,7 +230,9 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
 
   it('a ban earned on one instance holds on the other, and an unban through one lifts it on both', async () => {
     const { record, key } = await newKey({ plan: 'free' });
-    const statuses = await Promise.all(Array.from({ length: 70 }, (_, i) => get(i % 2 ? a.url : b.url, '/pets?limit=1', key)));
+    const statuses = await Promise.all(
+      Array.from({ length: 70 }, (_, i) => get(i % 2 ? a.url : b.url, '/pets?limit=1', key)),
+    );
     expect(statuses.filter((s) => s === 200)).toHaveLength(60);
     const banned = await fetch(`${b.url}/pets`, { headers: { 'x-api-key': key } });
     expect(((await banned.json()) as { type: string }).type).toMatch(/key-banned$/);
@@ -211,12 +254,15 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
     it('spreads requests over both instances and keeps the limit exact', async () => {
       const { key } = await newKey({ plan: 'free' });
       const agent = new Agent({ keepAlive: true, maxSockets: 100 });
-      const statuses = await Promise.all(Array.from({ length: 300 }, () => get(nginx.url, '/pets?limit=1', key, agent)));
+      const statuses = await Promise.all(
+        Array.from({ length: 300 }, () => get(nginx.url, '/pets?limit=1', key, agent)),
+      );
       agent.destroy();
       expect(statuses.filter((s) => s === 200)).toHaveLength(60);
       expect(statuses.filter((s) => s === 429)).toHaveLength(240);
-      const served = (await Promise.all([a, b].map(async (s) => (await fetch(`${s.adminUrl}/metrics`)).text()))).map((text) =>
-        Number(/petstore_http_requests_total\{method="GET",route="\/pets",status="429"\} (\d+)/.exec(text)?.[1] ?? 0),
+      const served = (await Promise.all([a, b].map(async (s) => (await fetch(`${s.adminUrl}/metrics`)).text()))).map(
+        (text) =>
+          Number(/petstore_http_requests_total\{method="GET",route="\/pets",status="429"\} (\d+)/.exec(text)?.[1] ?? 0),
       );
       expect(served.every((n) => n > 0)).toBe(true);
     });
@@ -224,7 +270,8 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
     it('counts anonymous callers by the address nginx reports; a forged X-Forwarded-For changes nothing', async () => {
       // nginx reports 127.0.0.1 for this client, whose earlier 401s (straight to an instance) count too.
       const forged: number[] = [];
-      for (let i = 0; i < 61; i++) forged.push(await get(nginx.url, '/pets', '', undefined, { 'x-forwarded-for': `198.51.100.${i}` }));
+      for (let i = 0; i < 61; i++)
+        forged.push(await get(nginx.url, '/pets', '', undefined, { 'x-forwarded-for': `198.51.100.${i}` }));
       const firstRefusal = forged.indexOf(429);
       expect(firstRefusal).toBeGreaterThan(0);
       expect(forged.slice(0, firstRefusal).every((s) => s === 401)).toBe(true);
@@ -233,7 +280,13 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
   });
 });
 
-function get(base: string, path: string, key: string, agent?: Agent, headers: Record<string, string> = {}): Promise<number> {
+function get(
+  base: string,
+  path: string,
+  key: string,
+  agent?: Agent,
+  headers: Record<string, string> = {},
+): Promise<number> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: hostname, port, path, headers: { 'x-api-key': key, ...headers }, agent }, (res) => {

@@ -28,7 +28,10 @@ describe.skipIf(!redisClusterInstalled())('the Redis store on a Redis Cluster', 
 
   it('queues nothing: a command to a cluster that is not ready fails at once, and the client keeps trying to connect', async () => {
     // A port nothing listens on: the cluster never becomes ready.
-    const client = createLimiterRedis({ kind: 'cluster', nodes: [{ host: '127.0.0.1', port: cluster.nodes[0]!.port + 6 }] });
+    const client = createLimiterRedis({
+      kind: 'cluster',
+      nodes: [{ host: '127.0.0.1', port: cluster.nodes[0]!.port + 6 }],
+    });
     client.on('error', () => {});
     try {
       await expect(client.ping()).rejects.toThrow(/isn't ready and enableOfflineQueue options is false/);

@@ -50,11 +50,17 @@ async function underTerminal(env: Record<string, string>): Promise<string> {
 
 /** The service with standard output on a pipe (as under a supervisor or a log collector). */
 async function onPipe(env: Record<string, string>): Promise<string> {
-  const server = await startServer({ LOG_LEVEL: 'info', DEMO_KEYS: 'false', DATABASE_URL: join(tempDir(), 'p.db'), ...env });
+  const server = await startServer({
+    LOG_LEVEL: 'info',
+    DEMO_KEYS: 'false',
+    DATABASE_URL: join(tempDir(), 'p.db'),
+    ...env,
+  });
   try {
     await fetch(`${server.url}/pets/1`);
     const deadline = Date.now() + 5_000;
-    while (!/request completed/.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!/request completed/.test(server.output()) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     return server.output();
   } finally {
     await server.stop();

@@ -36,7 +36,12 @@ describe.skipIf(!available)('PostgreSQL unreachable', () => {
     expect(down.headers['x-ratelimit-limit']).toBeDefined();
     expect(json(down)).toMatchObject({ type: 'http://petstore.test/problems/service-unavailable', status: 503 });
     expect(down.body).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|postgres/i);
-    const ordering = await t.app.inject({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': key }, payload: { petId: 1 } });
+    const ordering = await t.app.inject({
+      method: 'POST',
+      url: '/store/orders',
+      headers: { 'x-api-key': key },
+      payload: { petId: 1 },
+    });
     expect(ordering.statusCode).toBe(503);
     const ready = await t.admin.inject({ url: '/readyz' });
     expect(ready.statusCode).toBe(503);

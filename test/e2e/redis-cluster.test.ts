@@ -61,11 +61,14 @@ describe.skipIf(!available)('the service on a Redis Cluster', () => {
     const agents = servers.map(() => new Agent({ keepAlive: true, maxSockets: 250 }));
     const shards = new Set<number>();
     try {
-      for (const server of servers) expect(await readyz(server)).toMatchObject({ limiter: { configured: 'redis', deciding: 'redis' } });
+      for (const server of servers)
+        expect(await readyz(server)).toMatchObject({ limiter: { configured: 'redis', deciding: 'redis' } });
       for (let round = 0; round < 3; round++) {
         const { key, primary } = await keyOnNewShard('free', shards);
         shards.add(primary);
-        const statuses = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => get(servers[i % 2]!.url, key, agents[i % 2]!)));
+        const statuses = await Promise.all(
+          Array.from({ length: CONCURRENT }, (_, i) => get(servers[i % 2]!.url, key, agents[i % 2]!)),
+        );
         const counted: Record<number, number> = {};
         for (const { status } of statuses) counted[status] = (counted[status] ?? 0) + 1;
         expect(counted, `round ${round + 1}, primary ${primary}`).toEqual({ 200: 60, 429: CONCURRENT - 60 });
@@ -95,13 +98,24 @@ describe.skipIf(!available)('the service on a Redis Cluster', () => {
       const before = answers.length;
       await cluster.nodes.find((node) => node.port === primary)!.kill();
       // Memory decides until a replica is promoted (the cluster's node timeout, 1 s, and an election).
-      await eventually(async () => (await readyz(server)).limiter.deciding === 'memory', 'the instance decides in memory');
+      await eventually(
+        async () => (await readyz(server)).limiter.deciding === 'memory',
+        'the instance decides in memory',
+      );
       expect(await gauge(server, 'memory')).toBe(1);
       // The cluster's election and the instance's return take seconds alone, more with the whole suite on both cores.
-      await eventually(async () => (await readyz(server)).limiter.deciding === 'redis', 'the instance is back on the cluster', 60_000);
+      await eventually(
+        async () => (await readyz(server)).limiter.deciding === 'redis',
+        'the instance is back on the cluster',
+        60_000,
+      );
       expect(await gauge(server, 'redis')).toBe(1);
       // The node asked may learn of the promotion a moment after the instance did.
-      await eventually(async () => (await cluster.primaryOf(stateOf(id)).catch(() => primary)) !== primary, 'a replica serves the slot', 60_000);
+      await eventually(
+        async () => (await cluster.primaryOf(stateOf(id)).catch(() => primary)) !== primary,
+        'a replica serves the slot',
+        60_000,
+      );
       const back = answers.length;
       await sleep(500);
       flowing = false;

@@ -29,9 +29,14 @@ describe.skipIf(!redisServerInstalled())('the service through a Redis outage', (
     await redis?.kill();
   });
 
-  const readyz = async () => (await (await fetch(`${server.adminUrl}/readyz`)).json()) as { status: string; limiter: { deciding: string } };
+  const readyz = async () =>
+    (await (await fetch(`${server.adminUrl}/readyz`)).json()) as { status: string; limiter: { deciding: string } };
   const gauge = async (store: string) =>
-    Number(new RegExp(`petstore_ratelimit_deciding_store\\{store="${store}"\\} (\\d)`).exec(await (await fetch(`${server.adminUrl}/metrics`)).text())?.[1]);
+    Number(
+      new RegExp(`petstore_ratelimit_deciding_store\\{store="${store}"\\} (\\d)`).exec(
+        await (await fetch(`${server.adminUrl}/metrics`)).text(),
+      )?.[1],
+    );
   const switches = (text: string) =>
     server
       .output()
@@ -41,11 +46,14 @@ describe.skipIf(!redisServerInstalled())('the service through a Redis outage', (
   it('keeps answering from memory while Redis is down, says so, and returns to Redis by itself', async () => {
     expect((await readyz()).limiter.deciding).toBe('redis');
     expect(await gauge('redis')).toBe(1);
-    for (let i = 0; i < 5; i++) expect((await fetch(`${server.url}/pets`, { headers: { 'x-api-key': key } })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await fetch(`${server.url}/pets`, { headers: { 'x-api-key': key } })).status).toBe(200);
 
     await redis.kill();
     const started = Date.now();
-    const during = await Promise.all(Array.from({ length: 20 }, () => fetch(`${server.url}/pets`, { headers: { 'x-api-key': key } })));
+    const during = await Promise.all(
+      Array.from({ length: 20 }, () => fetch(`${server.url}/pets`, { headers: { 'x-api-key': key } })),
+    );
     expect(during.map((r) => r.status)).toEqual(Array(20).fill(200));
     // Not a timing assertion of the service's speed: a bound that only a hang would break.
     expect(Date.now() - started).toBeLessThan(5_000);

@@ -15,9 +15,11 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-const reportCard = (key: string, ...more: string[]) => runBuilt(BUILT.cli, ['report-card', '--url', url, '--key', key, ...more], {});
+const reportCard = (key: string, ...more: string[]) =>
+  runBuilt(BUILT.cli, ['report-card', '--url', url, '--key', key, ...more], {});
 /** The key appears nowhere in what the command said. */
-const quiet = (run: Run, key: string) => expect(`${run.stdout}${run.stderr}`).not.toContain(key.slice('pet_test_'.length));
+const quiet = (run: Run, key: string) =>
+  expect(`${run.stdout}${run.stderr}`).not.toContain(key.slice('pet_test_'.length));
 
 describe('petstore report-card', () => {
   it('a card with a failed check: exit code 1, a line per check, the latest failure with its request id under the failed one', async () => {
@@ -32,7 +34,9 @@ describe('petstore report-card', () => {
     const failed = lines.findIndex((line) => line.startsWith('failed '));
     expect(lines[failed]).toMatch(/^failed +1\/1 +Pins a version \(pins-version\)$/);
     const requestId = String(unpinned.headers['x-request-id']);
-    expect(lines[failed + 1]).toMatch(new RegExp(`^ +latest: GET /pets carried no Petstore-Version \\(request ${requestId}, at [0-9TZ:.-]+\\)$`));
+    expect(lines[failed + 1]).toMatch(
+      new RegExp(`^ +latest: GET /pets carried no Petstore-Version \\(request ${requestId}, at [0-9TZ:.-]+\\)$`),
+    );
     expect(lines[failed + 2]).toContain(`See ${t.config.publicUrl}/checks/pins-version`);
     expect(run.stdout).toContain('1 of 10 checks failed.');
     quiet(run, key);
@@ -49,29 +53,37 @@ describe('petstore report-card', () => {
     expect(json.code).toBe(0);
     const card = JSON.parse(json.stdout) as { requests: number; checks: { id: string; status: string }[] };
     expect(card.requests).toBe(1);
-    expect(card.checks.map((check) => check.status)).toEqual(card.checks.map((check) => (check.id === 'pins-version' ? 'passed' : 'untested')));
+    expect(card.checks.map((check) => check.status)).toEqual(
+      card.checks.map((check) => (check.id === 'pins-version' ? 'passed' : 'untested')),
+    );
     quiet(run, key);
   });
 
-  it('no card to read: exit code 2 and one line, never the key: a live key, an unknown key, nothing listening', { timeout: 60_000 }, async () => {
-    const live = await t.newKey('free');
-    const refused = await reportCard(live);
-    expect(refused).toMatchObject({ code: 2, stdout: '' });
-    expect(refused.stderr).toMatch(/^petstore: http:\/\/127\.0\.0\.1:\d+ answered 403 test-key-required: .+\n$/);
-    quiet(refused, live);
+  it(
+    'no card to read: exit code 2 and one line, never the key: a live key, an unknown key, nothing listening',
+    { timeout: 60_000 },
+    async () => {
+      const live = await t.newKey('free');
+      const refused = await reportCard(live);
+      expect(refused).toMatchObject({ code: 2, stdout: '' });
+      expect(refused.stderr).toMatch(/^petstore: http:\/\/127\.0\.0\.1:\d+ answered 403 test-key-required: .+\n$/);
+      quiet(refused, live);
 
-    const unknown = `pet_test_${'A'.repeat(32)}`;
-    const unauthorized = await reportCard(unknown);
-    expect(unauthorized).toMatchObject({ code: 2, stdout: '' });
-    expect(unauthorized.stderr).toMatch(/^petstore: http:\/\/127\.0\.0\.1:\d+ answered 401 unauthorized: [^\n]+\n$/);
-    quiet(unauthorized, unknown);
+      const unknown = `pet_test_${'A'.repeat(32)}`;
+      const unauthorized = await reportCard(unknown);
+      expect(unauthorized).toMatchObject({ code: 2, stdout: '' });
+      expect(unauthorized.stderr).toMatch(/^petstore: http:\/\/127\.0\.0\.1:\d+ answered 401 unauthorized: [^\n]+\n$/);
+      quiet(unauthorized, unknown);
 
-    const nobody = `http://127.0.0.1:${await freePort()}`;
-    const unreachable = await runBuilt(BUILT.cli, ['report-card', '--url', nobody, '--key', unknown], {});
-    expect(unreachable).toMatchObject({ code: 2, stdout: '' });
-    expect(unreachable.stderr).toMatch(new RegExp(`^petstore: could not reach ${nobody.replace(/\./g, '\\.')}: [^\\n]*ECONNREFUSED[^\\n]*\\n$`));
-    quiet(unreachable, unknown);
-  });
+      const nobody = `http://127.0.0.1:${await freePort()}`;
+      const unreachable = await runBuilt(BUILT.cli, ['report-card', '--url', nobody, '--key', unknown], {});
+      expect(unreachable).toMatchObject({ code: 2, stdout: '' });
+      expect(unreachable.stderr).toMatch(
+        new RegExp(`^petstore: could not reach ${nobody.replace(/\./g, '\\.')}: [^\\n]*ECONNREFUSED[^\\n]*\\n$`),
+      );
+      quiet(unreachable, unknown);
+    },
+  );
 
   it('a usage error exits 2, as every command’s does', async () => {
     const run = await runBuilt(BUILT.cli, ['report-card', '--url', 'not a url', '--key', 'pet_test_x'], {});

@@ -20,7 +20,11 @@ describe.skipIf(!available)('the report card across instances sharing PostgreSQL
   beforeAll(async () => {
     store = await testDatabase({ kind: 'postgres' });
     keys = new KeysRepository(store.db, systemClock);
-    const env = { DATABASE_URL: store.url, REDIS_URL: redis!.url, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(4).toString('hex')}:` };
+    const env = {
+      DATABASE_URL: store.url,
+      REDIS_URL: redis!.url,
+      REDIS_KEY_PREFIX: `petstore-test-${randomBytes(4).toString('hex')}:`,
+    };
     [a, b] = await Promise.all([startServer(env), startServer(env)]);
   });
   afterAll(async () => {
@@ -43,10 +47,27 @@ describe.skipIf(!available)('the report card across instances sharing PostgreSQL
     const card = async (servers: Server[]) => {
       const { key } = await newKey({ plan: 'free', test: true });
       let turn = 0;
-      const send = async (path: string, { method = 'GET', headers = {}, body }: { method?: string; headers?: Record<string, string>; body?: object } = {}) => {
+      const send = async (
+        path: string,
+        {
+          method = 'GET',
+          headers = {},
+          body,
+        }: { method?: string; headers?: Record<string, string>; body?: object } = {},
+      ) => {
         const server = servers[turn++ % servers.length]!;
-        const sent = { 'x-api-key': key, 'x-request-id': `step-${turn}`, 'petstore-version': NEWEST_VERSION, 'content-type': 'application/json', ...headers };
-        const answer = await fetch(`${server.url}${path}`, { method, headers: sent, ...(body ? { body: JSON.stringify(body) } : {}) });
+        const sent = {
+          'x-api-key': key,
+          'x-request-id': `step-${turn}`,
+          'petstore-version': NEWEST_VERSION,
+          'content-type': 'application/json',
+          ...headers,
+        };
+        const answer = await fetch(`${server.url}${path}`, {
+          method,
+          headers: sent,
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        });
         return { status: answer.status, headers: answer.headers, body: await answer.text() };
       };
       const advance = (seconds: number) =>
@@ -68,17 +89,32 @@ describe.skipIf(!available)('the report card across instances sharing PostgreSQL
         if (i > 0) await advance(1);
         await send('/pets/2', { headers: { prefer: 'fault=500' } });
       }
-      expect((await send('/store/orders', { method: 'POST', body: { petId: 1 }, headers: { prefer: 'fault=503', 'idempotency-key': 'o-1' } })).status).toBe(
-        503,
-      );
+      expect(
+        (
+          await send('/store/orders', {
+            method: 'POST',
+            body: { petId: 1 },
+            headers: { prefer: 'fault=503', 'idempotency-key': 'o-1' },
+          })
+        ).status,
+      ).toBe(503);
       await advance(2);
       expect((await send('/store/orders', { method: 'POST', body: { petId: 1 } })).status).toBe(201);
       const page = JSON.parse((await send('/pets?limit=2')).body) as { nextCursor: string };
       await send(`/pets?limit=2&cursor=${page.nextCursor}`);
       expect((await send(`/pets?limit=2&cursor=${page.nextCursor.slice(0, -2)}AA`)).status).toBe(400);
-      const graded = (await (await fetch(`${servers[1 % servers.length]!.url}/report-card`, { headers: { 'x-api-key': key } })).json()) as {
+      const graded = (await (
+        await fetch(`${servers[1 % servers.length]!.url}/report-card`, { headers: { 'x-api-key': key } })
+      ).json()) as {
         requests: number;
-        checks: { id: string; status: string; seen: number; failed: number; docs: string; failures: { requestId: string; detail: string }[] }[];
+        checks: {
+          id: string;
+          status: string;
+          seen: number;
+          failed: number;
+          docs: string;
+          failures: { requestId: string; detail: string }[];
+        }[];
       };
       // The figures of a wait measured in real time differ by milliseconds from run to run; the words do not.
       return {

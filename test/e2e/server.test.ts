@@ -12,7 +12,9 @@ describe('the service as started by npm start', () => {
     const first = await startServer({ DATABASE_URL: '' }, dir);
     try {
       expect(existsSync(join(dir, 'data/petstore.db'))).toBe(true);
-      const keys = [...first.output().matchAll(KEY_LINE)].map((m) => [m[1] as 'free' | 'pro' | 'business', m[2]!] as const);
+      const keys = [...first.output().matchAll(KEY_LINE)].map(
+        (m) => [m[1] as 'free' | 'pro' | 'business', m[2]!] as const,
+      );
       expect(keys.map(([plan]) => plan)).toEqual(['free', 'pro', 'business']);
       expect(first.output()).toMatch(new RegExp(`curl -i -H 'X-API-Key: ${keys[0]![1]}' http://localhost:\\d+/pets`));
       for (const [plan, key] of keys) {

@@ -76,10 +76,17 @@ function steadyLoad(port: number, key: string) {
 describe('SIGTERM under load', () => {
   it('finishes every request in flight, resets no connection, and exits 0 within SHUTDOWN_TIMEOUT_SECONDS', async () => {
     const databaseUrl = join(tempDir(), 'p.db');
-    const server = await startServer({ DATABASE_URL: databaseUrl, DEMO_KEYS: 'false', SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_S) });
-    const created = await cli(['keys', 'create', '--plan', 'enterprise', '--per-minute', '1000000', '--per-day', '1000000', '--json'], {
+    const server = await startServer({
       DATABASE_URL: databaseUrl,
+      DEMO_KEYS: 'false',
+      SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_S),
     });
+    const created = await cli(
+      ['keys', 'create', '--plan', 'enterprise', '--per-minute', '1000000', '--per-day', '1000000', '--json'],
+      {
+        DATABASE_URL: databaseUrl,
+      },
+    );
     const key = (JSON.parse(created.stdout) as { key: string }).key;
     const port = Number(new URL(server.url).port);
     const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });

@@ -47,7 +47,10 @@ describe('a new SQLite file opened by several processes at the same moment', () 
     for (let round = 0; round < ROUNDS; round++) {
       const gate = new SharedArrayBuffer(4);
       const file = join(dir, `store-${round}.db`);
-      const workers = Array.from({ length: OPENERS }, () => new Worker(script, { workerData: { ...modules, file, gate } }));
+      const workers = Array.from(
+        { length: OPENERS },
+        () => new Worker(script, { workerData: { ...modules, file, gate } }),
+      );
       const answers = workers.map(
         (worker) =>
           new Promise<unknown[]>((resolve, reject) => {
@@ -64,7 +67,9 @@ describe('a new SQLite file opened by several processes at the same moment', () 
       const outcomes = (await Promise.all(answers)).map((said) => said[1]);
       const first = outcomes[0] as { applied: number; pets: number };
       expect(first.applied).toBeGreaterThan(5);
-      expect(outcomes, `round ${round + 1}`).toEqual(Array.from({ length: OPENERS }, () => ({ applied: first.applied, pets: first.pets })));
+      expect(outcomes, `round ${round + 1}`).toEqual(
+        Array.from({ length: OPENERS }, () => ({ applied: first.applied, pets: first.pets })),
+      );
     }
   }, 60_000);
 });

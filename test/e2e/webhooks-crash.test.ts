@@ -18,12 +18,21 @@ describe('kill -9 while webhooks are being delivered', () => {
   it('delivers every committed event after the restart, each with its own webhook-id', async () => {
     const file = join(tempDir(), 'petstore.db');
     const store = await testDatabase({ kind: 'sqlite', sqliteFile: file });
-    const { record, key } = await new KeysRepository(store.db, systemClock).create({ plan: 'enterprise', perMinute: 1_000_000, perDay: 1_000_000 });
+    const { record, key } = await new KeysRepository(store.db, systemClock).create({
+      plan: 'enterprise',
+      perMinute: 1_000_000,
+      perDay: 1_000_000,
+    });
     await store.db.destroy();
     // A receiver slow enough that deliveries are in flight when the process dies.
     const receiver = await startReceiver();
     const slow = receiver.received;
-    const env = { DATABASE_URL: file, DEMO_KEYS: 'false', FULFILMENT_APPROVE_SECONDS: '0', WEBHOOK_TIMEOUT_SECONDS: '1' };
+    const env = {
+      DATABASE_URL: file,
+      DEMO_KEYS: 'false',
+      FULFILMENT_APPROVE_SECONDS: '0',
+      WEBHOOK_TIMEOUT_SECONDS: '1',
+    };
     const first = await startServer(env);
     let heldAtKill: number | undefined;
     try {
@@ -36,7 +45,11 @@ describe('kill -9 while webhooks are being delivered', () => {
       receiver.otherwise = 'hang';
       const placed = await Promise.all(
         Array.from({ length: ORDERS }, () =>
-          fetch(`${first.url}/store/orders`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{"petId":1}' }),
+          fetch(`${first.url}/store/orders`, {
+            method: 'POST',
+            headers: { 'x-api-key': key, 'content-type': 'application/json' },
+            body: '{"petId":1}',
+          }),
         ),
       );
       expect(placed.every((r) => r.status === 201)).toBe(true);
@@ -53,14 +66,22 @@ describe('kill -9 while webhooks are being delivered', () => {
     const second = await startServer(env);
     try {
       const check = await testDatabase({ kind: 'sqlite', sqliteFile: file });
-      const events = await check.db.selectFrom('events').select(['seq', 'nonce']).where('api_key_id', '=', record.id).execute();
+      const events = await check.db
+        .selectFrom('events')
+        .select(['seq', 'nonce'])
+        .where('api_key_id', '=', record.id)
+        .execute();
       await check.db.destroy();
       expect(events).toHaveLength(ORDERS);
       const committed = new Set(events.map((e) => `evt_${e.seq.toString(36)}${e.nonce}`));
-      const delivered = () => new Set(receiver.received.filter((r) => r.headers['webhook-signature']).map((r) => String(r.headers['webhook-id'])));
+      const delivered = () =>
+        new Set(
+          receiver.received.filter((r) => r.headers['webhook-signature']).map((r) => String(r.headers['webhook-id'])),
+        );
       // Claims taken before the kill lapse after the attempt's timeout and a margin: seconds, not minutes.
       const deadline = Date.now() + 30_000;
-      while (Date.now() < deadline && [...committed].some((id) => !delivered().has(id))) await new Promise((r) => setTimeout(r, 200));
+      while (Date.now() < deadline && [...committed].some((id) => !delivered().has(id)))
+        await new Promise((r) => setTimeout(r, 200));
       expect([...committed].filter((id) => !delivered().has(id))).toEqual([]);
       expect([...delivered()].every((id) => committed.has(id))).toBe(true);
       // At least once, no more than that: only the attempts in flight at the kill (at most the endpoint's

@@ -61,7 +61,9 @@ describe.skipIf(!available)('two instances delivering webhooks on PostgreSQL', (
     }
     expect(receiver.received).toHaveLength(2_000);
     // Each endpoint signs with a secret of its own: an event and a signature name one delivery.
-    const perEndpoint = new Set(receiver.received.map((r) => `${r.headers['webhook-id']}|${r.headers['webhook-signature']}`));
+    const perEndpoint = new Set(
+      receiver.received.map((r) => `${r.headers['webhook-id']}|${r.headers['webhook-signature']}`),
+    );
     expect(perEndpoint.size).toBe(2_000);
     const states = await store.db.selectFrom('webhook_deliveries').select(['state', 'attempt_count']).execute();
     expect(states.every((d) => d.state === 'succeeded' && d.attempt_count === 1)).toBe(true);

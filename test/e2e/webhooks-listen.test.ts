@@ -21,7 +21,17 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${port}/`;
   // The endpoint first: its secret is what the receiver checks with.
   secret = (await endpointAt(t, key, url)).secret;
-  child = spawn(process.execPath, [BUILT.cli, 'webhooks', 'listen', '--port', String(port), '--secret', secret, '--fail', '1']);
+  child = spawn(process.execPath, [
+    BUILT.cli,
+    'webhooks',
+    'listen',
+    '--port',
+    String(port),
+    '--secret',
+    secret,
+    '--fail',
+    '1',
+  ]);
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   while (!output.includes('listening on')) {
@@ -51,16 +61,28 @@ describe('petstore webhooks listen', () => {
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = { 'webhook-id': 'evt_1aaaaaaaaaaaa', 'webhook-timestamp': String(timestamp) };
     const other = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
-    const refused = await fetch(url, { method: 'POST', body, headers: { ...headers, 'webhook-signature': sign(other, 'evt_1aaaaaaaaaaaa', timestamp, body) } });
+    const refused = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { ...headers, 'webhook-signature': sign(other, 'evt_1aaaaaaaaaaaa', timestamp, body) },
+    });
     expect(refused.status).toBe(401);
     expect(await refused.text()).toContain('no signature matches');
     const old = await fetch(url, {
       method: 'POST',
       body,
-      headers: { ...headers, 'webhook-timestamp': String(timestamp - 3_600), 'webhook-signature': sign(secret, 'evt_1aaaaaaaaaaaa', timestamp - 3_600, body) },
+      headers: {
+        ...headers,
+        'webhook-timestamp': String(timestamp - 3_600),
+        'webhook-signature': sign(secret, 'evt_1aaaaaaaaaaaa', timestamp - 3_600, body),
+      },
     });
     expect(old.status).toBe(401);
-    const good = await fetch(url, { method: 'POST', body, headers: { ...headers, 'webhook-signature': sign(secret, 'evt_1aaaaaaaaaaaa', timestamp, body) } });
+    const good = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { ...headers, 'webhook-signature': sign(secret, 'evt_1aaaaaaaaaaaa', timestamp, body) },
+    });
     expect(good.status).toBe(200);
     expect(output).toContain('refused  POST /: no signature matches the secret');
   });

@@ -43,7 +43,11 @@ describe('an event', () => {
 
   it('has livemode false for a test key', async () => {
     const order = await place(test);
-    expect((await eventPage(t, test, 'limit=1')).data[0]).toMatchObject({ type: 'order.placed', livemode: false, data: order });
+    expect((await eventPage(t, test, 'limit=1')).data[0]).toMatchObject({
+      type: 'order.placed',
+      livemode: false,
+      data: order,
+    });
   });
 
   it('reads the same at GET /events/{eventId}', async () => {
@@ -77,8 +81,14 @@ describe('GET /events', () => {
       ['order.placed', first.id],
     ]);
     expect((await eventsOf(t, key, 'type=order.placed')).map((e) => e.data.id)).toEqual([second.id, first.id]);
-    expect((await eventsOf(t, key, 'type=order.approved&type=order.cancelled')).map((e) => e.type)).toEqual(['order.cancelled', 'order.approved']);
-    expect((await eventsOf(t, key, `orderId=${first.id}`)).map((e) => e.type)).toEqual(['order.approved', 'order.placed']);
+    expect((await eventsOf(t, key, 'type=order.approved&type=order.cancelled')).map((e) => e.type)).toEqual([
+      'order.cancelled',
+      'order.approved',
+    ]);
+    expect((await eventsOf(t, key, `orderId=${first.id}`)).map((e) => e.type)).toEqual([
+      'order.approved',
+      'order.placed',
+    ]);
     expect((await eventsOf(t, key, `orderId=${first.id}&type=order.placed`)).map((e) => e.id)).toEqual([all[3]!.id]);
     expect(await eventsOf(t, key, 'orderId=9007199254740993')).toEqual([]);
   });
@@ -133,7 +143,15 @@ describe('a filtered page', () => {
     await t.app.inject({ method: 'POST', url: `/store/orders/${first.id}/advance`, headers: { 'x-api-key': key } });
     // More orders than one walk looks through, placed (and recorded by the store) straight in it.
     const at = new Date(t.clock()).toISOString();
-    const row = { api_key_id: record.id, pet_id: available, quantity: 1, ship_date: at, status: 'placed', complete: 0, created_at: at };
+    const row = {
+      api_key_id: record.id,
+      pet_id: available,
+      quantity: 1,
+      ship_date: at,
+      status: 'placed',
+      complete: 0,
+      created_at: at,
+    };
     for (let i = 0; i < WALK_LIMIT + 100; i += 500) {
       await t.db
         .insertInto('orders')
@@ -165,7 +183,13 @@ describe('retention', () => {
       own.clock.advance(1);
       // Slices of at most 4 rows: six whole ones, then one that meets the first event still kept.
       const pace = { sliceMs: 5, idleShare: 1, busyShare: 1, first: 4, min: 1, max: 4 };
-      const sliced = new EventRetention({ db: own.db, clock: own.clock, retentionMs: 30 * 24 * 3_600_000, log: { warn: () => {}, info: () => {} }, pace });
+      const sliced = new EventRetention({
+        db: own.db,
+        clock: own.clock,
+        retentionMs: 30 * 24 * 3_600_000,
+        log: { warn: () => {}, info: () => {} },
+        pace,
+      });
       expect(await sliced.sweep()).toBe(25);
       expect(await eventsOf(own, key)).toEqual(kept);
       expect(await own.retention.sweep()).toBe(0);

@@ -17,11 +17,17 @@ let pet: number;
 
 async function failEventWrites(): Promise<void> {
   if (TEST_STORE === 'sqlite') {
-    await sql`create trigger events_fail before insert on events begin select raise(abort, 'the event write failed'); end`.execute(t.db);
+    await sql`create trigger events_fail before insert on events begin select raise(abort, 'the event write failed'); end`.execute(
+      t.db,
+    );
     return;
   }
-  await sql`create function fail_event() returns trigger language plpgsql as $$ begin raise exception 'the event write failed'; end $$`.execute(t.db);
-  await sql`create trigger events_fail before insert on events for each row execute function fail_event()`.execute(t.db);
+  await sql`create function fail_event() returns trigger language plpgsql as $$ begin raise exception 'the event write failed'; end $$`.execute(
+    t.db,
+  );
+  await sql`create trigger events_fail before insert on events for each row execute function fail_event()`.execute(
+    t.db,
+  );
 }
 
 async function allowEventWrites(): Promise<void> {
@@ -51,12 +57,25 @@ describe('a change whose event cannot be written', () => {
     try {
       expectProblem(await ordersAs(t, key).post({ petId: pet, quantity: 1 }), 500, 'internal-error');
       expectProblem(
-        await t.app.inject({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': key, 'idempotency-key': 'k-1' }, payload: { petId: pet } }),
+        await t.app.inject({
+          method: 'POST',
+          url: '/store/orders',
+          headers: { 'x-api-key': key, 'idempotency-key': 'k-1' },
+          payload: { petId: pet },
+        }),
         500,
         'internal-error',
       );
       expectProblem(await ordersAs(t, key).del(`/store/orders/${placed.id}`), 500, 'internal-error');
-      expectProblem(await t.app.inject({ method: 'POST', url: `/store/orders/${placed.id}/advance`, headers: { 'x-api-key': key } }), 500, 'internal-error');
+      expectProblem(
+        await t.app.inject({
+          method: 'POST',
+          url: `/store/orders/${placed.id}/advance`,
+          headers: { 'x-api-key': key },
+        }),
+        500,
+        'internal-error',
+      );
       t.clock.advance(10_000);
       await expect(t.fulfilment.runDue()).rejects.toThrow(/the event write failed/);
       expect(await ordersInStore()).toEqual(before);

@@ -28,7 +28,12 @@ describe('test keys', () => {
     const answer = await get(key);
     expect(answer.statusCode).toBe(200);
     expect(answer.headers['ratelimit-policy']).toBe('"minute";q=60;w=60, "day";q=1000;w=86400');
-    const placed = await t.app.inject({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': key }, payload: { petId: 1, quantity: 1 } });
+    const placed = await t.app.inject({
+      method: 'POST',
+      url: '/store/orders',
+      headers: { 'x-api-key': key },
+      payload: { petId: 1, quantity: 1 },
+    });
     expect(placed.statusCode).toBe(201);
     const live = await t.newKey('free');
     expect(json(await t.app.inject({ url: '/store/orders', headers: { 'x-api-key': live } })).data).toEqual([]);
@@ -76,7 +81,13 @@ describe('test keys', () => {
     expect(refused.headers['retry-after']).toBe('30');
     expect(refused.headers['x-ratelimit-remaining']).toBe('59');
     expect(refused.headers['cache-control']).toBe('no-store');
-    expect(json(refused)).toMatchObject({ type: 'http://petstore.test/problems/rate-limited', window: 'minute', limit: 60, plan: 'free', retryAfter: 30 });
+    expect(json(refused)).toMatchObject({
+      type: 'http://petstore.test/problems/rate-limited',
+      window: 'minute',
+      limit: 60,
+      plan: 'free',
+      retryAfter: 30,
+    });
     expect(await used(key)).toBe(1);
     await get(key, 'fault=429');
     const third = await get(key, 'fault=429');
@@ -86,7 +97,9 @@ describe('test keys', () => {
     expect(banned.statusCode).toBe(429);
     expect(json(banned)).toMatchObject({ type: 'http://petstore.test/problems/key-banned' });
     expect(json(await get(key, undefined, '/usage')).ban).toMatchObject({ level: 1 });
-    expect(await t.metrics.registry.metrics()).toContain('petstore_ratelimit_refusals_total{kind="rate-limited",plan="free"} 3');
+    expect(await t.metrics.registry.metrics()).toContain(
+      'petstore_ratelimit_refusals_total{kind="rate-limited",plan="free"} 3',
+    );
   });
 
   it('a live key ignores every preference and says nothing of them', async () => {
@@ -138,7 +151,10 @@ describe('test keys', () => {
     const { key } = await testKey();
     const etag = String((await get(key)).headers.etag);
     for (const fault of ['503', '429']) {
-      const answer = await t.app.inject({ url: '/pets/1', headers: { 'x-api-key': key, prefer: `fault=${fault}`, 'if-none-match': etag } });
+      const answer = await t.app.inject({
+        url: '/pets/1',
+        headers: { 'x-api-key': key, prefer: `fault=${fault}`, 'if-none-match': etag },
+      });
       expect(answer.statusCode).toBe(Number(fault));
     }
     expect(await used(key)).toBe(2);
@@ -186,13 +202,19 @@ describe('test keys over a socket', () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     return (t.app.server.address() as AddressInfo).port;
   }
-  function send(port: number, options: { method?: string; path: string; headers: Record<string, string>; body?: string }) {
+  function send(
+    port: number,
+    options: { method?: string; path: string; headers: Record<string, string>; body?: string },
+  ) {
     return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers }, (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (d) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-      });
+      const req = httpRequest(
+        { host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+        },
+      );
       req.on('error', reject);
       req.end(options.body);
     });
@@ -214,7 +236,9 @@ describe('test keys over a socket', () => {
     const { key } = await testKey();
     const order = { method: 'POST', path: '/store/orders', body: JSON.stringify({ petId: 1, quantity: 2 }) };
     const headers = { 'x-api-key': key, 'content-type': 'application/json', 'idempotency-key': 'reset-then-retry' };
-    await expect(send(port, { ...order, headers: { ...headers, prefer: 'fault=reset' } })).rejects.toMatchObject({ code: 'ECONNRESET' });
+    await expect(send(port, { ...order, headers: { ...headers, prefer: 'fault=reset' } })).rejects.toMatchObject({
+      code: 'ECONNRESET',
+    });
     const retried = await send(port, { ...order, headers });
     expect(retried.status).toBe(201);
     expect(retried.headers['idempotent-replayed']).toBe('true');
@@ -230,12 +254,19 @@ describe('the admin API', () => {
 
   it('creates test keys with a profile, sets it again and removes it; a live key takes none', async () => {
     t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
-    const created = await admin('POST', '/admin/keys', { plan: 'pro', test: true, faults: { rate: 0.05, latencyMs: { min: 50, max: 400 }, seed: 7 } });
+    const created = await admin('POST', '/admin/keys', {
+      plan: 'pro',
+      test: true,
+      faults: { rate: 0.05, latencyMs: { min: 50, max: 400 }, seed: 7 },
+    });
     expect(created.statusCode).toBe(201);
     const view = json(created);
     expect(view.key).toMatch(/^pet_test_/);
     expect(view.prefix).toMatch(/^pet_test_.{4}…$/);
-    expect(view).toMatchObject({ test: true, faults: { rate: 0.05, faults: ['503', '500', '429', 'reset'], latencyMs: { min: 50, max: 400 }, seed: 7 } });
+    expect(view).toMatchObject({
+      test: true,
+      faults: { rate: 0.05, faults: ['503', '500', '429', 'reset'], latencyMs: { min: 50, max: 400 }, seed: 7 },
+    });
     const set = await admin('PUT', `/admin/keys/${view.id}/faults`, { rate: 1, faults: ['429'] });
     expect(json(set).faults).toMatchObject({ rate: 1, faults: ['429'], latencyMs: null, seed: expect.any(Number) });
     expect((await get(view.key)).statusCode).toBe(429);

@@ -33,7 +33,13 @@ describe('Prefer (RFC 7240)', () => {
 });
 
 describe('a fault profile', () => {
-  const profile: FaultProfile = { rate: 0.25, faults: ['503', '429'], latencyMs: { min: 50, max: 400 }, seed: 42, setAt: '2026-11-23T00:00:00.000Z' };
+  const profile: FaultProfile = {
+    rate: 0.25,
+    faults: ['503', '429'],
+    latencyMs: { min: 50, max: 400 },
+    seed: 42,
+    setAt: '2026-11-23T00:00:00.000Z',
+  };
 
   it('draws the same sequence from the same seed, and another from another', () => {
     const run = (seed: number) => {

@@ -7,7 +7,13 @@ export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 export type AdminMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** A request to the admin listener with `Authorization: Bearer <token>`: none when the token is null. */
-export function adminRequest(admin: App, method: AdminMethod, url: string, payload?: object, token: string | null = ADMIN_TOKEN) {
+export function adminRequest(
+  admin: App,
+  method: AdminMethod,
+  url: string,
+  payload?: object,
+  token: string | null = ADMIN_TOKEN,
+) {
   return admin.inject({ method, url, payload, headers: token === null ? {} : { authorization: `Bearer ${token}` } });
 }
 

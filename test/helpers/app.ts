@@ -82,7 +82,9 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = loadConfig({ PUBLIC_URL: 'http://petstore.test', ...options.env });
   const { adminToken } = config;
   const kind = options.sqliteFile ? 'sqlite' : options.postgresVia ? 'postgres' : TEST_STORE;
-  const store = options.store ? reopened(options.store) : await testDatabase({ kind, sqliteFile: options.sqliteFile, connectVia: options.postgresVia });
+  const store = options.store
+    ? reopened(options.store)
+    : await testDatabase({ kind, sqliteFile: options.sqliteFile, connectVia: options.postgresVia });
   const { db } = store;
   const limiter = options.limiter ?? new MemoryLimiterStore({ clock, rules: config.ban });
   const metrics = createMetrics();
@@ -90,16 +92,34 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const changes = openChangeFeed(db, store.config, { clock });
   const app = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger });
   const limiterStatus = () => ({ configured: 'memory', deciding: 'memory' }) as const;
-  const admin = await buildAdminApp({ db, changes, limiter, limiterStatus, metrics, clock, publicUrl: config.publicUrl, adminToken, logger });
+  const admin = await buildAdminApp({
+    db,
+    changes,
+    limiter,
+    limiterStatus,
+    metrics,
+    clock,
+    publicUrl: config.publicUrl,
+    adminToken,
+    logger,
+  });
   const keys = new KeysRepository(db, clock, changes);
   // The jobs log where the app does: nowhere, or into `logLines`.
   const quiet = logger || { warn: () => {}, info: () => {} };
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
-  const fulfilment = new Fulfilment({ moves, transactions: transactionsOf(db), clock, lag: metrics.fulfilmentLag, log: quiet });
+  const fulfilment = new Fulfilment({
+    moves,
+    transactions: transactionsOf(db),
+    clock,
+    lag: metrics.fulfilmentLag,
+    log: quiet,
+  });
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log: quiet });
   const idempotencyExpiry = new IdempotencyExpiry({ db, clock, log: quiet });
   const dispatcher = Dispatcher.of(db, config.webhooks, { clock, metrics, log: quiet, random: options.random });
-  const request = options.overSocket ? overSocket(Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port)) : injected(app);
+  const request = options.overSocket
+    ? overSocket(Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port))
+    : injected(app);
   return {
     app,
     admin,
@@ -134,7 +154,12 @@ function injected(app: App) {
   return async (sent: Sent): Promise<Received> => {
     const { remoteAddress, ...rest } = sent;
     const response = await app.inject({ ...rest, ...(remoteAddress ? { remoteAddress } : {}) });
-    return { statusCode: response.statusCode, headers: response.headers, body: response.body, json: () => response.json() };
+    return {
+      statusCode: response.statusCode,
+      headers: response.headers,
+      body: response.body,
+      json: () => response.json(),
+    };
   };
 }
 

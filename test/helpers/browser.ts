@@ -6,7 +6,8 @@ export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 /** Whether Debian's Chromium is here; in CI it must be (.ci/run installs it), elsewhere the suite skips. */
 export function chromiumInstalled(): boolean {
   if (existsSync(CHROMIUM)) return true;
-  if (process.env.CI === 'true') throw new Error(`Chromium is not at ${CHROMIUM}; .ci/run installs it (apt-get install chromium)`);
+  if (process.env.CI === 'true')
+    throw new Error(`Chromium is not at ${CHROMIUM}; .ci/run installs it (apt-get install chromium)`);
   console.warn(`Browser suites skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
   return false;
 }

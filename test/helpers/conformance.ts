@@ -51,19 +51,27 @@ export class Validators {
     // openapi-backend validates `application/json` bodies only; problems are `application/problem+json`.
     // Its copy of the document lists each body under `application/json` (same schema), and `check`
     // checks the real media type itself.
-    const asJson = JSON.parse(JSON.stringify(doc).replaceAll('"application/problem+json"', '"application/json"')) as Doc;
+    const asJson = JSON.parse(
+      JSON.stringify(doc).replaceAll('"application/problem+json"', '"application/json"'),
+    ) as Doc;
     // It also takes every declared header as required, whatever `required` says: its copy leaves the
     // optional ones out, and `check` checks those itself.
     for (const methods of Object.values(asJson.paths)) {
       for (const op of Object.values(methods)) {
         for (const response of Object.values(op.responses)) {
-          for (const [name, header] of Object.entries(response.headers ?? {})) if (!requiredHeader(doc, header)) delete response.headers![name];
+          for (const [name, header] of Object.entries(response.headers ?? {}))
+            if (!requiredHeader(doc, header)) delete response.headers![name];
         }
       }
     }
     // `quick` skips its check of the document itself, which knows only OpenAPI 3.0 (it refuses 3.1's
     // license `identifier`); the schemas it validates responses with are plain JSON Schema either way.
-    const api = new OpenAPIBackend({ definition: asJson as never, quick: true, validate: true, ajvOpts: { strict: false } });
+    const api = new OpenAPIBackend({
+      definition: asJson as never,
+      quick: true,
+      validate: true,
+      ajvOpts: { strict: false },
+    });
     await api.init();
     return new Validators(doc, prism, api);
   }
@@ -80,8 +88,16 @@ export class Validators {
       body = typeof payload === 'string' ? payload : JSON.stringify(payload);
       sent['content-type'] ??= 'application/json';
     }
-    const response = await fetch(`${this.prism.url}${url as string}`, { method: method as string, headers: sent, body });
-    return this.check(operationId, { statusCode: response.status, headers: Object.fromEntries(response.headers), body: await response.text() });
+    const response = await fetch(`${this.prism.url}${url as string}`, {
+      method: method as string,
+      headers: sent,
+      body,
+    });
+    return this.check(operationId, {
+      statusCode: response.status,
+      headers: Object.fromEntries(response.headers),
+      body: await response.text(),
+    });
   }
 
   /** Every documented status of every operation that no answer had. */
@@ -103,7 +119,8 @@ export class Validators {
     const where = `${operationId} → ${status}`;
     // Prism's word on the answer (its word on a request sent invalid on purpose is expected).
     for (const violation of violationsOf(response.headers['sl-violations'])) {
-      if (violation.location[0] === 'response') mismatches.push(`${where}: Prism: ${violation.message} at ${violation.location.join('.')}`);
+      if (violation.location[0] === 'response')
+        mismatches.push(`${where}: Prism: ${violation.message} at ${violation.location.join('.')}`);
     }
     const documented = operationOf(doc, operationId).responses[String(status)];
     if (!documented) {
@@ -112,18 +129,26 @@ export class Validators {
     }
     const [mediaType] = Object.keys(documented.content ?? {});
     const sentType = String(response.headers['content-type'] ?? '').split(';')[0];
-    if (mediaType && sentType !== mediaType) mismatches.push(`${where}: content-type ${sentType}, documented ${mediaType}`);
+    if (mediaType && sentType !== mediaType)
+      mismatches.push(`${where}: content-type ${sentType}, documented ${mediaType}`);
     if (mediaType) {
       const body = this.api.validator.validateResponse(JSON.parse(response.body), operationId, status);
       if (!body.valid) mismatches.push(`${where}: body ${JSON.stringify(body.errors)}`);
     }
-    const headers = this.api.validator.validateResponseHeaders(response.headers, operationId, { statusCode: status, setMatchType: SetMatchType.Superset });
+    const headers = this.api.validator.validateResponseHeaders(response.headers, operationId, {
+      statusCode: status,
+      setMatchType: SetMatchType.Superset,
+    });
     if (!headers.valid) mismatches.push(`${where}: headers ${JSON.stringify(headers.errors)}`);
     for (const [name, declared] of Object.entries(documented.headers ?? {})) {
       const sent = response.headers[name.toLowerCase()];
-      if (requiredHeader(doc, declared) && sent === undefined) mismatches.push(`${where}: declared header ${name} missing`);
+      if (requiredHeader(doc, declared) && sent === undefined)
+        mismatches.push(`${where}: declared header ${name} missing`);
       // An optional header, when sent, holds the one value its schema allows.
-      const allowed = !('$ref' in declared) && !requiredHeader(doc, declared) ? (declared.schema as { const?: string }).const : undefined;
+      const allowed =
+        !('$ref' in declared) && !requiredHeader(doc, declared)
+          ? (declared.schema as { const?: string }).const
+          : undefined;
       if (sent !== undefined && allowed !== undefined && sent !== allowed)
         mismatches.push(`${where}: header ${name} is ${String(sent)}, documented ${allowed}`);
     }
@@ -183,8 +208,19 @@ export async function testModeTraffic(
 ) {
   const as = (k: string, extra: Record<string, string> = {}) => ({ 'x-api-key': k, ...extra });
   // A test key's clock and data: moved, refused (a live key, going back, a bad body, a reused Idempotency-Key), reset.
-  const clockMove = (operationId: string, how: string, k: string, payload?: object, extra: Record<string, string> = {}) =>
-    send(operationId, { method: 'POST', url: `/test-clock/${how}`, headers: as(k, extra), ...(payload ? { payload } : {}) });
+  const clockMove = (
+    operationId: string,
+    how: string,
+    k: string,
+    payload?: object,
+    extra: Record<string, string> = {},
+  ) =>
+    send(operationId, {
+      method: 'POST',
+      url: `/test-clock/${how}`,
+      headers: as(k, extra),
+      ...(payload ? { payload } : {}),
+    });
   await send('getTestClock', { url: '/test-clock', headers: as(tester) });
   await send('getTestClock', { url: '/test-clock', headers: as(live) });
   for (const k of [tester, live]) {
@@ -204,22 +240,40 @@ export async function testModeTraffic(
     await clockMove(operationId, how, tester);
     await clockMove(operationId, how, live);
     await clockMove(operationId, how, tester, undefined, { 'idempotency-key': 'c1' });
-    expect(await threeAtOnce(t.db, () => clockMove(operationId, how, tester, undefined, { 'idempotency-key': `at-once-${how}` })), operationId).toEqual([
-      200, 409, 409,
-    ]);
+    expect(
+      await threeAtOnce(t.db, () =>
+        clockMove(operationId, how, tester, undefined, { 'idempotency-key': `at-once-${how}` }),
+      ),
+      operationId,
+    ).toEqual([200, 409, 409]);
   }
   // Child test keys: made, refused (a live key, a body of another type, the 101st), deleted.
   const parent = await t.newKey({ plan: 'pro', test: true });
   const child = await send('createTestKey', { method: 'POST', url: '/test-keys', headers: as(parent) });
   await send('createTestKey', { method: 'POST', url: '/test-keys', headers: as(live) });
-  await send('createTestKey', { method: 'POST', url: '/test-keys', headers: as(parent, { 'content-type': 'text/plain' }), payload: 'x' });
+  await send('createTestKey', {
+    method: 'POST',
+    url: '/test-keys',
+    headers: as(parent, { 'content-type': 'text/plain' }),
+    payload: 'x',
+  });
   expect(
-    await threeAtOnce(t.db, () => send('createTestKey', { method: 'POST', url: '/test-keys', headers: as(parent, { 'idempotency-key': 'at-once' }) })),
+    await threeAtOnce(t.db, () =>
+      send('createTestKey', {
+        method: 'POST',
+        url: '/test-keys',
+        headers: as(parent, { 'idempotency-key': 'at-once' }),
+      }),
+    ),
   ).toEqual([201, 409, 409]);
   // Up to the limit, around the validators: the 101st is the 409 they see.
   for (let i = 0; i < 98; i++) await t.app.inject({ method: 'POST', url: '/test-keys', headers: as(parent) });
   await send('createTestKey', { method: 'POST', url: '/test-keys', headers: as(parent) });
-  await send('deleteTestKey', { method: 'DELETE', url: `/test-keys/${JSON.parse(child.body).id}`, headers: as(parent) });
+  await send('deleteTestKey', {
+    method: 'DELETE',
+    url: `/test-keys/${JSON.parse(child.body).id}`,
+    headers: as(parent),
+  });
   await send('deleteTestKey', { method: 'DELETE', url: '/test-keys/key_00', headers: as(parent) });
   await send('deleteTestKey', { method: 'DELETE', url: '/test-keys/nope', headers: as(parent) });
   await send('deleteTestKey', { method: 'DELETE', url: '/test-keys/key_00', headers: as(live) });

@@ -27,14 +27,22 @@ export interface TestDatabase {
  */
 const SQLITE_CURSOR_SECRET = randomBytes(32).toString('base64');
 
-export async function testDatabase({ kind = TEST_STORE, sqliteFile = ':memory:', connectVia = TEST_DATABASE_URL } = {}): Promise<TestDatabase> {
+export async function testDatabase({
+  kind = TEST_STORE,
+  sqliteFile = ':memory:',
+  connectVia = TEST_DATABASE_URL,
+} = {}): Promise<TestDatabase> {
   if (kind === 'sqlite') {
     const config: DatabaseConfig = { kind, file: sqliteFile };
     const db = openDatabase(config);
     await migrate(db, kind);
     // One cursor secret for every SQLite store of the run, as copies of one template share theirs on
     // PostgreSQL: two apps built side by side (the entrances compared) sign the same cursors.
-    await db.updateTable('service_secrets').set({ value: SQLITE_CURSOR_SECRET }).where('name', '=', 'cursors').execute();
+    await db
+      .updateTable('service_secrets')
+      .set({ value: SQLITE_CURSOR_SECRET })
+      .where('name', '=', 'cursors')
+      .execute();
     return { db, url: sqliteFile, config, drop: async () => {} };
   }
   const { url, drop } = await postgresDatabase(connectVia);

@@ -46,10 +46,18 @@ export interface Flaws {
  * Closed by `closeReceivers`.
  */
 export async function receiverWith(clock: () => number, flaws: Flaws = {}) {
-  const state = { secrets: [] as string[], requests: 0, inFlight: 0, mostInFlight: 0, received: [] as { headers: IncomingHttpHeaders; body: string }[] };
+  const state = {
+    secrets: [] as string[],
+    requests: 0,
+    inFlight: 0,
+    mostInFlight: 0,
+    received: [] as { headers: IncomingHttpHeaders; body: string }[],
+  };
   const seen = new Set<string>();
   const judge = (headers: Record<string, string | string[] | undefined>, body: string): number => {
-    const [id, timestamp, signature] = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => String(headers[name] ?? ''));
+    const [id, timestamp, signature] = ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) =>
+      String(headers[name] ?? ''),
+    );
     if (!id || !timestamp) return 401;
     if (signature) {
       const age = clock() / 1000 - Number(timestamp);

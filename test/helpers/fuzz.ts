@@ -31,7 +31,22 @@ const id = fc.oneof(
   anyText.map(encodeURIComponent),
 );
 const segment = fc.oneof(
-  oneOf('pets', 'store', 'orders', 'openapi.json', 'docs', 'problems', 'rate-limited', 'admin', '..', '%2e%2e', '%00', '%ZZ', '%', '~'),
+  oneOf(
+    'pets',
+    'store',
+    'orders',
+    'openapi.json',
+    'docs',
+    'problems',
+    'rate-limited',
+    'admin',
+    '..',
+    '%2e%2e',
+    '%00',
+    '%ZZ',
+    '%',
+    '~',
+  ),
   anyText.map(encodeURIComponent),
 );
 const path = fc.oneof(
@@ -58,7 +73,10 @@ const query = fc.oneof(
     .array(
       fc.tuple(
         oneOf('limit', 'cursor', 'status', 'x', '__proto__', 'limit[]', ''),
-        fc.oneof(oneOf('1', '0', '100', '101', '-1', 'abc', 'available', 'sold', '', '%00', '%ZZ'), anyText.map(encodeURIComponent)),
+        fc.oneof(
+          oneOf('1', '0', '100', '101', '-1', 'abc', 'available', 'sold', '', '%00', '%ZZ'),
+          anyText.map(encodeURIComponent),
+        ),
       ),
       { maxLength: 4 },
     )
@@ -100,7 +118,9 @@ export function hostileRequest(keys: () => string[]): fc.Arbitrary<HostileReques
       {
         petId: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 16 }) }, fc.integer()),
         quantity: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: -1, max: 9 }) }, fc.double()),
-        shipDate: fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString()),
+        shipDate: fc
+          .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+          .map((d) => d.toISOString()),
       },
       { requiredKeys: ['petId'] },
     )
@@ -114,7 +134,9 @@ export function hostileRequest(keys: () => string[]): fc.Arbitrary<HostileReques
         ),
         fc.tuple(
           oneOf('GET', 'HEAD', 'DELETE'),
-          fc.tuple(oneOf('/pets/', '/store/orders/'), fc.oneof(fc.integer({ min: 1, max: 60 }).map(String), id)).map(([p, i]) => p + i),
+          fc
+            .tuple(oneOf('/pets/', '/store/orders/'), fc.oneof(fc.integer({ min: 1, max: 60 }).map(String), id))
+            .map(([p, i]) => p + i),
         ),
         fc.tuple(oneOf('POST'), oneOf('/store/orders')),
       ),
@@ -125,11 +147,18 @@ export function hostileRequest(keys: () => string[]): fc.Arbitrary<HostileReques
     .map(([[method, path], apiKey, payload, idempotencyKey]) => ({
       method,
       path,
-      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }) },
+      headers: {
+        'x-api-key': apiKey,
+        'content-type': 'application/json',
+        ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
+      },
       body: method === 'POST' ? payload : undefined,
     }));
   return fc.oneof(anything(keys), aimed).map((r) => {
-    const headers = Object.fromEntries(Object.entries(r.headers).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    const headers = Object.fromEntries(Object.entries(r.headers).filter(([, v]) => v !== undefined)) as Record<
+      string,
+      string
+    >;
     // node:http sends a GET's body without any length, which is a malformed request: say it.
     if (r.body !== undefined) headers['content-length'] = String(Buffer.byteLength(r.body));
     return { ...r, headers };
@@ -190,7 +219,14 @@ function framed(keys: () => string[]): fc.Arbitrary<Buffer> {
     path.map((p) => Buffer.from(p)),
   );
   const header = fc.oneof(
-    oneOf('Content-Type: application/json', 'Content-Type: text/plain', 'X-Request-Id: a\tb', 'Accept: */*', 'Idempotency-Key: x', 'X-Forwarded-For: 1.2.3.4'),
+    oneOf(
+      'Content-Type: application/json',
+      'Content-Type: text/plain',
+      'X-Request-Id: a\tb',
+      'Accept: */*',
+      'Idempotency-Key: x',
+      'X-Forwarded-For: 1.2.3.4',
+    ),
     fc.tuple(anyText, anyText).map(([k, v]) => `X-${encodeURIComponent(k)}: ${v}`),
   );
   return fc
@@ -210,7 +246,10 @@ function framed(keys: () => string[]): fc.Arbitrary<Buffer> {
 
 function garbage(keys: () => string[]): fc.Arbitrary<Buffer> {
   const bytes = fc.uint8Array({ maxLength: 60 }).map((b) => Buffer.from(b).toString('latin1'));
-  const method = fc.oneof(oneOf('GET', 'POST', 'DELETE', 'FOO', 'G\u0000T', 'get', '', 'PRI', 'CONNECT', 'TRACE'), bytes);
+  const method = fc.oneof(
+    oneOf('GET', 'POST', 'DELETE', 'FOO', 'G\u0000T', 'get', '', 'PRI', 'CONNECT', 'TRACE'),
+    bytes,
+  );
   const target = fc.oneof(
     path,
     anyText.map((t) => `/pets/${Buffer.from(t).toString('latin1')}`),
@@ -250,9 +289,16 @@ function garbage(keys: () => string[]): fc.Arbitrary<Buffer> {
       version,
       fc.array(header, { maxLength: 6 }),
       framing,
-      fc.oneof(body, bytes, oneOf('5\r\nhello\r\n0\r\n\r\n', 'zz\r\nxx\r\n', '0\r\n\r\nGET /pets HTTP/1.1\r\nHost: a\r\n\r\n')),
+      fc.oneof(
+        body,
+        bytes,
+        oneOf('5\r\nhello\r\n0\r\n\r\n', 'zz\r\nxx\r\n', '0\r\n\r\nGET /pets HTTP/1.1\r\nHost: a\r\n\r\n'),
+      ),
     )
     .map(([m, t, v, hs, eol, b]) =>
-      Buffer.concat([Buffer.from(`${m} ${t} ${v}${eol}Host: localhost${eol}${hs.join(eol)}${eol}${eol}`, 'latin1'), Buffer.from(b)]),
+      Buffer.concat([
+        Buffer.from(`${m} ${t} ${v}${eol}Host: localhost${eol}${hs.join(eol)}${eol}${eol}`, 'latin1'),
+        Buffer.from(b),
+      ]),
     );
 }

@@ -35,7 +35,9 @@ export async function startNginx(upstreams: [string, string]): Promise<Nginx> {
   const prefix = tempDir();
   mkdirSync(join(prefix, 'logs'), { recursive: true });
   writeFileSync(join(prefix, 'nginx.conf'), config);
-  const child: ChildProcess = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
+  const child: ChildProcess = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], {
+    stdio: 'ignore',
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 5_000;

@@ -20,7 +20,8 @@ export const BASE = 'http://petstore.test';
 export const ordersAs = (t: TestApp, key: string) => ({
   get: (url: string) => t.request({ method: 'GET', url, headers: { 'x-api-key': key } }),
   del: (url: string) => t.request({ method: 'DELETE', url, headers: { 'x-api-key': key } }),
-  post: (payload: unknown) => t.request({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': key }, payload: payload as object }),
+  post: (payload: unknown) =>
+    t.request({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': key }, payload: payload as object }),
 });
 
 /** The id of the first pet of the catalogue with this status. */
@@ -31,7 +32,11 @@ export async function firstPetWith(t: TestApp, key: string, status: string): Pro
 }
 
 /** A problem of this status and type. */
-export function expectProblem(response: Pick<LightMyRequestResponse, 'statusCode' | 'headers' | 'body'>, status: number, slug: string) {
+export function expectProblem(
+  response: Pick<LightMyRequestResponse, 'statusCode' | 'headers' | 'body'>,
+  status: number,
+  slug: string,
+) {
   expect(response.statusCode).toBe(status);
   expect(response.headers['content-type']).toContain('application/problem+json');
   expect(json(response)).toMatchObject({ type: `${BASE}/problems/${slug}`, status });

@@ -27,9 +27,20 @@ export function overSocket(port: number) {
   return (sent: Sent): Promise<Received> =>
     new Promise((resolve, reject) => {
       const payload = typeof sent.payload === 'object' ? JSON.stringify(sent.payload) : sent.payload;
-      const headers: Record<string, string> = { ...(typeof sent.payload === 'object' ? { 'content-type': 'application/json' } : {}), ...sent.headers };
+      const headers: Record<string, string> = {
+        ...(typeof sent.payload === 'object' ? { 'content-type': 'application/json' } : {}),
+        ...sent.headers,
+      };
       const req = request(
-        { host: '127.0.0.1', port, method: sent.method ?? 'GET', path: sent.url, headers, agent: false, localAddress: loopbackFor(sent.remoteAddress) },
+        {
+          host: '127.0.0.1',
+          port,
+          method: sent.method ?? 'GET',
+          path: sent.url,
+          headers,
+          agent: false,
+          localAddress: loopbackFor(sent.remoteAddress),
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));

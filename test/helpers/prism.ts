@@ -24,15 +24,20 @@ export async function prismProxy(document: string, upstream: string): Promise<Pr
   const file = join(tempDir(), 'openapi.json');
   writeFileSync(file, document);
   const port = await freePort();
-  const child: ChildProcess = spawn(join(ROOT, 'node_modules/.bin/prism'), ['proxy', file, upstream, '--host', '127.0.0.1', '--port', String(port)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    join(ROOT, 'node_modules/.bin/prism'),
+    ['proxy', file, upstream, '--host', '127.0.0.1', '--port', String(port)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const started = Date.now();
   while (!output.includes('Prism is listening')) {
-    if (child.exitCode !== null || Date.now() - started > 30_000) throw new Error(`prism proxy did not start:\n${output.slice(-2000)}`);
+    if (child.exitCode !== null || Date.now() - started > 30_000)
+      throw new Error(`prism proxy did not start:\n${output.slice(-2000)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return {

@@ -73,7 +73,12 @@ export function runBuilt(script: string, args: string[], env: Record<string, str
 export async function cli(args: string[], env: Record<string, string>): Promise<Run> {
   let stdout = '';
   let stderr = '';
-  const code = await runCommandLine(args, { env, clock: systemClock, stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  const code = await runCommandLine(args, {
+    env,
+    clock: systemClock,
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+  });
   return { code, stdout, stderr };
 }
 
@@ -89,7 +94,9 @@ export interface Server {
 
 /** A demo key the service printed at start (its `free` or `test` line), from its output. */
 export function demoKey(server: Pick<Server, 'output'>, plan: 'free' | 'test'): string {
-  const line = new RegExp(`^ {2}${plan} +(pet_${plan === 'test' ? 'test_' : ''}[A-Za-z0-9_-]{32})$`, 'm').exec(server.output());
+  const line = new RegExp(`^ {2}${plan} +(pet_${plan === 'test' ? 'test_' : ''}[A-Za-z0-9_-]{32})$`, 'm').exec(
+    server.output(),
+  );
   if (!line) throw new Error(`no ${plan} demo key in the service's output`);
   return line[1]!;
 }
@@ -99,13 +106,22 @@ export async function startServer(env: Record<string, string>, cwd = ROOT): Prom
   const port = await freePort();
   const adminPort = await freePort();
   const child = spawn(process.execPath, [BUILT.service], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ADMIN_PORT: String(adminPort),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     cwd,
   });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal)),
+  );
   const url = `http://127.0.0.1:${port}`;
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   const deadline = Date.now() + 20_000;

@@ -12,7 +12,10 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function tcpProxy(target: { host: string; port: number }, slowReplies?: { bytes: number; everyMs: number }): Promise<TcpProxy> {
+export async function tcpProxy(
+  target: { host: string; port: number },
+  slowReplies?: { bytes: number; everyMs: number },
+): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let server: Server | null = null;

@@ -48,9 +48,13 @@ export interface RedisServer {
 
 /** A throwaway redis-server on `port`, without persistence, ready to answer. */
 export async function startRedisServer(port: number): Promise<RedisServer> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + 5000;
@@ -70,7 +74,12 @@ async function kill(child: ChildProcess, exited: Promise<void>): Promise<void> {
 }
 
 async function ping(url: string): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, connectTimeout: 1000, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+  });
   probe.on('error', () => {});
   try {
     await probe.connect();

@@ -29,9 +29,11 @@ export const webhooksAs = (t: TestApp, key: string) => {
     create: (payload: object, extra: Record<string, string> = {}) =>
       t.request({ method: 'POST', url: '/webhook-endpoints', headers: { ...headers, ...extra }, payload }),
     get: (url: string) => t.request({ url, headers }),
-    patch: (id: string, payload: object) => t.request({ method: 'PATCH', url: `/webhook-endpoints/${id}`, headers, payload }),
+    patch: (id: string, payload: object) =>
+      t.request({ method: 'PATCH', url: `/webhook-endpoints/${id}`, headers, payload }),
     del: (id: string) => t.request({ method: 'DELETE', url: `/webhook-endpoints/${id}`, headers }),
-    post: (url: string, extra: Record<string, string> = {}) => t.request({ method: 'POST', url, headers: { ...headers, ...extra } }),
+    post: (url: string, extra: Record<string, string> = {}) =>
+      t.request({ method: 'POST', url, headers: { ...headers, ...extra } }),
   };
 };
 

@@ -17,7 +17,12 @@ const BANNED_READ_PAUSE_MS = DEFAULTS.bannedReadPauseMs;
 
 /** A connection as the pipelining bound sees one, with its pauses and resumes counted. */
 function connection() {
-  const socket = Object.assign(new EventEmitter(), { destroyed: false, pause: vi.fn(), resume: vi.fn(), destroy: vi.fn() });
+  const socket = Object.assign(new EventEmitter(), {
+    destroyed: false,
+    pause: vi.fn(),
+    resume: vi.fn(),
+    destroy: vi.fn(),
+  });
   /** One request on it, answered (its response closed), as a banned caller's or not. */
   const answer = (bound: ReturnType<typeof boundPipelining>, banned: boolean) => {
     const req = { socket } as unknown as IncomingMessage;

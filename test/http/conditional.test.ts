@@ -5,7 +5,13 @@ let t: TestApp;
 afterEach(async () => t.close());
 
 const get = (url: string, key: string | undefined, ifNoneMatch?: string) =>
-  t.app.inject({ url, headers: { ...(key ? { 'x-api-key': key } : {}), ...(ifNoneMatch !== undefined ? { 'if-none-match': ifNoneMatch } : {}) } });
+  t.app.inject({
+    url,
+    headers: {
+      ...(key ? { 'x-api-key': key } : {}),
+      ...(ifNoneMatch !== undefined ? { 'if-none-match': ifNoneMatch } : {}),
+    },
+  });
 const remaining = (response: { headers: Record<string, unknown> }) => Number(response.headers['x-ratelimit-remaining']);
 
 describe('conditional reads: ETag and If-None-Match', () => {
@@ -14,9 +20,16 @@ describe('conditional reads: ETag and If-None-Match', () => {
     async (url) => {
       t = await testApp();
       const key = await t.newKey('free');
-      expect((await t.app.inject({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': key }, payload: { petId: 1, quantity: 1 } })).statusCode).toBe(
-        201,
-      );
+      expect(
+        (
+          await t.app.inject({
+            method: 'POST',
+            url: '/store/orders',
+            headers: { 'x-api-key': key },
+            payload: { petId: 1, quantity: 1 },
+          })
+        ).statusCode,
+      ).toBe(201);
       const first = await get(url, key);
       expect(first.statusCode).toBe(200);
       const etag = first.headers.etag as string;
@@ -42,7 +55,8 @@ describe('conditional reads: ETag and If-None-Match', () => {
     t = await testApp();
     const key = await t.newKey('pro');
     const etag = (await get('/pets/2', key)).headers.etag as string;
-    for (const sent of [`W/${etag}`, `"a", ${etag}`, '*']) expect((await get('/pets/2', key, sent)).statusCode, sent).toBe(304);
+    for (const sent of [`W/${etag}`, `"a", ${etag}`, '*'])
+      expect((await get('/pets/2', key, sent)).statusCode, sent).toBe(304);
     expect((await get('/pets/2', key, '"a", "b"')).statusCode).toBe(200);
   });
 
@@ -50,7 +64,12 @@ describe('conditional reads: ETag and If-None-Match', () => {
     t = await testApp();
     const key = await t.newKey('pro');
     const etag = (await get('/store/orders', key)).headers.etag as string;
-    await t.app.inject({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': key }, payload: { petId: 1, quantity: 1 } });
+    await t.app.inject({
+      method: 'POST',
+      url: '/store/orders',
+      headers: { 'x-api-key': key },
+      payload: { petId: 1, quantity: 1 },
+    });
     const after = await get('/store/orders', key, etag);
     expect(after.statusCode).toBe(200);
     expect(after.headers.etag).not.toBe(etag);

@@ -10,7 +10,10 @@ afterAll(async () => t.close());
 describe('CORS', () => {
   it('every response allows any origin and exposes all its headers', async () => {
     const key = await t.newKey('free');
-    for (const response of [await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } }), await t.app.inject({ url: '/nowhere' })]) {
+    for (const response of [
+      await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } }),
+      await t.app.inject({ url: '/nowhere' }),
+    ]) {
       expect(response.headers['access-control-allow-origin']).toBe('*');
       // What a browser makes of it, from a page of another origin: test/e2e/cors-browser.test.ts.
       expect(response.headers['access-control-expose-headers']).toBe('*');

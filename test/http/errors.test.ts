@@ -18,7 +18,13 @@ afterAll(async () => {
 /**
  * The RFC 9457 shape every error has, and the page its `type` points at. Returns the body.
  */
-async function expectProblem(app: TestApp, response: LightMyRequestResponse, status: number, slug: string, instance: string) {
+async function expectProblem(
+  app: TestApp,
+  response: LightMyRequestResponse,
+  status: number,
+  slug: string,
+  instance: string,
+) {
   expect(response.statusCode).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/problem\+json(;|$)/);
   const body = json(response);
@@ -39,10 +45,13 @@ async function expectProblem(app: TestApp, response: LightMyRequestResponse, sta
 const withKey = (headers: Record<string, string> = {}) => ({ 'x-api-key': key, ...headers });
 
 describe('unknown paths', () => {
-  it.each(['/nothing', '/pets/1/toys', '/store', '/store/orders/1/items'])('answers 404 not-found for %s', async (url) => {
-    const response = await t.app.inject({ method: 'GET', url, headers: withKey() });
-    await expectProblem(t, response, 404, 'not-found', url);
-  });
+  it.each(['/nothing', '/pets/1/toys', '/store', '/store/orders/1/items'])(
+    'answers 404 not-found for %s',
+    async (url) => {
+      const response = await t.app.inject({ method: 'GET', url, headers: withKey() });
+      await expectProblem(t, response, 404, 'not-found', url);
+    },
+  );
 
   it('answers 404 without a key too, and keeps the query out of instance', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/nothing?x=1' });
@@ -51,11 +60,14 @@ describe('unknown paths', () => {
 });
 
 describe('malformed URLs', () => {
-  it.each(['/pets/%zz', '/pets/%E0%A4%A'])('answers %s (bad percent-encoding) with a 400 problem and a request id', async (url) => {
-    const response = await t.app.inject({ method: 'GET', url, headers: withKey({ 'x-request-id': 'bad-url-1' }) });
-    await expectProblem(t, response, 400, 'invalid-request', url);
-    expect(response.headers['x-request-id']).toBe('bad-url-1');
-  });
+  it.each(['/pets/%zz', '/pets/%E0%A4%A'])(
+    'answers %s (bad percent-encoding) with a 400 problem and a request id',
+    async (url) => {
+      const response = await t.app.inject({ method: 'GET', url, headers: withKey({ 'x-request-id': 'bad-url-1' }) });
+      await expectProblem(t, response, 400, 'invalid-request', url);
+      expect(response.headers['x-request-id']).toBe('bad-url-1');
+    },
+  );
 });
 
 describe('long path parameters', () => {
@@ -98,14 +110,22 @@ describe('precedence: the path and the method are judged before the body', () =>
     ['PUT', '/pets/1', 'application/xml', '<pet/>', ['GET', 'HEAD']],
     ['POST', '/pets', 'text/plain', 'hello', ['GET', 'HEAD']],
     ['PATCH', '/store/orders', 'application/json', '{"status": ', ['GET', 'HEAD', 'POST']],
-  ] as const)('answers %s %s with a %s body it cannot parse: 405, not 400/415', async (method, url, type, payload, allowed) => {
-    const response = await t.app.inject({ method, url, headers: withKey({ 'content-type': type }), payload });
-    await expectProblem(t, response, 405, 'method-not-allowed', url);
-    expect(new Set(String(response.headers.allow).split(/\s*,\s*/))).toEqual(new Set(allowed));
-  });
+  ] as const)(
+    'answers %s %s with a %s body it cannot parse: 405, not 400/415',
+    async (method, url, type, payload, allowed) => {
+      const response = await t.app.inject({ method, url, headers: withKey({ 'content-type': type }), payload });
+      await expectProblem(t, response, 405, 'method-not-allowed', url);
+      expect(new Set(String(response.headers.allow).split(/\s*,\s*/))).toEqual(new Set(allowed));
+    },
+  );
 
   it('answers an unknown path with a malformed JSON body: 404, not 400', async () => {
-    const response = await t.app.inject({ method: 'POST', url: '/nothing', headers: withKey({ 'content-type': 'application/json' }), payload: '{bad' });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/nothing',
+      headers: withKey({ 'content-type': 'application/json' }),
+      payload: '{bad',
+    });
     await expectProblem(t, response, 404, 'not-found', '/nothing');
   });
 });
@@ -122,11 +142,21 @@ describe('request bodies', () => {
         headers: withKey({ 'content-type': 'application/json', 'content-encoding': 'gzip' }),
         payload: Buffer.from([0x1f, 0x8b, 8, 0, 0, 0]),
       });
-    const body = await expectProblem(t, await gzip('POST', '/store/orders'), 415, 'unsupported-media-type', '/store/orders');
+    const body = await expectProblem(
+      t,
+      await gzip('POST', '/store/orders'),
+      415,
+      'unsupported-media-type',
+      '/store/orders',
+    );
     expect(body.detail).toContain('gzip');
     await expectProblem(t, await gzip('PUT', '/pets/1'), 405, 'method-not-allowed', '/pets/1');
     // Declared but with no body to decode: nothing to refuse.
-    const empty = await t.app.inject({ method: 'GET', url: '/pets/1', headers: withKey({ 'content-encoding': 'gzip' }) });
+    const empty = await t.app.inject({
+      method: 'GET',
+      url: '/pets/1',
+      headers: withKey({ 'content-encoding': 'gzip' }),
+    });
     expect(empty.statusCode).toBe(200);
   });
 
@@ -145,7 +175,12 @@ describe('request bodies', () => {
     try {
       const smallKey = await small.newKey('business');
       const send = (payload: string) =>
-        small.app.inject({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': smallKey, 'content-type': 'application/json' }, payload });
+        small.app.inject({
+          method: 'POST',
+          url: '/store/orders',
+          headers: { 'x-api-key': smallKey, 'content-type': 'application/json' },
+          payload,
+        });
       await expectProblem(
         small,
         await send(JSON.stringify({ petId: 1, quantity: 1, shipDate: `2026-12-01T10:00:00${'.0'.padEnd(90, '0')}Z` })),
@@ -159,10 +194,13 @@ describe('request bodies', () => {
     }
   });
 
-  it.each(['text/plain', 'application/xml', 'application/x-www-form-urlencoded'])('answers Content-Type %s with 415', async (type) => {
-    const payload = type === 'application/xml' ? '<order><petId>1</petId></order>' : 'petId=1&quantity=1';
-    await expectProblem(t, await post(payload, type), 415, 'unsupported-media-type', '/store/orders');
-  });
+  it.each(['text/plain', 'application/xml', 'application/x-www-form-urlencoded'])(
+    'answers Content-Type %s with 415',
+    async (type) => {
+      const payload = type === 'application/xml' ? '<order><petId>1</petId></order>' : 'petId=1&quantity=1';
+      await expectProblem(t, await post(payload, type), 415, 'unsupported-media-type', '/store/orders');
+    },
+  );
 });
 
 describe('X-Request-Id', () => {

@@ -54,11 +54,18 @@ function parse(text: string, headRequest: boolean): Answer[] {
     const end = text.indexOf('\r\n\r\n');
     if (end < 0) throw new Error(`an answer cut short: ${JSON.stringify(text)}`);
     const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
-    const headers = lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()] as [string, string]);
+    const headers = lines.map(
+      (line) =>
+        [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()] as [string, string],
+    );
     const length = headRequest ? 0 : Number(headers.find(([name]) => name === 'content-length')?.[1] ?? 0);
     const body = text.slice(end + 4, end + 4 + length);
     text = text.slice(end + 4 + length);
-    answers.push({ status: Number(statusLine!.split(' ')[1]), headers: headers.filter(([name]) => !PER_CONNECTION.has(name)).sort(), body });
+    answers.push({
+      status: Number(statusLine!.split(' ')[1]),
+      headers: headers.filter(([name]) => !PER_CONNECTION.has(name)).sort(),
+      body,
+    });
   }
   return answers;
 }
@@ -66,10 +73,22 @@ function parse(text: string, headRequest: boolean): Answer[] {
 /** Each case: the raw request, and the statuses of its answers. */
 const CASES: Record<string, { raw: () => string; statuses: number[]; headRequest?: boolean }> = {
   'a plain GET': { raw: () => `${head()}\r\n`, statuses: [200] },
-  'a GET with a body': { raw: () => `${head()}Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`, statuses: [200] },
-  'a GET with a gzip body': { raw: () => `${head()}Content-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello`, statuses: [415] },
-  'a GET with a text body': { raw: () => `${head()}Content-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello`, statuses: [200] },
-  'a GET with a chunked body': { raw: () => `${head()}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`, statuses: [200] },
+  'a GET with a body': {
+    raw: () => `${head()}Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    statuses: [200],
+  },
+  'a GET with a gzip body': {
+    raw: () => `${head()}Content-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello`,
+    statuses: [415],
+  },
+  'a GET with a text body': {
+    raw: () => `${head()}Content-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello`,
+    statuses: [200],
+  },
+  'a GET with a chunked body': {
+    raw: () => `${head()}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`,
+    statuses: [200],
+  },
   'a GET with an encoding and no body': { raw: () => `${head()}Content-Encoding: br\r\n\r\n`, statuses: [200] },
   'a GET with Content-Length: 0': { raw: () => `${head()}Content-Length: 0\r\n\r\n`, statuses: [200] },
   HEAD: { raw: () => `${head({ method: 'HEAD' })}\r\n`, headRequest: true, statuses: [200] },
@@ -81,17 +100,29 @@ const CASES: Record<string, { raw: () => string; statuses: number[]; headRequest
   'a malformed key': { raw: () => `${head({ key: 'pet_nope' })}\r\n`, statuses: [401] },
   'no key': { raw: () => `${head().replace(/X-API-Key: .*\r\n/, '')}\r\n`, statuses: [401] },
   'an If-None-Match': { raw: () => `${head()}If-None-Match: "x"\r\n\r\n`, statuses: [200] },
-  'an Expect: 100-continue without a body': { raw: () => `${head()}Expect: 100-continue\r\n\r\n`, statuses: [100, 200] },
+  'an Expect: 100-continue without a body': {
+    raw: () => `${head()}Expect: 100-continue\r\n\r\n`,
+    statuses: [100, 200],
+  },
   'an Origin (CORS)': { raw: () => `${head()}Origin: https://example.com\r\n\r\n`, statuses: [200] },
   'an unknown Accept': { raw: () => `${head()}Accept: text/csv\r\n\r\n`, statuses: [200] },
   'pipelined, the second with a body': {
-    raw: () => `${head().replace('Connection: close\r\n', '')}\r\n${head()}Content-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello`,
+    raw: () =>
+      `${head().replace('Connection: close\r\n', '')}\r\n${head()}Content-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello`,
     statuses: [200, 415],
   },
 };
 
 /** What every answer carries, whatever it says. */
-const EVERY_ANSWER = ['x-request-id', 'petstore-version', 'access-control-allow-origin', 'x-ratelimit-limit', 'ratelimit', 'deprecation', 'sunset'];
+const EVERY_ANSWER = [
+  'x-request-id',
+  'petstore-version',
+  'access-control-allow-origin',
+  'x-ratelimit-limit',
+  'ratelimit',
+  'deprecation',
+  'sunset',
+];
 
 describe('a hostile request to GET /pets/{petId}', () => {
   it.each(Object.keys(CASES))('gets its answer: %s', async (name) => {

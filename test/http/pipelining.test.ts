@@ -103,7 +103,8 @@ describe('pipelined requests on one connection', () => {
       const body = JSON.stringify({ petId: 1 });
       const place = `POST /store/orders HTTP/1.1\r\nHost: x\r\nX-API-Key: ${heldKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
       const orders = async () =>
-        (await held.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': heldKey } })).json().data.length as number;
+        (await held.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': heldKey } })).json().data
+          .length as number;
       const { socket, received, ended } = open(heldPort);
       socket.write(`GET /pets/1? HTTP/1.1\r\nHost: x\r\nX-API-Key: ${heldKey}\r\n\r\n`.repeat(PAUSE_AT));
       await until(() => limiter.seen === PAUSE_AT, `${PAUSE_AT} requests read`);
@@ -129,7 +130,9 @@ describe('pipelined requests on one connection', () => {
     socket.write(get('/pets/1?').repeat(CLOSE_ABOVE) + place);
     await ended;
     expect(await closedByPipelining()).toBe(before + 1);
-    expect((await t.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': key } })).json().data).toEqual([]);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/store/orders', headers: { 'x-api-key': key } })).json().data,
+    ).toEqual([]);
     // Another address is answered as ever.
     const next = open();
     next.socket.write(get('/pets/1', 'Connection: close\r\n'));

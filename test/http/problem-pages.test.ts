@@ -30,7 +30,9 @@ describe('/problems/<slug>', () => {
     const root = new URL('../../src/', import.meta.url).pathname;
     // `new ProblemError('<slug>'`, and Fastify's own errors mapped to slugs in http/errors.ts.
     const emitting = /new ProblemError\(\s*'([a-z-]+)'|FST_ERR_\w+: \['([a-z-]+)'/g;
-    const emitted = new Set(sources(root).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(emitting)].map((m) => (m[1] ?? m[2])!)));
+    const emitted = new Set(
+      sources(root).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(emitting)].map((m) => (m[1] ?? m[2])!)),
+    );
     expect(emitted.size).toBeGreaterThan(10);
     for (const slug of emitted) expect(PROBLEM_SLUGS, slug).toContain(slug);
     // And no page describes a problem nothing emits.
@@ -46,15 +48,20 @@ describe('/problems/<slug>', () => {
 
 describe('prose follows the configuration', () => {
   it('with other ban rules, the document and the key-banned page say those rules, not the defaults', async () => {
-    const custom = await testApp({ env: { BAN_MAX_SECONDS: '7200', BAN_FIRST_SECONDS: '120', BAN_AFTER_REJECTIONS: '5', BAN_WITHIN_SECONDS: '30' } });
+    const custom = await testApp({
+      env: { BAN_MAX_SECONDS: '7200', BAN_FIRST_SECONDS: '120', BAN_AFTER_REJECTIONS: '5', BAN_WITHIN_SECONDS: '30' },
+    });
     try {
       const rules =
         'A client that gets 5 or more `429`s within 30 seconds is banned for 120 seconds; each further ban within 24 hours of the last one lasts twice as long, up to 2 hours.';
-      const document = JSON.parse((await custom.app.inject({ url: '/openapi.json' })).body) as { info: { description: string } };
+      const document = JSON.parse((await custom.app.inject({ url: '/openapi.json' })).body) as {
+        info: { description: string };
+      };
       expect(document.info.description).toContain(rules);
       const page = (await custom.app.inject({ url: '/problems/key-banned' })).body;
       expect(page).toContain('up to 2 hours');
-      for (const text of [document.info.description, page]) expect(text).not.toMatch(/one hour|banned for 60 seconds|10 or more/);
+      for (const text of [document.info.description, page])
+        expect(text).not.toMatch(/one hour|banned for 60 seconds|10 or more/);
     } finally {
       await custom.close();
     }

@@ -48,16 +48,26 @@ describe('problem types (src/http/problems.ts)', () => {
       const body = problemBody('https://api.test', slug, 'What went wrong.', '/somewhere', EXTRAS[slug]);
       const own = validatorOf(slug);
       expect(own(body), `${slug}: ${JSON.stringify(own.errors)}`).toBe(true);
-      for (const other of ROUTE_PROBLEM_SLUGS.filter((s) => PROBLEM_TYPES[s].status === PROBLEM_TYPES[slug].status && s !== slug)) {
+      for (const other of ROUTE_PROBLEM_SLUGS.filter(
+        (s) => PROBLEM_TYPES[s].status === PROBLEM_TYPES[slug].status && s !== slug,
+      )) {
         expect(validatorOf(other)(body), `${slug} as ${other}`).toBe(false);
       }
     }
   });
 
   it('a 503 for a store out of reach says when to retry; a 500 says nothing of what failed', () => {
-    expect(storeUnavailable()).toMatchObject({ slug: 'service-unavailable', status: 503, headers: { 'Retry-After': '5' } });
+    expect(storeUnavailable()).toMatchObject({
+      slug: 'service-unavailable',
+      status: 503,
+      headers: { 'Retry-After': '5' },
+    });
     const failure = internalError();
     expect(failure).toBeInstanceOf(ProblemError);
-    expect([failure.status, failure.detail, failure.extras]).toEqual([500, 'The service failed to handle the request.', {}]);
+    expect([failure.status, failure.detail, failure.extras]).toEqual([
+      500,
+      'The service failed to handle the request.',
+      {},
+    ]);
   });
 });

@@ -28,7 +28,12 @@ describe('rate-limit headers on every response of the public listener', () => {
       return response;
     };
     await send({ url: '/pets/1', headers: k });
-    await send({ method: 'POST', url: '/store/orders', headers: { ...k, 'idempotency-key': 'a' }, payload: { petId: 1 } });
+    await send({
+      method: 'POST',
+      url: '/store/orders',
+      headers: { ...k, 'idempotency-key': 'a' },
+      payload: { petId: 1 },
+    });
     await send({ url: '/pets/abc', headers: k });
     await send({ url: '/pets/1' });
     await send({ url: '/pets/999', headers: k });
@@ -36,10 +41,22 @@ describe('rate-limit headers on every response of the public listener', () => {
     const pending = json(await t.app.inject({ url: '/pets?status=pending', headers: k })).data[0].id;
     await send({ method: 'POST', url: '/store/orders', headers: k, payload: { petId: pending } });
     await send({ method: 'POST', url: '/store/orders', headers: k, payload: { petId: 1, name: 'x'.repeat(2000) } });
-    await send({ method: 'POST', url: '/store/orders', headers: { ...k, 'content-type': 'text/plain' }, payload: 'hello' });
-    await send({ method: 'POST', url: '/store/orders', headers: { ...k, 'idempotency-key': 'a' }, payload: { petId: 2 } });
+    await send({
+      method: 'POST',
+      url: '/store/orders',
+      headers: { ...k, 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
+    await send({
+      method: 'POST',
+      url: '/store/orders',
+      headers: { ...k, 'idempotency-key': 'a' },
+      payload: { petId: 2 },
+    });
     // The sunset and the 500 need their own apps: a clock past the sunset, a broken store.
-    const sunset = await testApp({ env: { PETS_GET_DEPRECATED_AT: '2020-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2021-01-01T00:00:00Z' } });
+    const sunset = await testApp({
+      env: { PETS_GET_DEPRECATED_AT: '2020-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2021-01-01T00:00:00Z' },
+    });
     const r410 = await sunset.app.inject({ url: '/pets/1', headers: { 'x-api-key': await sunset.newKey('free') } });
     seen.set(r410.statusCode, r410.headers);
     await sunset.close();
@@ -91,13 +108,21 @@ describe('rate-limit headers on every response of the public listener', () => {
   it('the docs, the document and the problem pages count nothing but carry the headers', async () => {
     t = await testApp();
     const key = await t.newKey('free');
-    for (const url of ['/openapi.json', '/openapi.yaml', '/problems/rate-limited', '/docs/deprecations', '/openapi.json']) {
+    for (const url of [
+      '/openapi.json',
+      '/openapi.yaml',
+      '/problems/rate-limited',
+      '/docs/deprecations',
+      '/openapi.json',
+    ]) {
       const response = await t.app.inject({ url, headers: { 'x-api-key': key } });
       expect(response.statusCode, url).toBe(200);
       expectRateLimitHeaders(response.headers);
       expect(response.headers['x-ratelimit-remaining']).toBe('60');
     }
-    expect((await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } })).headers['x-ratelimit-remaining']).toBe('59');
+    expect((await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } })).headers['x-ratelimit-remaining']).toBe(
+      '59',
+    );
   });
 });
 
@@ -107,7 +132,9 @@ describe('RateLimit t (draft-ietf-httpapi-ratelimit-headers-11)', () => {
     const key = await t.newKey({ plan: 'enterprise', perMinute: 3, perDay: 100 });
     const get = async () => (await t.app.inject({ url: '/pets', headers: { 'x-api-key': key } })).headers.ratelimit;
     // Nothing counted yet: the whole minute; the day runs until midnight (12 h on the test clock).
-    expect((await t.app.inject({ url: '/openapi.json', headers: { 'x-api-key': key } })).headers.ratelimit).toBe('"minute";r=3;t=60, "day";r=100;t=43200');
+    expect((await t.app.inject({ url: '/openapi.json', headers: { 'x-api-key': key } })).headers.ratelimit).toBe(
+      '"minute";r=3;t=60, "day";r=100;t=43200',
+    );
     expect(await get()).toBe('"minute";r=2;t=60, "day";r=99;t=43200');
     t.clock.advance(25_000);
     // The oldest counted request leaves 35 s from now.
@@ -117,7 +144,8 @@ describe('RateLimit t (draft-ietf-httpapi-ratelimit-headers-11)', () => {
     // Refused by the minute: it comes first, with the wait for its next slot.
     expect(await get()).toBe('"minute";r=0;t=25, "day";r=97;t=43165');
     const dayKey = await t.newKey({ plan: 'enterprise', perMinute: 100, perDay: 1 });
-    const getDay = async () => (await t.app.inject({ url: '/pets', headers: { 'x-api-key': dayKey } })).headers.ratelimit;
+    const getDay = async () =>
+      (await t.app.inject({ url: '/pets', headers: { 'x-api-key': dayKey } })).headers.ratelimit;
     expect(await getDay()).toBe('"minute";r=99;t=60, "day";r=0;t=43165');
     // Refused by the day: it comes first.
     expect(await getDay()).toBe('"day";r=0;t=43165, "minute";r=99;t=60');

@@ -140,13 +140,19 @@ describe('temporary bans', () => {
     expect(refused.headers['cache-control']).toBe('no-store');
     expect(refused.headers['x-ratelimit-remaining']).toBe('0');
     expect(refused.headers['x-ratelimit-reset']).toBe(String(Math.ceil((bannedAt + 60_000) / 1000)));
-    expect(json(refused)).toMatchObject({ type: 'http://petstore.test/problems/key-banned', status: 429, retryAfter: 60 });
+    expect(json(refused)).toMatchObject({
+      type: 'http://petstore.test/problems/key-banned',
+      status: 429,
+      retryAfter: 60,
+    });
 
     const banLines = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'caller banned');
     expect(banLines).toEqual([expect.objectContaining({ caller: `key:${record.id}`, plan: 'free', banSeconds: 60 })]);
     const metrics = (await t.admin.inject({ url: '/metrics' })).body;
     expect(metrics).toContain('petstore_ratelimit_bans_total{plan="free"} 1');
-    const view = json(await t.admin.inject({ url: `/admin/keys/${record.id}`, headers: { authorization: `Bearer ${TOKEN}` } }));
+    const view = json(
+      await t.admin.inject({ url: `/admin/keys/${record.id}`, headers: { authorization: `Bearer ${TOKEN}` } }),
+    );
     expect(view.ban).toEqual({ until: new Date(bannedAt + 60_000).toISOString(), level: 1 });
     expect(lines.join('\n')).not.toMatch(/pet_[A-Za-z0-9_-]{8}/);
   });
@@ -186,7 +192,11 @@ describe('temporary bans', () => {
   it('the admin API lifts a ban at once', async () => {
     const { get, record } = await banned();
     expect(json(await get()).type).toMatch(/key-banned$/);
-    const lifted = await t.admin.inject({ method: 'POST', url: `/admin/keys/${record.id}/unban`, headers: { authorization: `Bearer ${TOKEN}` } });
+    const lifted = await t.admin.inject({
+      method: 'POST',
+      url: `/admin/keys/${record.id}/unban`,
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(json(lifted).ban).toBeNull();
     // Still over the minute limit, so rate limited, but no longer banned.
     expect(json(await get()).type).toMatch(/rate-limited$/);
@@ -197,7 +207,10 @@ describe('temporary bans', () => {
     expect(json(await get()).type).toMatch(/key-banned$/);
     await t.keys.requestUnban(record.id);
     // The admin view already shows it lifted, before any request has applied it.
-    const view = await t.admin.inject({ url: `/admin/keys/${record.id}`, headers: { authorization: `Bearer ${TOKEN}` } });
+    const view = await t.admin.inject({
+      url: `/admin/keys/${record.id}`,
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(json(view).ban).toBeNull();
     expect(json(await get()).type).toMatch(/rate-limited$/);
   });

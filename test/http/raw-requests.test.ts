@@ -21,7 +21,10 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 /** Sends `text` and reads until the server closes or the answer is complete. */
-function exchange(text: string, to = port): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean; raw: string }> {
+function exchange(
+  text: string,
+  to = port,
+): Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean; raw: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(to, '127.0.0.1');
     let raw = '';
@@ -29,7 +32,9 @@ function exchange(text: string, to = port): Promise<{ status: number; headers: R
     const done = () => {
       const [head = '', body = ''] = raw.split('\r\n\r\n');
       const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
       socket.destroy();
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body, closed, raw });
     };
@@ -67,7 +72,9 @@ function expectProblemWithHeaders(answer: Awaited<ReturnType<typeof exchange>>, 
 
 describe('requests Node would answer by itself', () => {
   it('an Expect other than 100-continue gets a 417 problem with the headers, counted to the key', async () => {
-    const answer = await exchange(`GET /pets/1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nExpect: bogus\r\nConnection: close\r\n\r\n`);
+    const answer = await exchange(
+      `GET /pets/1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nExpect: bogus\r\nConnection: close\r\n\r\n`,
+    );
     expectProblemWithHeaders(answer, 417, 'expectation-failed');
     expect(answer.headers['x-ratelimit-limit']).toBe('300');
     expect(answer.headers['x-ratelimit-remaining']).toBe('299');
@@ -82,23 +89,33 @@ describe('requests Node would answer by itself', () => {
     expect(answer.raw).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 Created\r\n/);
   });
 
-  it.each(['/pets/1', '/pets/1?'])('an HTTP/1.1 request without Host gets a 400 problem with the headers, counted to the key (%s)', async (path) => {
-    const before = Number(
-      (await exchange(`GET /usage HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`)).headers['x-ratelimit-remaining'],
-    );
-    const answer = await exchange(`GET ${path} HTTP/1.1\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`);
-    expectProblemWithHeaders(answer, 400, 'invalid-request');
-    expect(JSON.parse(answer.body).errors).toEqual([{ in: 'header', name: 'Host', message: 'is required in HTTP/1.1' }]);
-    expect(Number(answer.headers['x-ratelimit-remaining'])).toBe(before - 1);
-    // HTTP/1.0 has no Host to require.
-    expect((await exchange(`GET ${path} HTTP/1.0\r\nX-API-Key: ${key}\r\n\r\n`)).status).toBe(200);
-  });
+  it.each(['/pets/1', '/pets/1?'])(
+    'an HTTP/1.1 request without Host gets a 400 problem with the headers, counted to the key (%s)',
+    async (path) => {
+      const before = Number(
+        (await exchange(`GET /usage HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`)).headers[
+          'x-ratelimit-remaining'
+        ],
+      );
+      const answer = await exchange(`GET ${path} HTTP/1.1\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`);
+      expectProblemWithHeaders(answer, 400, 'invalid-request');
+      expect(JSON.parse(answer.body).errors).toEqual([
+        { in: 'header', name: 'Host', message: 'is required in HTTP/1.1' },
+      ]);
+      expect(Number(answer.headers['x-ratelimit-remaining'])).toBe(before - 1);
+      // HTTP/1.0 has no Host to require.
+      expect((await exchange(`GET ${path} HTTP/1.0\r\nX-API-Key: ${key}\r\n\r\n`)).status).toBe(200);
+    },
+  );
 
   it('the admin listener answers a request without Host with a 400 problem too', async () => {
     const adminPort = Number(new URL(await t.admin.listen({ host: '127.0.0.1', port: 0 })).port);
     const answer = await exchange('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n', adminPort);
     expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.body)).toMatchObject({ type: 'http://petstore.test/problems/invalid-request', status: 400 });
+    expect(JSON.parse(answer.body)).toMatchObject({
+      type: 'http://petstore.test/problems/invalid-request',
+      status: 400,
+    });
     expect(answer.headers['x-request-id']).toBeDefined();
   });
 
@@ -112,12 +129,15 @@ describe('requests Node would answer by itself', () => {
   it.each([
     ['a NUL in a header value', `GET /pets/1 HTTP/1.1\r\nHost: x\r\nX-API-Key: a\0b\r\n\r\n`],
     ['a request line that is not HTTP', 'GET /pets/1 HTTP/9.9 please\r\n\r\n'],
-  ])('%s gets a 400 problem with the headers of every answer (its version too), and the connection is closed', async (_, text) => {
-    const answer = await exchange(text);
-    expectProblemWithHeaders(answer, 400, 'invalid-request');
-    expect(answer.headers['petstore-version']).toBe(NEWEST_VERSION);
-    expect(answer.closed).toBe(true);
-  });
+  ])(
+    '%s gets a 400 problem with the headers of every answer (its version too), and the connection is closed',
+    async (_, text) => {
+      const answer = await exchange(text);
+      expectProblemWithHeaders(answer, 400, 'invalid-request');
+      expect(answer.headers['petstore-version']).toBe(NEWEST_VERSION);
+      expect(answer.closed).toBe(true);
+    },
+  );
 });
 
 describe('what one client can hold', () => {
@@ -125,7 +145,9 @@ describe('what one client can hold', () => {
     const slow = await testApp({ env: { SEND_TIMEOUT_SECONDS: '1' } });
     try {
       const slowPort = Number(new URL(await slow.app.listen({ host: '127.0.0.1', port: 0 })).port);
-      const size = Number((await slow.app.inject({ url: '/docs/assets/swagger-ui-bundle.js' })).headers['content-length']);
+      const size = Number(
+        (await slow.app.inject({ url: '/docs/assets/swagger-ui-bundle.js' })).headers['content-length'],
+      );
       // Far more than the kernel's buffers on both sides hold: the server is left with bytes it cannot send.
       const requests = 20;
       const socket = connect(slowPort, '127.0.0.1');
@@ -158,7 +180,10 @@ describe('what one client can hold', () => {
       );
       const refused = await exchange('GET /pets/1 HTTP/1.1\r\nHost: x\r\n\r\n', cappedPort);
       expect(refused.status).toBe(429);
-      expect(JSON.parse(refused.body)).toMatchObject({ type: 'http://petstore.test/problems/too-many-connections', status: 429 });
+      expect(JSON.parse(refused.body)).toMatchObject({
+        type: 'http://petstore.test/problems/too-many-connections',
+        status: 429,
+      });
       expect(refused.headers['retry-after']).toBe('1');
       expect(refused.headers['x-ratelimit-limit']).toBeDefined();
       expect(refused.closed).toBe(true);

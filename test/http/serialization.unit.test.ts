@@ -28,8 +28,14 @@ describe('response serializers, compiled once per schema', () => {
   it('compiles again for another set of shared schemas, resolving references against that set', () => {
     const factory = sharedSerializers();
     const Ref = { $ref: 'Named#' };
-    const one = factory({ Named: { $id: 'Named', type: 'object', properties: { a: { type: 'string' } } } }, {})(route(Ref));
-    const other = factory({ Named: { $id: 'Named', type: 'object', properties: { b: { type: 'string' } } } }, {})(route(Ref));
+    const one = factory(
+      { Named: { $id: 'Named', type: 'object', properties: { a: { type: 'string' } } } },
+      {},
+    )(route(Ref));
+    const other = factory(
+      { Named: { $id: 'Named', type: 'object', properties: { b: { type: 'string' } } } },
+      {},
+    )(route(Ref));
     expect(one).not.toBe(other);
     expect(one({ a: 'x', b: 'y' })).toBe('{"a":"x"}');
     expect(other({ a: 'x', b: 'y' })).toBe('{"b":"y"}');

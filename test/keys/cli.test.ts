@@ -14,7 +14,9 @@ const notices = new Map<string, number>();
 beforeAll(async () => {
   t = await testApp(TEST_STORE === 'sqlite' ? { sqliteFile: join(tempDir(), 'petstore.db') } : {});
   env = { DATABASE_URL: t.databaseUrl };
-  t.changes.subscribe(({ table, id }) => void (table === 'api_keys' && id && notices.set(id, (notices.get(id) ?? 0) + 1)));
+  t.changes.subscribe(
+    ({ table, id }) => void (table === 'api_keys' && id && notices.set(id, (notices.get(id) ?? 0) + 1)),
+  );
 });
 afterAll(async () => t.close());
 
@@ -27,9 +29,14 @@ async function petstore(...args: string[]) {
   // On SQLite the app sees the CLI's commit at its next request; on PostgreSQL it hears of it by the
   // store's notice a few milliseconds later, as another instance would (README, "Scaling out"): what
   // the test does next waits for that.
-  const changed = run.code === 0 ? (args.find((arg) => arg.startsWith('key_')) ?? (args.includes('--json') ? json().id : undefined)) : undefined;
+  const changed =
+    run.code === 0
+      ? (args.find((arg) => arg.startsWith('key_')) ?? (args.includes('--json') ? json().id : undefined))
+      : undefined;
   if (TEST_STORE === 'postgres' && typeof changed === 'string') {
-    await vi.waitFor(() => expect(notices.get(changed) ?? 0).toBeGreaterThan(heardBefore.get(changed) ?? 0), { timeout: 5_000 });
+    await vi.waitFor(() => expect(notices.get(changed) ?? 0).toBeGreaterThan(heardBefore.get(changed) ?? 0), {
+      timeout: 5_000,
+    });
   }
   return { ...run, json };
 }
@@ -71,7 +78,17 @@ describe('petstore keys', () => {
   it('set-plan applies from the next request, with enterprise numbers', async () => {
     const created = (await petstore('keys', 'create', '--plan', 'free', '--json')).json();
     expect((await get(created.key)).headers['x-ratelimit-limit']).toBe('60');
-    const run = await petstore('keys', 'set-plan', created.id, 'enterprise', '--per-minute', '5000', '--per-day', '900000', '--json');
+    const run = await petstore(
+      'keys',
+      'set-plan',
+      created.id,
+      'enterprise',
+      '--per-minute',
+      '5000',
+      '--per-day',
+      '900000',
+      '--json',
+    );
     expect(run.code).toBe(0);
     expect(run.json()).toMatchObject({ plan: 'enterprise', perMinute: 5000, perDay: 900000 });
     const response = await get(created.key);
@@ -79,7 +96,9 @@ describe('petstore keys', () => {
   });
 
   it('create --api-version pins a key; list shows the pin; set-version applies from the next request', async () => {
-    const created = (await petstore('keys', 'create', '--plan', 'free', '--api-version', OLDEST_VERSION, '--json')).json();
+    const created = (
+      await petstore('keys', 'create', '--plan', 'free', '--api-version', OLDEST_VERSION, '--json')
+    ).json();
     expect(created.apiVersion).toBe(OLDEST_VERSION);
     expect((await get(created.key)).headers['petstore-version']).toBe(OLDEST_VERSION);
     expect((await petstore('keys', 'list')).stdout).toMatch(new RegExp(`${created.id} .* version ${OLDEST_VERSION}`));
@@ -117,7 +136,10 @@ describe('petstore keys', () => {
     expect(run.code).toBe(0);
     const created = run.json();
     expect(created.key).toMatch(/^pet_test_[A-Za-z0-9_-]{32}$/);
-    expect(created).toMatchObject({ test: true, faults: { rate: 1, faults: ['503'], latencyMs: { min: 0, max: 5 }, seed: 7 } });
+    expect(created).toMatchObject({
+      test: true,
+      faults: { rate: 1, faults: ['503'], latencyMs: { min: 0, max: 5 }, seed: 7 },
+    });
     expect((await get(created.key)).statusCode).toBe(503);
     const human = await petstore('keys', 'set-faults', created.id, '--fault-rate', '0.25', '--latency', '120');
     expect(human.code).toBe(0);
@@ -129,7 +151,11 @@ describe('petstore keys', () => {
   it.each([
     [['keys', 'create', '--plan', 'free', '--fault-rate', '0.5'], 1, /for test keys only/],
     [['keys', 'create', '--plan', 'free', '--test', '--fault-rate', '1.5'], 2, /expected a number from 0 to 1/],
-    [['keys', 'create', '--plan', 'free', '--test', '--fault-rate', '0.1', '--faults', '503,404'], 1, /faults are one or more of 503, 500, 429, reset/],
+    [
+      ['keys', 'create', '--plan', 'free', '--test', '--fault-rate', '0.1', '--faults', '503,404'],
+      1,
+      /faults are one or more of 503, 500, 429, reset/,
+    ],
     [['keys', 'create', '--plan', 'free', '--test', '--latency', '50-400'], 1, /need --fault-rate/],
     [['keys', 'set-faults', 'key_nope', '--fault-rate', '0.5'], 1, /no key key_nope/],
     [['keys', 'create', '--plan', 'gold'], 2, /expected one of free, pro, business, enterprise/],
@@ -153,7 +179,9 @@ describe('petstore keys', () => {
     ]) {
       const run = await petstore('keys', 'create', ...args);
       expect(run.code, args.join(' ')).toBe(1);
-      expect(run.stderr).toMatch(/^petstore: (per-minute must be a whole number from 1 to 2147483647|a name may not contain control characters)\n$/);
+      expect(run.stderr).toMatch(
+        /^petstore: (per-minute must be a whole number from 1 to 2147483647|a name may not contain control characters)\n$/,
+      );
     }
   });
 

@@ -25,7 +25,11 @@ interface Instance {
 }
 
 /** An instance's key cache over `db`, hearing changes through a feed that may listen elsewhere (`listenVia`). */
-function instance(db: Db, store: TestDatabase, { max = 1000, listenVia }: { max?: number; listenVia?: string } = {}): Instance {
+function instance(
+  db: Db,
+  store: TestDatabase,
+  { max = 1000, listenVia }: { max?: number; listenVia?: string } = {},
+): Instance {
   const config = listenVia ? { kind: 'postgres' as const, url: listenVia } : store.config;
   const feed = openChangeFeed(db, config, { clock: systemClock });
   opened.push(feed);
@@ -181,7 +185,10 @@ if (TEST_STORE === 'postgres')
       loads.mockClear();
       const took: number[] = [];
       for (const [change, seen] of [
-        [() => other.setPlan(record.id, { plan: 'pro' }), (found: Awaited<ReturnType<KeyCache['find']>>) => found?.plan === 'pro'],
+        [
+          () => other.setPlan(record.id, { plan: 'pro' }),
+          (found: Awaited<ReturnType<KeyCache['find']>>) => found?.plan === 'pro',
+        ],
         [() => other.requestUnban(record.id), (found: Awaited<ReturnType<KeyCache['find']>>) => found?.unbanSeq === 1],
         [() => other.revoke(record.id), (found: Awaited<ReturnType<KeyCache['find']>>) => found?.revokedAt != null],
       ] as const) {
@@ -190,7 +197,9 @@ if (TEST_STORE === 'postgres')
       }
       // One read per change, none in between: the notification, not a timer, made the cache read again.
       expect(loads).toHaveBeenCalledTimes(3);
-      console.info(`key changes reached the other connection's cache in ${took.map((ms) => ms.toFixed(1)).join(', ')} ms`);
+      console.info(
+        `key changes reached the other connection's cache in ${took.map((ms) => ms.toFixed(1)).join(', ')} ms`,
+      );
     });
 
     it('re-reads cached keys at least once a second while its notification connection is cut, and listens again after', async () => {

@@ -21,16 +21,29 @@ describe('every response for the oldest version conforms to that version’s doc
       await send('listPets', { url: '/pets?limit=3', headers: as(key) });
       await send('getPet', { url: '/pets/1', headers: as(key) });
       await send('getPet', { url: '/pets/999', headers: as(key) });
-      const placed = await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: 1 } });
+      const placed = await send('placeOrder', {
+        method: 'POST',
+        url: '/store/orders',
+        headers: as(key),
+        payload: { petId: 1 },
+      });
       expect(JSON.parse(placed.body)).toMatchObject({ complete: false });
       const id = JSON.parse(placed.body).id as number;
       await send('listOrders', { url: '/store/orders', headers: as(key) });
       const read = await send('getOrder', { url: `/store/orders/${id}`, headers: as(key) });
-      expect((await send('getOrder', { url: `/store/orders/${id}`, headers: { ...as(key), 'if-none-match': String(read.headers.etag) } })).statusCode).toBe(
-        304,
-      );
+      expect(
+        (
+          await send('getOrder', {
+            url: `/store/orders/${id}`,
+            headers: { ...as(key), 'if-none-match': String(read.headers.etag) },
+          })
+        ).statusCode,
+      ).toBe(304);
       await send('cancelOrder', { method: 'DELETE', url: `/store/orders/${id}`, headers: as(key) });
-      const moving = JSON.parse((await old.app.inject({ method: 'POST', url: '/store/orders', headers: as(tester), payload: { petId: 1 } })).body).id as number;
+      const moving = JSON.parse(
+        (await old.app.inject({ method: 'POST', url: '/store/orders', headers: as(tester), payload: { petId: 1 } }))
+          .body,
+      ).id as number;
       await send('advanceOrder', { method: 'POST', url: `/store/orders/${moving}/advance`, headers: as(tester) });
       const events = await send('listEvents', { url: '/events', headers: as(tester) });
       await send('getEvent', { url: `/events/${JSON.parse(events.body).data[0].id}`, headers: as(tester) });

@@ -43,7 +43,10 @@ async function usageOutOfReach(): Promise<void> {
     lookAtStoreFiles(elsewhere.db);
     expect((await checked.send('getUsage', { url: '/usage', headers: { 'x-api-key': key } })).statusCode).toBe(503);
     for (const [operationId, options] of Object.entries(testModeSamples)) {
-      expect((await checked.send(operationId, { ...options, headers: { 'x-api-key': key } })).statusCode, operationId).toBe(503);
+      expect(
+        (await checked.send(operationId, { ...options, headers: { 'x-api-key': key } })).statusCode,
+        operationId,
+      ).toBe(503);
     }
     validators.seen.push(...checked.seen);
     validators.mismatches.push(...checked.mismatches);
@@ -64,7 +67,9 @@ describe('every response of real traffic conforms to the served document', { tim
     const revalidate = async (operationId: string, options: InjectOptions & { headers: Record<string, string> }) => {
       const { etag } = (await send(operationId, options)).headers;
       expect(etag, operationId).toBeDefined();
-      expect((await send(operationId, { ...options, headers: { ...options.headers, 'if-none-match': etag! } })).statusCode).toBe(304);
+      expect(
+        (await send(operationId, { ...options, headers: { ...options.headers, 'if-none-match': etag! } })).statusCode,
+      ).toBe(304);
     };
 
     await send('listPets', { url: '/pets?limit=2', headers: as(key) });
@@ -74,27 +79,58 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('getPet', { url: '/pets/999', headers: as(key) });
     await send('getPet', { url: '/pets/abc', headers: as(key) });
     await send('getPet', { url: '/pets/1', headers: as('pet_unknownunknownunknownunknownunkn') });
-    const pending = JSON.parse((await t.app.inject({ url: '/pets?status=pending', headers: as(other) })).body).data[0].id as number;
+    const pending = JSON.parse((await t.app.inject({ url: '/pets?status=pending', headers: as(other) })).body).data[0]
+      .id as number;
     const placed = await send('placeOrder', {
       method: 'POST',
       url: '/store/orders',
       headers: as(key, { 'idempotency-key': 'k1' }),
       payload: { petId: 1, quantity: 2 },
     });
-    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 1, quantity: 2 } });
-    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k1' }), payload: { petId: 2 } });
+    await send('placeOrder', {
+      method: 'POST',
+      url: '/store/orders',
+      headers: as(key, { 'idempotency-key': 'k1' }),
+      payload: { petId: 1, quantity: 2 },
+    });
+    await send('placeOrder', {
+      method: 'POST',
+      url: '/store/orders',
+      headers: as(key, { 'idempotency-key': 'k1' }),
+      payload: { petId: 2 },
+    });
     // The Structured Field form of the same key: the replay; and retries while the original is in
     // progress (409).
-    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': '"k1"' }), payload: { petId: 1, quantity: 2 } });
+    await send('placeOrder', {
+      method: 'POST',
+      url: '/store/orders',
+      headers: as(key, { 'idempotency-key': '"k1"' }),
+      payload: { petId: 1, quantity: 2 },
+    });
     const atOnce = await threeAtOnce(t.db, () =>
-      send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'k-at-once' }), payload: { petId: 1 } }),
+      send('placeOrder', {
+        method: 'POST',
+        url: '/store/orders',
+        headers: as(key, { 'idempotency-key': 'k-at-once' }),
+        payload: { petId: 1 },
+      }),
     );
     expect(atOnce).toEqual([201, 409, 409]);
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: 999 } });
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: pending } });
     await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { quantity: 0 } });
-    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key, { 'content-type': 'text/plain' }), payload: 'x' });
-    await send('placeOrder', { method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: 1, note: 'x'.repeat(20_000) } });
+    await send('placeOrder', {
+      method: 'POST',
+      url: '/store/orders',
+      headers: as(key, { 'content-type': 'text/plain' }),
+      payload: 'x',
+    });
+    await send('placeOrder', {
+      method: 'POST',
+      url: '/store/orders',
+      headers: as(key),
+      payload: { petId: 1, note: 'x'.repeat(20_000) },
+    });
     const orderId = JSON.parse(placed.body).id as number;
     await send('listOrders', { url: '/store/orders', headers: as(key) });
     await send('listOrders', { url: '/store/orders?status=lost', headers: as(key) });
@@ -107,12 +143,16 @@ describe('every response of real traffic conforms to the served document', { tim
     await revalidate('getOrder', { url: `/store/orders/${orderId}`, headers: as(key) });
     await send('cancelOrder', { method: 'DELETE', url: `/store/orders/${orderId}`, headers: as(key) });
     await send('cancelOrder', { method: 'DELETE', url: '/store/orders/424242', headers: as(key) });
-    const delivered = JSON.parse((await t.app.inject({ method: 'POST', url: '/store/orders', headers: as(other), payload: { petId: 1 } })).body).id as number;
+    const delivered = JSON.parse(
+      (await t.app.inject({ method: 'POST', url: '/store/orders', headers: as(other), payload: { petId: 1 } })).body,
+    ).id as number;
     await t.db.updateTable('orders').set({ status: 'delivered', complete: 1 }).where('id', '=', delivered).execute();
     await send('cancelOrder', { method: 'DELETE', url: `/store/orders/${delivered}`, headers: as(other) });
     // A test key moves its orders; events record every move.
     const tester = await t.newKey({ plan: 'pro', test: true });
-    const moving = JSON.parse((await t.app.inject({ method: 'POST', url: '/store/orders', headers: as(tester), payload: { petId: 1 } })).body).id as number;
+    const moving = JSON.parse(
+      (await t.app.inject({ method: 'POST', url: '/store/orders', headers: as(tester), payload: { petId: 1 } })).body,
+    ).id as number;
     // A test key's faults, asked for: the real failures' answers.
     for (const fault of ['503', '500', '429']) {
       await send('listPets', { url: '/pets', headers: as(tester, { prefer: `fault=${fault}` }) });
@@ -128,7 +168,10 @@ describe('every response of real traffic conforms to the served document', { tim
     await advance(tester, 424242);
     await advance(tester, 'x');
     await advance(other, delivered);
-    const events = await send('listEvents', { url: '/events?type=order.placed&type=order.approved&limit=2', headers: as(tester) });
+    const events = await send('listEvents', {
+      url: '/events?type=order.placed&type=order.approved&limit=2',
+      headers: as(tester),
+    });
     await send('listEvents', { url: `/events?orderId=${moving}`, headers: as(tester) });
     await send('listEvents', { url: '/events?type=order.lost', headers: as(tester) });
     const eventId = JSON.parse(events.body).data[0].id as string;
@@ -136,15 +179,29 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('getEvent', { url: `/events/${eventId}`, headers: as(other) });
     await send('getEvent', { url: '/events/evt_x', headers: as(tester) });
     // Webhook endpoints, their test event and their log.
-    const hook = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, extra: Record<string, string> = {}) => ({
+    const hook = (
+      method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+      url: string,
+      payload?: object,
+      extra: Record<string, string> = {},
+    ) => ({
       method,
       url,
       headers: as(tester, extra),
       ...(payload ? { payload } : {}),
     });
-    const made = await send('createWebhookEndpoint', hook('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks' }, { 'idempotency-key': 'w1' }));
-    await send('createWebhookEndpoint', hook('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks' }, { 'idempotency-key': 'w1' }));
-    await send('createWebhookEndpoint', hook('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/other' }, { 'idempotency-key': 'w1' }));
+    const made = await send(
+      'createWebhookEndpoint',
+      hook('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks' }, { 'idempotency-key': 'w1' }),
+    );
+    await send(
+      'createWebhookEndpoint',
+      hook('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks' }, { 'idempotency-key': 'w1' }),
+    );
+    await send(
+      'createWebhookEndpoint',
+      hook('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/other' }, { 'idempotency-key': 'w1' }),
+    );
     await send('createWebhookEndpoint', hook('POST', '/webhook-endpoints', { url: 'ftp://x' }));
     const hookId = JSON.parse(made.body).id as string;
     await send('listWebhookEndpoints', hook('GET', '/webhook-endpoints?limit=1'));
@@ -152,9 +209,15 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('getWebhookEndpoint', hook('GET', `/webhook-endpoints/${hookId}`));
     await send('getWebhookEndpoint', hook('GET', '/webhook-endpoints/we_000000000000000000000000'));
     await send('getWebhookEndpoint', hook('GET', '/webhook-endpoints/nope'));
-    await send('updateWebhookEndpoint', hook('PATCH', `/webhook-endpoints/${hookId}`, { description: 'conformance', events: ['order.placed'] }));
+    await send(
+      'updateWebhookEndpoint',
+      hook('PATCH', `/webhook-endpoints/${hookId}`, { description: 'conformance', events: ['order.placed'] }),
+    );
     await send('updateWebhookEndpoint', hook('PATCH', `/webhook-endpoints/${hookId}`, {}));
-    await send('updateWebhookEndpoint', hook('PATCH', '/webhook-endpoints/we_000000000000000000000000', { enabled: true }));
+    await send(
+      'updateWebhookEndpoint',
+      hook('PATCH', '/webhook-endpoints/we_000000000000000000000000', { enabled: true }),
+    );
     await send('rotateWebhookSecret', hook('POST', `/webhook-endpoints/${hookId}/rotate-secret`));
     await send('rotateWebhookSecret', hook('POST', '/webhook-endpoints/we_000000000000000000000000/rotate-secret'));
     const tested = await send('testWebhookEndpoint', hook('POST', `/webhook-endpoints/${hookId}/test`));
@@ -165,7 +228,10 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('examWebhookEndpoint', { method: 'POST', url: `/webhook-endpoints/${hookId}/exam`, headers: as(key) });
     await send('listWebhookDeliveries', hook('GET', `/webhook-endpoints/${hookId}/deliveries`));
     await send('listWebhookDeliveries', hook('GET', '/webhook-endpoints/we_000000000000000000000000/deliveries'));
-    await send('retryWebhookDelivery', hook('POST', `/webhook-endpoints/${hookId}/deliveries/${JSON.parse(tested.body).id}/retry`));
+    await send(
+      'retryWebhookDelivery',
+      hook('POST', `/webhook-endpoints/${hookId}/deliveries/${JSON.parse(tested.body).id}/retry`),
+    );
     await send('retryWebhookDelivery', hook('POST', `/webhook-endpoints/${hookId}/deliveries/dlv_zzz/retry`));
     await send('getEvent', { url: `/events/${JSON.parse(tested.body).eventId}`, headers: as(tester) });
     await testModeTraffic(t, send, { tester, live: key });
@@ -181,7 +247,11 @@ describe('every response of real traffic conforms to the served document', { tim
       advanceOrder: { method: 'POST', url: `/store/orders/${moving}/advance` },
       listEvents: { url: '/events' },
       getEvent: { url: `/events/${eventId}` },
-      createWebhookEndpoint: { method: 'POST', url: '/webhook-endpoints', payload: { url: 'http://127.0.0.1:9/common' } },
+      createWebhookEndpoint: {
+        method: 'POST',
+        url: '/webhook-endpoints',
+        payload: { url: 'http://127.0.0.1:9/common' },
+      },
       listWebhookEndpoints: { url: '/webhook-endpoints' },
       getWebhookEndpoint: { url: `/webhook-endpoints/${hookId}` },
       updateWebhookEndpoint: { method: 'PATCH', url: `/webhook-endpoints/${hookId}`, payload: { enabled: true } },
@@ -201,20 +271,24 @@ describe('every response of real traffic conforms to the served document', { tim
       // A version the API does not have: the 400 every operation may answer.
       await send(operationId, { ...sample, headers: as(tester, { 'petstore-version': '2020-01-01' }) });
       if (operationId === 'getUsage' || operationId in testModeSamples) continue; // count nothing: faults do not apply (their documents say so)
-      for (const fault of ['500', '503', '429']) await send(operationId, { ...sample, headers: as(tester, { prefer: `fault=${fault}` }) });
+      for (const fault of ['500', '503', '429'])
+        await send(operationId, { ...sample, headers: as(tester, { prefer: `fault=${fault}` }) });
       // Forced 429s count toward a ban like any other: a minute later they no longer do.
       t.clock.advance(61_000);
     }
     await send('getUsage', { url: '/usage', headers: as(other) });
     // The per-address throttle of what counts nothing: /usage's only 429.
-    for (let i = 0; i < 400 && !validators.seen.includes('getUsage 429'); i++) await send('getUsage', { url: '/usage', headers: as(other) });
-    for (const [operationId, options] of Object.entries(testModeSamples)) await send(operationId, { ...options, headers: as(tester) });
+    for (let i = 0; i < 400 && !validators.seen.includes('getUsage 429'); i++)
+      await send('getUsage', { url: '/usage', headers: as(other) });
+    for (const [operationId, options] of Object.entries(testModeSamples))
+      await send(operationId, { ...options, headers: as(tester) });
     // The versions share that throttle; before it, their list; after it, their list and a parameter they do not take.
     await send('listVersions', { url: '/versions' });
     t.clock.advance(61_000);
     await send('listVersions', { url: '/versions' });
     await send('listVersions', { url: '/versions?all=1' });
-    for (let i = 0; i < 400 && !validators.seen.includes('listVersions 429'); i++) await send('listVersions', { url: '/versions' });
+    for (let i = 0; i < 400 && !validators.seen.includes('listVersions 429'); i++)
+      await send('listVersions', { url: '/versions' });
     t.clock.advance(61_000);
     // An Idempotency-Key reused with another request (422), and retries while the original is in progress (409).
     for (const [operationId, path, success] of [
@@ -223,7 +297,9 @@ describe('every response of real traffic conforms to the served document', { tim
       ['retryWebhookDelivery', `/webhook-endpoints/${hookId}/deliveries/${deliveryId}/retry`, 202],
     ] as const) {
       await send(operationId, hook('POST', path, undefined, { 'idempotency-key': 'w1' }));
-      const statuses = await threeAtOnce(t.db, () => send(operationId, hook('POST', path, undefined, { 'idempotency-key': `at-once-${operationId}` })));
+      const statuses = await threeAtOnce(t.db, () =>
+        send(operationId, hook('POST', path, undefined, { 'idempotency-key': `at-once-${operationId}` })),
+      );
       expect(statuses, operationId).toEqual([success, 409, 409]);
     }
     // A key's allowance of endpoints used up (409).
@@ -245,7 +321,12 @@ describe('every response of real traffic conforms to the served document', { tim
       ['updateWebhookEndpoint', 'PATCH', `/webhook-endpoints/${hookId}`],
     ] as const) {
       await send(operationId, hook(method, path, { description: 'x'.repeat(8_000) }));
-      await send(operationId, { method, url: path, headers: as(tester, { 'content-type': 'text/plain' }), payload: 'x' });
+      await send(operationId, {
+        method,
+        url: path,
+        headers: as(tester, { 'content-type': 'text/plain' }),
+        payload: 'x',
+      });
     }
     await send('deleteWebhookEndpoint', hook('DELETE', `/webhook-endpoints/${hookId}`));
     await send('deleteWebhookEndpoint', hook('DELETE', `/webhook-endpoints/${hookId}`));
@@ -254,7 +335,9 @@ describe('every response of real traffic conforms to the served document', { tim
     do response = await send('listPets', { url: '/pets', headers: as(key) });
     while (response.statusCode !== 429);
     for (let i = 0; i < 10; i++) await send('getPet', { url: '/pets/1', headers: as(key) });
-    expect(JSON.parse((await send('listOrders', { url: '/store/orders', headers: as(key) })).body).type).toMatch(/key-banned$/);
+    expect(JSON.parse((await send('listOrders', { url: '/store/orders', headers: as(key) })).body).type).toMatch(
+      /key-banned$/,
+    );
     // Past the sunset.
     t.clock.set('2099-01-01T00:00:00Z');
     await send('getPet', { url: '/pets/1', headers: as(other) });

@@ -34,7 +34,12 @@ describe('the document matches the routes', () => {
   it('answers exactly the documented methods on every documented path (405 for the others)', async () => {
     const documented = new Set(operationsOf(doc).map((o) => `${o.method} ${o.path}`));
     // Real ids, so that a 404 can only mean an unknown path.
-    const placed = await t.app.inject({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': key }, payload: { petId: 1, quantity: 1 } });
+    const placed = await t.app.inject({
+      method: 'POST',
+      url: '/store/orders',
+      headers: { 'x-api-key': key },
+      payload: { petId: 1, quantity: 1 },
+    });
     expect(placed.statusCode).toBe(201);
     const ids: Record<string, string> = { petId: '1', orderId: String(json(placed).id) };
     const found = new Set<string>();
@@ -52,7 +57,14 @@ describe('the document matches the routes', () => {
 
 describe('for tools that read only the standard', () => {
   it('marks the headers that are always sent required, and declares Idempotent-Replayed on the 201, optional', () => {
-    for (const name of [...RATE_LIMIT_HEADERS, 'X-Request-Id', 'Access-Control-Allow-Origin', 'Deprecation', 'Sunset', 'Link']) {
+    for (const name of [
+      ...RATE_LIMIT_HEADERS,
+      'X-Request-Id',
+      'Access-Control-Allow-Origin',
+      'Deprecation',
+      'Sunset',
+      'Link',
+    ]) {
       expect(doc.components.headers[name].required, name).toBe(true);
     }
     expect(doc.components.headers['Retry-After'].required).toBeUndefined();
@@ -84,7 +96,9 @@ describe('for tools that read only the standard', () => {
 
   it('requires the key at the top level, and gives every path parameter an example', () => {
     expect(doc.security).toEqual([{ ApiKey: [] }]);
-    const parameters = operationsOf(doc).flatMap(({ op }) => (op.parameters ?? []).filter((p: Json) => p.in === 'path'));
+    const parameters = operationsOf(doc).flatMap(({ op }) =>
+      (op.parameters ?? []).filter((p: Json) => p.in === 'path'),
+    );
     expect(parameters.length).toBeGreaterThanOrEqual(3);
     for (const parameter of parameters) {
       if (parameter.schema.type === 'integer') expect(parameter.example, parameter.name).toBe(1);
@@ -97,7 +111,9 @@ describe('for people reading /docs', () => {
   it('speaks of beta and experimental operations, gives the sunset as a date, and says why GET /store/orders has no Try it out', () => {
     expect(doc.info.description).toMatch(/\*\*beta\*\*.*\*\*experimental\*\*/);
     expect(doc.info.description).not.toContain('x-stability');
-    expect(doc.servers[0].description).toBe('The Petstore demo API this page belongs to: local by default, production when deployed');
+    expect(doc.servers[0].description).toBe(
+      'The Petstore demo API this page belongs to: local by default, production when deployed',
+    );
     const getPet = doc.paths['/pets/{petId}'].get;
     expect(getPet.description).toContain('from 2027-07-01 on');
     expect(getPet.description).not.toContain('T00:00:00');

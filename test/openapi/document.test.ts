@@ -65,20 +65,31 @@ describe('the served document', () => {
   });
 
   it('mentions the plans and their numbers', () => {
-    for (const text of ['free', 'pro', 'business', 'enterprise', '1,000', '10,000', '100,000']) expect(doc.info.description).toContain(text);
+    for (const text of ['free', 'pro', 'business', 'enterprise', '1,000', '10,000', '100,000'])
+      expect(doc.info.description).toContain(text);
   });
 });
 
 describe('webhooks (OpenAPI 3.1)', () => {
   it('lists every event type, with the event as its payload and the Standard Webhooks headers', () => {
     const webhooks = doc.webhooks as Record<string, { post: Json }>;
-    expect(Object.keys(webhooks).sort()).toEqual(['order.approved', 'order.cancelled', 'order.delivered', 'order.placed', 'webhook.test']);
+    expect(Object.keys(webhooks).sort()).toEqual([
+      'order.approved',
+      'order.cancelled',
+      'order.delivered',
+      'order.placed',
+      'webhook.test',
+    ]);
     for (const [type, { post }] of Object.entries(webhooks)) {
       expect(post.requestBody.content['application/json'].schema.allOf).toEqual([
         { $ref: '#/components/schemas/Event' },
         { type: 'object', properties: { type: { const: type } } },
       ]);
-      expect(post.parameters.map((p: Json) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+      expect(post.parameters.map((p: Json) => p.name)).toEqual([
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+      ]);
     }
   });
 });
@@ -102,7 +113,9 @@ describe('tags', () => {
   });
 
   it("puts only child tags on operations, Pets operations under Pets, Store ones under Store, events under Notifications, /usage and a test key's clock, data and report card under Account", () => {
-    const parentOf = new Map((doc.tags as Json[]).filter((tag) => tag['x-parent']).map((tag) => [tag.name, tag['x-parent']]));
+    const parentOf = new Map(
+      (doc.tags as Json[]).filter((tag) => tag['x-parent']).map((tag) => [tag.name, tag['x-parent']]),
+    );
     const groupOf = (path: string) =>
       path.startsWith('/pets')
         ? 'Pets'
@@ -128,18 +141,26 @@ describe('extensions', () => {
       'POST /store/orders/{orderId}/advance': 'experimental',
       'GET /events': 'beta',
       'GET /events/{eventId}': 'beta',
-      ...Object.fromEntries(EXPECTED_OPERATIONS.filter((op) => /\/(webhook-endpoints|test-|report-card)/.test(op)).map((op) => [op, 'experimental'])),
+      ...Object.fromEntries(
+        EXPECTED_OPERATIONS.filter((op) => /\/(webhook-endpoints|test-|report-card)/.test(op)).map((op) => [
+          op,
+          'experimental',
+        ]),
+      ),
       'GET /pets/{petId}': undefined,
       'GET /store/orders': undefined,
       'GET /usage': 'beta',
       'GET /versions': 'beta',
     };
-    for (const { method, path, op } of operationsOf(doc)) expect(op['x-stability'], `${method} ${path}`).toBe(expected[`${method} ${path}`]);
+    for (const { method, path, op } of operationsOf(doc))
+      expect(op['x-stability'], `${method} ${path}`).toBe(expected[`${method} ${path}`]);
   });
 
   it('hides the try-it panel on GET /store/orders only', () => {
     for (const { method, path, op } of operationsOf(doc)) {
-      expect(op['x-hideTryItPanel'], `${method} ${path}`).toBe(`${method} ${path}` === 'GET /store/orders' ? true : undefined);
+      expect(op['x-hideTryItPanel'], `${method} ${path}`).toBe(
+        `${method} ${path}` === 'GET /store/orders' ? true : undefined,
+      );
     }
   });
 
@@ -153,7 +174,9 @@ describe('extensions', () => {
   });
 
   it('follows a configured PETS_GET_SUNSET_AT', async () => {
-    const other = await testApp({ env: { PETS_GET_DEPRECATED_AT: '2027-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2028-02-29T12:00:00Z' } });
+    const other = await testApp({
+      env: { PETS_GET_DEPRECATED_AT: '2027-01-01T00:00:00Z', PETS_GET_SUNSET_AT: '2028-02-29T12:00:00Z' },
+    });
     try {
       const document = json(await other.app.inject({ method: 'GET', url: '/openapi.json' }));
       const op = operationsOf(document).find((o) => o.method === 'GET' && o.path === '/pets/{petId}')?.op;
@@ -210,7 +233,8 @@ describe('responses', () => {
     expect(notModified.map(({ method, path }) => `${method} ${path}`)).toEqual(
       expect.arrayContaining(['GET /pets', 'GET /pets/{petId}', 'GET /store/orders', 'GET /store/orders/{orderId}']),
     );
-    for (const { method, path, op } of notModified) expect(op.responses['304'].content, `${method} ${path}`).toBeUndefined();
+    for (const { method, path, op } of notModified)
+      expect(op.responses['304'].content, `${method} ${path}`).toBeUndefined();
   });
 
   it('declares Cache-Control: no-store on every 429', () => {
@@ -229,10 +253,15 @@ describe('responses', () => {
       if (parameter.in === 'header') named.push([parameter.name, 'components.parameters']);
     const operations = [
       ...operationsOf(doc),
-      ...Object.entries<Json>(doc.webhooks).map(([event, entry]) => ({ method: 'webhook', path: event, op: entry.post })),
+      ...Object.entries<Json>(doc.webhooks).map(([event, entry]) => ({
+        method: 'webhook',
+        path: event,
+        op: entry.post,
+      })),
     ];
     for (const { method, path, op } of operations) {
-      for (const parameter of op.parameters ?? []) if (parameter.in === 'header') named.push([parameter.name, `${method} ${path}`]);
+      for (const parameter of op.parameters ?? [])
+        if (parameter.in === 'header') named.push([parameter.name, `${method} ${path}`]);
       for (const [status, response] of Object.entries<Json>(op.responses ?? {}))
         for (const name of Object.keys(response.headers ?? {})) named.push([name, `${method} ${path} ${status}`]);
     }
@@ -240,7 +269,16 @@ describe('responses', () => {
     for (const [name, where] of named) expect(headerSpelling(name), `${name} (${where})`).toBe(name);
     // Each header one way: no two spellings of one name.
     expect(new Set([...spellings].map((name) => name.toLowerCase())).size).toBe(spellings.size);
-    for (const name of ['ETag', 'If-None-Match', 'Idempotency-Key', 'Idempotent-Replayed', 'Location', 'Prefer', 'X-API-Key', 'webhook-id'])
+    for (const name of [
+      'ETag',
+      'If-None-Match',
+      'Idempotency-Key',
+      'Idempotent-Replayed',
+      'Location',
+      'Prefer',
+      'X-API-Key',
+      'webhook-id',
+    ])
       expect(spellings).toContain(name);
   });
 
@@ -256,12 +294,20 @@ describe('responses', () => {
 
 describe('conflicts', () => {
   it('declares on each 409 only the conflicts its operation meets', () => {
-    const schemaOf = (name: string): Json => operation(name).responses['409'].content['application/problem+json'].schema;
-    const conflictsOf = (name: string) => ((schemaOf(name).anyOf ?? [schemaOf(name)]) as Json[]).map((one) => one.$ref.split('/').at(-1)).sort();
+    const schemaOf = (name: string): Json =>
+      operation(name).responses['409'].content['application/problem+json'].schema;
+    const conflictsOf = (name: string) =>
+      ((schemaOf(name).anyOf ?? [schemaOf(name)]) as Json[]).map((one) => one.$ref.split('/').at(-1)).sort();
     expect(conflictsOf('POST /store/orders')).toEqual(['IdempotencyKeyInProgressProblem', 'PetNotAvailableProblem']);
     expect(conflictsOf('DELETE /store/orders/{orderId}')).toEqual(['OrderNotCancellableProblem']);
-    expect(conflictsOf('POST /store/orders/{orderId}/advance')).toEqual(['IdempotencyKeyInProgressProblem', 'OrderNotAdvanceableProblem']);
-    expect(conflictsOf('POST /webhook-endpoints')).toEqual(['IdempotencyKeyInProgressProblem', 'WebhookEndpointLimitProblem']);
+    expect(conflictsOf('POST /store/orders/{orderId}/advance')).toEqual([
+      'IdempotencyKeyInProgressProblem',
+      'OrderNotAdvanceableProblem',
+    ]);
+    expect(conflictsOf('POST /webhook-endpoints')).toEqual([
+      'IdempotencyKeyInProgressProblem',
+      'WebhookEndpointLimitProblem',
+    ]);
     expect(conflictsOf('POST /webhook-endpoints/{endpointId}/test')).toEqual(['IdempotencyKeyInProgressProblem']);
   });
 });
@@ -289,12 +335,27 @@ describe('records', () => {
     expect(order.properties.petId).toMatchObject({ type: 'integer', format: 'int64' });
     expect(order.properties.quantity).toMatchObject({ type: 'integer', format: 'int32', minimum: 1 });
     expect(order.properties.shipDate).toMatchObject({ type: 'string', format: 'date-time' });
-    expect([...resolve(oldest, order.properties.status).enum].sort()).toEqual(['approved', 'cancelled', 'delivered', 'placed']);
+    expect([...resolve(oldest, order.properties.status).enum].sort()).toEqual([
+      'approved',
+      'cancelled',
+      'delivered',
+      'placed',
+    ]);
     expect(order.properties.complete.type).toBe('boolean');
 
     expect(doc.info.version).toBe(NEWEST_VERSION);
-    expect(Object.keys(schemaOf(doc, 'Pet').properties)).toEqual(['id', 'name', 'category', 'photos', 'tags', 'status']);
-    expect(schemaOf(doc, 'Pet').properties.photos.items).toMatchObject({ type: 'object', properties: { url: { type: 'string', format: 'uri' } } });
+    expect(Object.keys(schemaOf(doc, 'Pet').properties)).toEqual([
+      'id',
+      'name',
+      'category',
+      'photos',
+      'tags',
+      'status',
+    ]);
+    expect(schemaOf(doc, 'Pet').properties.photos.items).toMatchObject({
+      type: 'object',
+      properties: { url: { type: 'string', format: 'uri' } },
+    });
     expect(Object.keys(schemaOf(doc, 'Order').properties)).toEqual(['id', 'petId', 'quantity', 'shipDate', 'status']);
   });
 });

@@ -27,7 +27,11 @@ afterAll(async () => t.close());
 describe.each(VERSIONS)('the served document of version %s passes the linters', (version) => {
   it('Redocly (recommended rules, redocly.yaml): no error, no warning', async () => {
     const file = files.get(version)!;
-    const { stdout } = await run(bin('redocly'), ['lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format=json'], { cwd: ROOT }).catch((e) => e);
+    const { stdout } = await run(
+      bin('redocly'),
+      ['lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format=json'],
+      { cwd: ROOT },
+    ).catch((e) => e);
     const { totals } = JSON.parse(stdout) as { totals: { errors: number; warnings: number } };
     expect(totals).toMatchObject({ errors: 0, warnings: 0 });
   }, 60_000);
@@ -36,7 +40,18 @@ describe.each(VERSIONS)('the served document of version %s passes the linters', 
     const out = join(tempDir(), 'spectral.json');
     await run(
       bin('spectral'),
-      ['lint', files.get(version)!, '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--output', out, '--fail-severity', 'hint'],
+      [
+        'lint',
+        files.get(version)!,
+        '--ruleset',
+        join(ROOT, '.spectral.yaml'),
+        '--format',
+        'json',
+        '--output',
+        out,
+        '--fail-severity',
+        'hint',
+      ],
       {
         cwd: ROOT,
       },

@@ -35,7 +35,16 @@ it('generated types tell a 404 problem from a 409 problem', async () => {
   writeFileSync(join(dir, 'schema.ts'), await generateClientTypes());
   writeFileSync(join(dir, 'check.ts'), CHECK);
   const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-  const options = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022'];
+  const options = [
+    '--noEmit',
+    '--strict',
+    '--module',
+    'nodenext',
+    '--moduleResolution',
+    'nodenext',
+    '--target',
+    'es2022',
+  ];
   const checked = await run(process.execPath, [tsc, ...options, join(dir, 'check.ts')]).then(
     () => '',
     (error: { stdout?: string }) => error.stdout ?? String(error),

@@ -11,7 +11,11 @@ describe('admin listener: health, readiness, metrics', () => {
     expect(json(await t.admin.inject({ url: '/healthz' }))).toEqual({ status: 'ok' });
     const ready = await t.admin.inject({ url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(json(ready)).toEqual({ status: 'ready', checks: { database: true }, limiter: { configured: 'memory', deciding: 'memory' } });
+    expect(json(ready)).toEqual({
+      status: 'ready',
+      checks: { database: true },
+      limiter: { configured: 'memory', deciding: 'memory' },
+    });
   });
 
   it('/readyz fails with 503 when the store does not answer', async () => {
@@ -33,13 +37,16 @@ describe('admin listener: health, readiness, metrics', () => {
     expect(metrics.body).toContain('petstore_http_requests_total{method="GET",route="/pets/:petId",status="200"} 1');
     expect(metrics.body).toContain('petstore_http_requests_total{method="GET",route="/pets/:petId",status="404"} 1');
     expect(metrics.body).toMatch(/petstore_http_requests_total\{method="GET",route="[^"]*",status="404"\} 1/);
-    expect(metrics.body).toMatch(/petstore_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/pets\/:petId"\} \d+/);
+    expect(metrics.body).toMatch(
+      /petstore_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/pets\/:petId"\} \d+/,
+    );
     expect(metrics.body).toContain('petstore_http_request_duration_seconds_count{method="GET",route="/pets/:petId"} 2');
   });
 });
 
 describe('admin API', () => {
-  const admin = (method: AdminMethod, url: string, payload?: object, token?: string | null) => adminRequest(t.admin, method, url, payload, token);
+  const admin = (method: AdminMethod, url: string, payload?: object, token?: string | null) =>
+    adminRequest(t.admin, method, url, payload, token);
 
   it('creates, lists, shows, re-plans and revokes keys; the full key appears only at creation', async () => {
     t = await testApp({ env: { ADMIN_TOKEN: TOKEN } });
@@ -112,7 +119,11 @@ describe('admin API', () => {
     expect(badUrl.statusCode).toBe(400);
     expect(badUrl.headers['content-type']).toContain('application/problem+json');
     expect(badUrl.headers['x-request-id']).toBeDefined();
-    expect(JSON.parse(badUrl.body)).toMatchObject({ type: 'http://petstore.test/problems/invalid-request', status: 400, errors: [] });
+    expect(JSON.parse(badUrl.body)).toMatchObject({
+      type: 'http://petstore.test/problems/invalid-request',
+      status: 400,
+      errors: [],
+    });
     const longId = await admin('GET', `/admin/keys/${'a'.repeat(150)}`);
     expect(longId.statusCode).toBe(400);
     expect(longId.headers['content-type']).toContain('application/problem+json');
@@ -131,14 +142,27 @@ describe('admin API', () => {
       expect(response.headers['content-type']).toContain('application/problem+json');
       return (JSON.parse(response.body) as { errors: Array<{ name: string }> }).errors.map((e) => e.name);
     };
-    expect(await named({ plan: 'enterprise', perMinute: 3_000_000_000, perDay: 3_000_000_000 })).toEqual(['/perMinute', '/perDay']);
+    expect(await named({ plan: 'enterprise', perMinute: 3_000_000_000, perDay: 3_000_000_000 })).toEqual([
+      '/perMinute',
+      '/perDay',
+    ]);
     expect(await named({ plan: 'enterprise', perMinute: 10, perDay: 2_147_483_648 })).toEqual(['/perDay']);
     expect(await named({ plan: 'pro', name: 'a\u0000b' })).toEqual(['/name']);
     expect(await named({ plan: 'pro', name: 'bell\u0007' })).toEqual(['/name']);
-    const created = await admin('POST', '/admin/keys', { plan: 'enterprise', perMinute: 2_147_483_647, perDay: 2_147_483_647, name: 'Zoë’s key' });
+    const created = await admin('POST', '/admin/keys', {
+      plan: 'enterprise',
+      perMinute: 2_147_483_647,
+      perDay: 2_147_483_647,
+      name: 'Zoë’s key',
+    });
     expect(created.statusCode).toBe(201);
     const { id } = JSON.parse(created.body) as { id: string };
-    expect(await named({ plan: 'enterprise', perMinute: 1, perDay: 3_000_000_000 }, 'PATCH', `/admin/keys/${id}`)).toEqual(['/perDay']);
-    expect(JSON.parse((await admin('GET', `/admin/keys/${id}`)).body)).toMatchObject({ name: 'Zoë’s key', perMinute: 2_147_483_647 });
+    expect(
+      await named({ plan: 'enterprise', perMinute: 1, perDay: 3_000_000_000 }, 'PATCH', `/admin/keys/${id}`),
+    ).toEqual(['/perDay']);
+    expect(JSON.parse((await admin('GET', `/admin/keys/${id}`)).body)).toMatchObject({
+      name: 'Zoë’s key',
+      perMinute: 2_147_483_647,
+    });
   });
 });

@@ -54,7 +54,9 @@ describe('tallied metrics (src/ops/tallies.ts)', () => {
     plain.counter.inc({ method: 'GET', status: 200 }, 2);
     plain.counter.inc({ method: 'GET', status: 404 });
     plain.counter.inc({ method: 'HEAD', status: 200 });
-    expect(tallied.counter.series({ method: 'GET', status: 200 })).toBe(tallied.counter.series({ method: 'GET', status: '200' }));
+    expect(tallied.counter.series({ method: 'GET', status: 200 })).toBe(
+      tallied.counter.series({ method: 'GET', status: '200' }),
+    );
     expect(await tallied.registry.metrics()).toBe(await plain.registry.metrics());
   });
 

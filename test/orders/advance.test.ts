@@ -52,7 +52,8 @@ describe('POST /store/orders/{orderId}/advance', () => {
     const cancelled = await place(test);
     await ordersAs(t, test).del(`/store/orders/${cancelled.id}`);
     const before = await eventsOf(t, test);
-    for (const order of [delivered, cancelled]) expectProblem(await advance(test, order.id), 409, 'order-not-advanceable');
+    for (const order of [delivered, cancelled])
+      expectProblem(await advance(test, order.id), 409, 'order-not-advanceable');
     expect(await eventsOf(t, test)).toEqual(before);
   });
 
@@ -81,7 +82,10 @@ describe('POST /store/orders/{orderId}/advance', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(json(replay)).toEqual(json(first));
     expect(json<Order>(await ordersAs(t, test).get(`/store/orders/${order.id}`)).status).toBe('approved');
-    expect((await eventsOf(t, test, `orderId=${order.id}`)).map((e) => e.type)).toEqual(['order.approved', 'order.placed']);
+    expect((await eventsOf(t, test, `orderId=${order.id}`)).map((e) => e.type)).toEqual([
+      'order.approved',
+      'order.placed',
+    ]);
 
     const another = await place(test);
     expectProblem(await advance(test, another.id, 'advance-once'), 422, 'idempotency-key-reused');

@@ -25,7 +25,9 @@ describe('petstore orders list', () => {
 
     const listed = await cli(['orders', 'list', '--key', record.id, '--json'], env);
     expect(listed.code, listed.stderr).toBe(0);
-    const orders = JSON.parse(listed.stdout) as Array<Order & { placedAt: string; movedAt: string; dueAt: string | null }>;
+    const orders = JSON.parse(listed.stdout) as Array<
+      Order & { placedAt: string; movedAt: string; dueAt: string | null }
+    >;
     expect(orders.map((o) => [o.id, o.status])).toEqual([
       [third.id, 'placed'],
       [second.id, 'cancelled'],

@@ -14,19 +14,27 @@ afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-async function started(env: Record<string, string> = {}, options: Parameters<typeof testApp>[0] = {}): Promise<TestApp> {
+async function started(
+  env: Record<string, string> = {},
+  options: Parameters<typeof testApp>[0] = {},
+): Promise<TestApp> {
   const t = await testApp({ ...options, env: { ...env, ...options.env } });
   apps.push(t);
   return t;
 }
 
 async function placed(t: TestApp, key: string): Promise<Order> {
-  const response = await ordersAs(t, key).post({ petId: await firstPetWith(t, key, 'available'), quantity: 1, shipDate: '2030-01-01T00:00:00Z' });
+  const response = await ordersAs(t, key).post({
+    petId: await firstPetWith(t, key, 'available'),
+    quantity: 1,
+    shipDate: '2030-01-01T00:00:00Z',
+  });
   expect(response.statusCode).toBe(201);
   return json<Order>(response);
 }
 
-const read = async (t: TestApp, key: string, id: number) => json<Order>(await ordersAs(t, key).get(`/store/orders/${id}`));
+const read = async (t: TestApp, key: string, id: number) =>
+  json<Order>(await ordersAs(t, key).get(`/store/orders/${id}`));
 
 describe('fulfilment', () => {
   it('approves an order 10 s after it was placed and delivers it 60 s after approval, with an event each, shipDate untouched', async () => {
@@ -70,7 +78,12 @@ describe('fulfilment', () => {
       override readonly stamps = true;
       override async restamp(callers: readonly string[]): Promise<void> {
         const keyIds = callers.map((caller) => caller.replace(/^key:/, ''));
-        const rows = await app.t!.db.selectFrom('orders').select(['status']).where('api_key_id', 'in', keyIds).orderBy('id').execute();
+        const rows = await app
+          .t!.db.selectFrom('orders')
+          .select(['status'])
+          .where('api_key_id', 'in', keyIds)
+          .orderBy('id')
+          .execute();
         seen.push(`${callers.join(',')}: ${rows.map((row) => row.status).join(' ')}`);
       }
     })({ clock: () => Date.now() });
@@ -83,7 +96,15 @@ describe('fulfilment', () => {
     expect(await t.fulfilment.runDue()).toBe(2);
     expect((await ordersAs(t, key).del(`/store/orders/${first.id}`)).statusCode).toBe(200);
     const practice = await placed(t, test);
-    expect((await t.app.inject({ method: 'POST', url: `/store/orders/${practice.id}/advance`, headers: { 'x-api-key': test } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/store/orders/${practice.id}/advance`,
+          headers: { 'x-api-key': test },
+        })
+      ).statusCode,
+    ).toBe(200);
     // On the embedded store every change is told at once and nothing is stamped (orders/order-pages.ts).
     expect(seen).toEqual(
       TEST_STORE === 'sqlite'
@@ -107,9 +128,11 @@ describe('fulfilment', () => {
     expect(await t.fulfilment.runDue()).toBe(0);
     expect((await read(t, key, order.id)).status).toBe('placed');
 
-    expect(json<Order>(await t.app.inject({ method: 'POST', url: `/store/orders/${order.id}/advance`, headers: { 'x-api-key': key } })).status).toBe(
-      'approved',
-    );
+    expect(
+      json<Order>(
+        await t.app.inject({ method: 'POST', url: `/store/orders/${order.id}/advance`, headers: { 'x-api-key': key } }),
+      ).status,
+    ).toBe('approved');
     t.clock.advance(29_999);
     expect(await t.fulfilment.runDue()).toBe(0);
     t.clock.advance(1);
@@ -141,7 +164,12 @@ describe('fulfilment', () => {
     await next.fulfilment.start();
     for (const order of orders) expect((await read(next, key, order.id)).status).toBe('approved');
     expect(await next.fulfilment.runDue()).toBe(0);
-    expect((await eventsOf(next, key)).map((e) => e.type).sort()).toEqual(['order.approved', 'order.approved', 'order.placed', 'order.placed']);
+    expect((await eventsOf(next, key)).map((e) => e.type).sort()).toEqual([
+      'order.approved',
+      'order.approved',
+      'order.placed',
+      'order.placed',
+    ]);
   });
 
   it('cancels a placed or an approved order, with its event, and no move follows a cancellation', async () => {
@@ -153,7 +181,10 @@ describe('fulfilment', () => {
     expect(await t.fulfilment.runDue()).toBe(2);
     expect(json<Order>(await ordersAs(t, key).del(`/store/orders/${late.id}`)).status).toBe('cancelled');
     const second = await placed(t, key);
-    expect(json<Order>(await ordersAs(t, key).del(`/store/orders/${second.id}`))).toEqual({ ...second, status: 'cancelled' });
+    expect(json<Order>(await ordersAs(t, key).del(`/store/orders/${second.id}`))).toEqual({
+      ...second,
+      status: 'cancelled',
+    });
     // Cancelling again changes nothing and writes nothing.
     expect(json<Order>(await ordersAs(t, key).del(`/store/orders/${second.id}`)).status).toBe('cancelled');
     t.clock.advance(3_600_000);

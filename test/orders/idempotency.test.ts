@@ -21,7 +21,12 @@ let available: number;
 let pending: number;
 
 /** POST /store/orders with a raw JSON text, so that the exact bytes are under the test's control; to `t` unless another app is named. */
-function post(key: string, idempotencyKey: string | undefined, body: string, app = t.app): Promise<LightMyRequestResponse> {
+function post(
+  key: string,
+  idempotencyKey: string | undefined,
+  body: string,
+  app = t.app,
+): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = { 'x-api-key': key, 'content-type': 'application/json' };
   if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
   return app.inject({ method: 'POST', url: '/store/orders', headers, payload: body });
@@ -34,7 +39,11 @@ async function ordersOf(key: string): Promise<Order[]> {
 }
 
 async function firstPetWith(key: string, status: string): Promise<number> {
-  const response = await t.app.inject({ method: 'GET', url: `/pets?status=${status}&limit=1`, headers: { 'x-api-key': key } });
+  const response = await t.app.inject({
+    method: 'GET',
+    url: `/pets?status=${status}&limit=1`,
+    headers: { 'x-api-key': key },
+  });
   return json<{ data: Array<{ id: number }> }>(response).data[0]!.id;
 }
 
@@ -91,7 +100,11 @@ describe('POST /store/orders with Idempotency-Key', () => {
     const response = await post(key, 'reused', JSON.stringify({ petId: available, quantity: 2 }));
     expect(response.statusCode).toBe(422);
     expect(response.headers['content-type']).toContain('application/problem+json');
-    expect(json(response)).toMatchObject({ type: `${BASE}/problems/idempotency-key-reused`, status: 422, instance: '/store/orders' });
+    expect(json(response)).toMatchObject({
+      type: `${BASE}/problems/idempotency-key-reused`,
+      status: 422,
+      instance: '/store/orders',
+    });
     expect(await ordersOf(key)).toHaveLength(1);
   });
 
@@ -208,7 +221,9 @@ describe('POST /store/orders with Idempotency-Key', () => {
     const { record } = await t.keys.create({ plan: 'business' });
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
-    const pet = json<{ id: number }>(await t.app.inject({ url: `/pets/${available}`, headers: { 'x-api-key': await t.newKey('pro') } }));
+    const pet = json<{ id: number }>(
+      await t.app.inject({ url: `/pets/${available}`, headers: { 'x-api-key': await t.newKey('pro') } }),
+    );
     // A catalogue that answers only when the test says so: the original request stays in progress.
     const moves = OrderMoves.of(t.db, t.config.fulfilment, t.changes, t.metrics, async () => {});
     const placement = new OrderPlacement(new IdempotentWrites(t.db, t.clock), moves, t.clock, {
@@ -219,7 +234,10 @@ describe('POST /store/orders with Idempotency-Key', () => {
     });
     const input = { petId: available, quantity: 1 };
     const original = placement.place(record, input, 'in-progress-1');
-    await expect(placement.place(record, input, 'in-progress-1')).rejects.toMatchObject({ slug: 'idempotency-key-in-progress', status: 409 });
+    await expect(placement.place(record, input, 'in-progress-1')).rejects.toMatchObject({
+      slug: 'idempotency-key-in-progress',
+      status: 409,
+    });
     release();
     const placed = await original;
     expect(placed.replayed).toBe(false);
@@ -239,9 +257,12 @@ describe('Idempotency-Key records past the window', () => {
     const own = await testApp();
     try {
       const key = await own.newKey('business');
-      const send = (idempotencyKey: string, quantity = 1) => post(key, idempotencyKey, JSON.stringify({ petId: available, quantity }), own.app);
+      const send = (idempotencyKey: string, quantity = 1) =>
+        post(key, idempotencyKey, JSON.stringify({ petId: available, quantity }), own.app);
       const remembered = async () =>
-        (await own.db.selectFrom('idempotency_records').select('idempotency_key').orderBy('created_at').execute()).map((row) => row.idempotency_key);
+        (await own.db.selectFrom('idempotency_records').select('idempotency_key').orderBy('created_at').execute()).map(
+          (row) => row.idempotency_key,
+        );
       // Five a millisecond apart (old-0 at T … old-4 at T+4), then three half a day later.
       for (let i = 0; i < 5; i++) {
         expect((await send(`old-${i}`)).statusCode).toBe(201);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { dueAfterEntering, eventTypeOf, isCancellable, isComplete, nextStatus, ORDER_STATUSES, statusEnteredBy } from '../../src/orders/lifecycle.js';
+import {
+  dueAfterEntering,
+  eventTypeOf,
+  isCancellable,
+  isComplete,
+  nextStatus,
+  ORDER_STATUSES,
+  statusEnteredBy,
+} from '../../src/orders/lifecycle.js';
 
 const delays = { approveMs: 10_000, deliverMs: 60_000 };
 
@@ -17,7 +25,12 @@ describe('the order lifecycle (README, "Orders that move")', () => {
   });
 
   it('enters each state with its own event, and each event names the state it entered', () => {
-    expect(ORDER_STATUSES.map(eventTypeOf)).toEqual(['order.placed', 'order.approved', 'order.delivered', 'order.cancelled']);
+    expect(ORDER_STATUSES.map(eventTypeOf)).toEqual([
+      'order.placed',
+      'order.approved',
+      'order.delivered',
+      'order.cancelled',
+    ]);
     for (const status of ORDER_STATUSES) expect(statusEnteredBy(eventTypeOf(status))).toBe(status);
   });
 

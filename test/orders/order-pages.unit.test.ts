@@ -8,7 +8,8 @@ function feed(immediate = true) {
   const it = {
     immediate,
     subscribe: (listener: (change: Change) => void) => void listeners.push(listener),
-    changed: (table: 'orders' | 'api_keys' | 'pets', id: string) => listeners.forEach((listener) => listener({ table, id })),
+    changed: (table: 'orders' | 'api_keys' | 'pets', id: string) =>
+      listeners.forEach((listener) => listener({ table, id })),
     forgetAll: () => listeners.forEach((listener) => listener({ table: null, id: null })),
   };
   return it as typeof it & ChangeFeed;
@@ -19,7 +20,12 @@ const page = (n: number) => ({ body: `{"data":[${n}]}`, etag: `"${n}"` });
 /** Pages kept by the told rule (the embedded store) unless `stamped` and the feed is not immediate; the test moves the clock. */
 function pagesOf(options: { feed?: ReturnType<typeof feed>; max?: number; stamped?: boolean } = {}) {
   let now = 1_000_000;
-  const pages = new OrderPages({ feed: options.feed ?? feed(), max: options.max ?? 10, stamped: options.stamped ?? false, clock: () => now });
+  const pages = new OrderPages({
+    feed: options.feed ?? feed(),
+    max: options.max ?? 10,
+    stamped: options.stamped ?? false,
+    clock: () => now,
+  });
   return Object.assign(pages, { advance: (ms: number) => (now += ms) });
 }
 
@@ -83,7 +89,13 @@ describe('the pages of GET /store/orders held in memory', () => {
     expect(found(pages, 'key_a', '/store/orders')).toEqual(page(1));
     for (let n = 0; n < 5; n++) pages.keep('key_e', `/store/orders?cursor=${n}`, page(n), pages.readStart(undefined));
     expect(pages.size).toBe(3);
-    expect([0, 1, 2, 3, 4].map((n) => found(pages, 'key_e', `/store/orders?cursor=${n}`) !== undefined)).toEqual([false, false, true, true, true]);
+    expect([0, 1, 2, 3, 4].map((n) => found(pages, 'key_e', `/store/orders?cursor=${n}`) !== undefined)).toEqual([
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
     // Keeping a page again replaces it without growing.
     pages.keep('key_e', '/store/orders?cursor=4', page(9), pages.readStart(undefined));
     expect(pages.size).toBe(3);

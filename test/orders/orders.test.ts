@@ -129,7 +129,9 @@ describe('GET /store/orders', () => {
   it('refuses an unknown status and a bad limit, naming both', async () => {
     const response = await as(alice).get('/store/orders?status=lost&limit=101');
     expectProblem(response, 400, 'invalid-request');
-    const names = json<{ errors: Array<{ in: string; name: string }> }>(response).errors.map((e) => `${e.in} ${e.name}`);
+    const names = json<{ errors: Array<{ in: string; name: string }> }>(response).errors.map(
+      (e) => `${e.in} ${e.name}`,
+    );
     expect(new Set(names)).toEqual(new Set(['query status', 'query limit']));
   });
 });
@@ -151,10 +153,13 @@ describe('GET and DELETE /store/orders/{orderId}', () => {
     expectProblem(await as(alice).del('/store/orders/999999'), 404, 'not-found');
   });
 
-  it.each(['abc', '0', '-1', '1.5', '0x10', '9223372036854775808'])('refuses orderId %j with a 400 naming orderId', async (id) => {
-    for (const response of [await as(alice).get(`/store/orders/${id}`), await as(alice).del(`/store/orders/${id}`)]) {
-      expectProblem(response, 400, 'invalid-request');
-      expect(json(response).errors).toEqual([expect.objectContaining({ in: 'path', name: 'orderId' })]);
-    }
-  });
+  it.each(['abc', '0', '-1', '1.5', '0x10', '9223372036854775808'])(
+    'refuses orderId %j with a 400 naming orderId',
+    async (id) => {
+      for (const response of [await as(alice).get(`/store/orders/${id}`), await as(alice).del(`/store/orders/${id}`)]) {
+        expectProblem(response, 400, 'invalid-request');
+        expect(json(response).errors).toEqual([expect.objectContaining({ in: 'path', name: 'orderId' })]);
+      }
+    },
+  );
 });

@@ -17,11 +17,20 @@ let store: TestDatabase;
 let placement: OrderPlacement;
 const clock = fakeClock();
 /** The catalogue as memory holds it: pet 999999 is there, but not in the store (removed since). */
-const pet = (id: number): Pet => ({ id, name: 'Rex', category: { id: 1, name: 'Dogs' }, photos: [], tags: [], status: 'available' });
+const pet = (id: number): Pet => ({
+  id,
+  name: 'Rex',
+  category: { id: 1, name: 'Dogs' },
+  photos: [],
+  tags: [],
+  status: 'available',
+});
 beforeAll(async () => {
   store = await testDatabase();
   const moves = new OrderMoves(store.db, { approveMs: null, deliverMs: null });
-  placement = new OrderPlacement(new IdempotentWrites(store.db, clock), moves, clock, { find: async (id: number) => pet(id) });
+  placement = new OrderPlacement(new IdempotentWrites(store.db, clock), moves, clock, {
+    find: async (id: number) => pet(id),
+  });
 });
 afterAll(async () => {
   await store.db.destroy();
@@ -34,16 +43,28 @@ describe('orders placed in one turn', () => {
   it('are each answered with their own id, in the order asked, and their events follow that order', async () => {
     const [a, b] = [await newKey(), await newKey()];
     const asked = Array.from({ length: 30 }, (_, i) => ({ owner: i % 3 === 0 ? b : a, quantity: i + 1 }));
-    const placed = await Promise.all(asked.map(({ owner, quantity }) => placement.place(owner, { petId: 1, quantity })));
+    const placed = await Promise.all(
+      asked.map(({ owner, quantity }) => placement.place(owner, { petId: 1, quantity })),
+    );
     expect(placed.map((p) => p.order.quantity)).toEqual(asked.map((x) => x.quantity));
     const ids = placed.map((p) => p.order.id);
     expect([...ids].sort((x, y) => x - y)).toEqual(ids);
     for (const owner of [a, b]) {
-      const rows = await store.db.selectFrom('orders').select(['id', 'quantity']).where('api_key_id', '=', owner.id).orderBy('id').execute();
+      const rows = await store.db
+        .selectFrom('orders')
+        .select(['id', 'quantity'])
+        .where('api_key_id', '=', owner.id)
+        .orderBy('id')
+        .execute();
       expect(rows.map((r) => [Number(r.id), r.quantity])).toEqual(
         placed.filter((_, i) => asked[i]!.owner === owner).map((p) => [p.order.id, p.order.quantity]),
       );
-      const events = await store.db.selectFrom('events').select(['order_id']).where('api_key_id', '=', owner.id).orderBy('seq').execute();
+      const events = await store.db
+        .selectFrom('events')
+        .select(['order_id'])
+        .where('api_key_id', '=', owner.id)
+        .orderBy('seq')
+        .execute();
       expect(events.map((e) => Number(e.order_id))).toEqual(rows.map((r) => Number(r.id)));
     }
   });
@@ -52,7 +73,12 @@ describe('orders placed in one turn', () => {
     const owner = await newKey();
     const results = await Promise.allSettled([1, 999_999, 2].map((petId) => placement.place(owner, { petId })));
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    const rows = await store.db.selectFrom('orders').select(['pet_id']).where('api_key_id', '=', owner.id).orderBy('id').execute();
+    const rows = await store.db
+      .selectFrom('orders')
+      .select(['pet_id'])
+      .where('api_key_id', '=', owner.id)
+      .orderBy('id')
+      .execute();
     expect(rows.map((r) => Number(r.pet_id))).toEqual([1, 2]);
   });
 });

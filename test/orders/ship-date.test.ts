@@ -19,7 +19,12 @@ afterAll(async () => t.close());
 const STORED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 async function place(shipDate: string) {
-  const response = await t.app.inject({ method: 'POST', url: '/store/orders', headers: { 'x-api-key': key }, payload: { petId: 1, shipDate } });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/store/orders',
+    headers: { 'x-api-key': key },
+    payload: { petId: 1, shipDate },
+  });
   const body = json<{ shipDate?: string; errors?: Array<{ in: string; name: string }> }>(response);
   return { status: response.statusCode, body };
 }
@@ -59,7 +64,8 @@ describe('shipDate', () => {
   it('stores any date-time of the RFC 3339 grammar as RFC 3339 in UTC, or refuses it naming shipDate; never a 5xx', async () => {
     const two = (n: number) => String(n).padStart(2, '0');
     // Any value of each field, or often one of its edges: the ends of the years, leap seconds, offsets.
-    const field = (min: number, max: number, ...edges: number[]) => fc.oneof(fc.integer({ min, max }), fc.constantFrom(...edges));
+    const field = (min: number, max: number, ...edges: number[]) =>
+      fc.oneof(fc.integer({ min, max }), fc.constantFrom(...edges));
     const dateTime = fc.record({
       year: field(0, 9999, 0, 1, 99, 100, 1969, 1970, 2000, 2100, 9999),
       month: field(0, 13, 1, 2, 12),

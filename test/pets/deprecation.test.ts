@@ -16,7 +16,12 @@ function linksOf(response: LightMyRequestResponse, rel: string): string[] {
     .map((entry) => /<([^>]*)>/.exec(entry)?.[1] ?? '');
 }
 
-async function expectDeprecationHeaders(t: TestApp, response: LightMyRequestResponse, deprecation: string, sunset: string) {
+async function expectDeprecationHeaders(
+  t: TestApp,
+  response: LightMyRequestResponse,
+  deprecation: string,
+  sunset: string,
+) {
   expect(response.headers.deprecation).toBe(deprecation);
   expect(response.headers.sunset).toBe(sunset);
   for (const rel of ['deprecation', 'sunset']) {
@@ -33,7 +38,8 @@ async function expectDeprecationHeaders(t: TestApp, response: LightMyRequestResp
 describe('GET /pets/{petId} before its sunset', () => {
   let t: TestApp;
   let key: string;
-  const get = (url: string, headers: Record<string, string> = { 'x-api-key': key }) => t.app.inject({ method: 'GET', url, headers });
+  const get = (url: string, headers: Record<string, string> = { 'x-api-key': key }) =>
+    t.app.inject({ method: 'GET', url, headers });
 
   beforeAll(async () => {
     t = await testApp();
@@ -74,7 +80,8 @@ describe('GET /pets/{petId} around its sunset', () => {
   const sunset = 'Thu, 24 Dec 2026 18:45:30 GMT';
   let t: TestApp;
   let key: string;
-  const get = (url: string, headers: Record<string, string> = { 'x-api-key': key }) => t.app.inject({ method: 'GET', url, headers });
+  const get = (url: string, headers: Record<string, string> = { 'x-api-key': key }) =>
+    t.app.inject({ method: 'GET', url, headers });
 
   beforeAll(async () => {
     t = await testApp({ env });
@@ -122,7 +129,9 @@ describe('GET /pets/{petId} after the default sunset', () => {
     try {
       const key = await t.newKey('business');
       t.clock.set('2027-06-30T23:59:59.999Z');
-      expect((await t.app.inject({ method: 'GET', url: '/pets/1', headers: { 'x-api-key': key } })).statusCode).toBe(200);
+      expect((await t.app.inject({ method: 'GET', url: '/pets/1', headers: { 'x-api-key': key } })).statusCode).toBe(
+        200,
+      );
       t.clock.set('2027-07-01T00:00:00.000Z');
       const response = await t.app.inject({ method: 'GET', url: '/pets/1', headers: { 'x-api-key': key } });
       expect(response.statusCode).toBe(410);

@@ -61,7 +61,10 @@ async function walk(query: string): Promise<{ ids: number[]; pages: number }> {
 }
 
 /** Asserts a 400 problem whose `errors` names exactly these inputs (in any order). */
-function expectInvalid(response: { statusCode: number; headers: Record<string, unknown>; body: string }, expected: Array<[string, string]>) {
+function expectInvalid(
+  response: { statusCode: number; headers: Record<string, unknown>; body: string },
+  expected: Array<[string, string]>,
+) {
   expect(response.statusCode).toBe(400);
   expect(response.headers['content-type']).toContain(PROBLEM);
   const body = json(response as never);
@@ -138,10 +141,14 @@ describe('GET /pets', () => {
     expect((await get(`/pets?limit=3&cursor=${cursor}`)).statusCode).toBe(200);
     expectInvalid(await get(`/pets?limit=100&status=available&cursor=${cursor}`), [['query', 'cursor']]);
     const other = await t.newKey('business');
-    expectInvalid(await t.app.inject({ url: `/pets?limit=3&cursor=${cursor}`, headers: { 'x-api-key': other } }), [['query', 'cursor']]);
+    expectInvalid(await t.app.inject({ url: `/pets?limit=3&cursor=${cursor}`, headers: { 'x-api-key': other } }), [
+      ['query', 'cursor'],
+    ]);
     expectInvalid(await get(`/store/orders?cursor=${cursor}`), [['query', 'cursor']]);
     const filtered = json<Page>(await get('/pets?limit=1&status=available'));
-    expect((await get(`/pets?limit=100&status=available&cursor=${encodeURIComponent(filtered.nextCursor!)}`)).statusCode).toBe(200);
+    expect(
+      (await get(`/pets?limit=100&status=available&cursor=${encodeURIComponent(filtered.nextCursor!)}`)).statusCode,
+    ).toBe(200);
   });
 
   it.each(['garbage', 'djE6YWJj', '%%%', 'null', 'djE6Mw!!', 'djE6Mw==', 'djE6MA', 'djE6Mw'])(
@@ -184,13 +191,20 @@ describe('GET /pets/{petId}', () => {
     const response = await get('/pets/999999');
     expect(response.statusCode).toBe(404);
     expect(response.headers['content-type']).toContain(PROBLEM);
-    expect(json(response)).toMatchObject({ type: 'http://petstore.test/problems/not-found', status: 404, instance: '/pets/999999' });
+    expect(json(response)).toMatchObject({
+      type: 'http://petstore.test/problems/not-found',
+      status: 404,
+      instance: '/pets/999999',
+    });
   });
 
-  it.each(['abc', '0', '-1', '1.5', '0x10', '1e3', '%201', '9223372036854775808'])('refuses petId %j with a 400 naming petId', async (petId) => {
-    const response = await get(`/pets/${petId}`);
-    expectInvalid(response, [['path', 'petId']]);
-  });
+  it.each(['abc', '0', '-1', '1.5', '0x10', '1e3', '%201', '9223372036854775808'])(
+    'refuses petId %j with a 400 naming petId',
+    async (petId) => {
+      const response = await get(`/pets/${petId}`);
+      expectInvalid(response, [['path', 'petId']]);
+    },
+  );
 
   it('treats 9223372036854775807 (the largest int64) as a valid id of no pet: 404', async () => {
     const response = await get('/pets/9223372036854775807');

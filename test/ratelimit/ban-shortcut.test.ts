@@ -90,11 +90,23 @@ describe('BanShortcut', () => {
   it('answers exactly what the store alone answers, for random sequences that cross bans, midnights and binding windows', async () => {
     const rules = { rejections: 3, withinMs: 10_000, firstBanMs: 5_000, maxBanMs: 20_000, escalationWindowMs: 60_000 };
     const op = fc.oneof(
-      { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 8 }), everyMs: fc.integer({ min: 0, max: 3_000 }) }), weight: 8 },
-      { arbitrary: fc.record({ advanceMs: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.constantFrom(4_950, 5_000, 60_000, 86_400_000)) }), weight: 3 },
+      {
+        arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 8 }), everyMs: fc.integer({ min: 0, max: 3_000 }) }),
+        weight: 8,
+      },
+      {
+        arbitrary: fc.record({
+          advanceMs: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.constantFrom(4_950, 5_000, 60_000, 86_400_000)),
+        }),
+        weight: 3,
+      },
       fc.record({ signal: fc.integer({ min: 0, max: 2 }) }),
       fc.record({
-        policy: fc.record({ name: fc.constant('enterprise' as const), perMinute: fc.integer({ min: 1, max: 6 }), perDay: fc.integer({ min: 1, max: 9 }) }),
+        policy: fc.record({
+          name: fc.constant('enterprise' as const),
+          perMinute: fc.integer({ min: 1, max: 6 }),
+          perDay: fc.integer({ min: 1, max: 9 }),
+        }),
       }),
     );
     const start = fc.integer({ min: NOON, max: NOON + 86_400_000 });
@@ -112,7 +124,9 @@ describe('BanShortcut', () => {
           else {
             for (let i = 0; i < step.hit; i++) {
               now += i === 0 ? 0 : step.everyMs;
-              expect(seen(await shortcut.hit('key:k', policy, unbanSeq))).toEqual(seen(await alone.hit('key:k', policy, unbanSeq)));
+              expect(seen(await shortcut.hit('key:k', policy, unbanSeq))).toEqual(
+                seen(await alone.hit('key:k', policy, unbanSeq)),
+              );
             }
           }
         }
@@ -124,7 +138,10 @@ describe('BanShortcut', () => {
 
   it('holds banned callers only', async () => {
     let now = NOON;
-    const shortcut = new BanShortcut(new MemoryLimiterStore({ clock: () => now, rules: DEFAULT_BAN_RULES }), { clock: () => now, max: 2 });
+    const shortcut = new BanShortcut(new MemoryLimiterStore({ clock: () => now, rules: DEFAULT_BAN_RULES }), {
+      clock: () => now,
+      max: 2,
+    });
     for (let i = 0; i < 1_000; i++) await shortcut.hit(`ip:10.0.${i >> 8}.${i & 255}`, free);
     for (const caller of ['key:a', 'key:b', 'key:c']) for (let i = 0; i < 70; i++) await shortcut.hit(caller, free);
     // Two are held; the third is refused by the store itself, exactly the same.

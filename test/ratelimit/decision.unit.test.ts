@@ -74,7 +74,9 @@ function simulate(policy: Policy, start: number, groups: Arrival[]): number[] {
       if (verdict.kind === 'rate-limited') {
         strikes = [...strikes.filter((t) => now - t < rules.withinMs), now];
         const expectedBan = strikes.length >= rules.rejections ? startBan(now, ban) : undefined;
-        expect(verdict.banStarted).toEqual(expectedBan && { until: expectedBan.until, durationMs: expectedBan.until - now });
+        expect(verdict.banStarted).toEqual(
+          expectedBan && { until: expectedBan.until, durationMs: expectedBan.until - now },
+        );
         if (expectedBan) [ban, strikes] = [expectedBan, []];
       }
 

@@ -127,7 +127,11 @@ describe.skipIf(!redisServerInstalled())('FailoverLimiterStore', () => {
     const client = createLimiterRedis({ kind: 'single', url: `redis://127.0.0.1:${proxy.port}` });
     await once(client, 'ready');
     const modes: LimiterMode[] = [];
-    const slow = new FailoverLimiterStore(client, { clock: systemClock, log: { warn: () => {}, info: () => {} }, onModeChange: (mode) => modes.push(mode) });
+    const slow = new FailoverLimiterStore(client, {
+      clock: systemClock,
+      log: { warn: () => {}, info: () => {} },
+      onModeChange: (mode) => modes.push(mode),
+    });
     try {
       const caller = randomUUID();
       await slow.hit(caller, free);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_LOG, logAfter, logAppend, logAt, logEntries, logNewest, logSize, type InstantLog } from '../../src/ratelimit/instant-log.js';
+import {
+  EMPTY_LOG,
+  logAfter,
+  logAppend,
+  logAt,
+  logEntries,
+  logNewest,
+  logSize,
+  type InstantLog,
+} from '../../src/ratelimit/instant-log.js';
 
 const build = (instants: number[]): InstantLog => instants.reduce(logAppend, EMPTY_LOG);
 

@@ -117,7 +117,11 @@ describe('MemoryLimiterStore: sweeping a slice at a time', () => {
     for (let i = 0; i < 1_000; i++) await store.hit(`ip:127.0.${i >> 8}.${i & 255}`, free);
   };
   /** Turns of the event loop until the sweep under way ends (at most `limit`), `eachTurn` before each. */
-  const turnsUntilSwept = async (store: MemoryLimiterStore, limit: number, eachTurn = async (_turn: number): Promise<unknown> => undefined) => {
+  const turnsUntilSwept = async (
+    store: MemoryLimiterStore,
+    limit: number,
+    eachTurn = async (_turn: number): Promise<unknown> => undefined,
+  ) => {
     let turns = 0;
     while (store.sweeping && turns < limit) {
       await eachTurn(turns);
@@ -187,7 +191,13 @@ describe('MemoryLimiterStore: the timer sweeps a slice at a time', () => {
 
   /** A store on the fake timers with `idle` callers that have gone idle, and one active caller. */
   async function storeWith(idle: number, sweepSlice: number) {
-    const store = new MemoryLimiterStore({ clock: () => now, sweepIntervalMs: 60_000, sweepSlice, sliceBudgetMs: Infinity, shards: 1 });
+    const store = new MemoryLimiterStore({
+      clock: () => now,
+      sweepIntervalMs: 60_000,
+      sweepSlice,
+      sliceBudgetMs: Infinity,
+      shards: 1,
+    });
     for (let i = 0; i < idle; i++) await store.hit(`ip:127.1.${i >> 8}.${i & 255}`, free);
     now += 86_400_000;
     await store.hit(active, free);

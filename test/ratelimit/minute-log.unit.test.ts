@@ -21,7 +21,16 @@ describe('the minute log', () => {
     expect(minuteCount(log)).toBe(6);
     expect(minuteInstants(log)).toEqual([1, 1, 1, 2, 5, 5]);
     expect(minuteNewest(log)).toBe(5);
-    expect([0, 1, 2, 3, 4, 5, 6, -1].map((k) => minuteRequestAt(log, k))).toEqual([1, 1, 1, 2, 5, 5, undefined, undefined]);
+    expect([0, 1, 2, 3, 4, 5, 6, -1].map((k) => minuteRequestAt(log, k))).toEqual([
+      1,
+      1,
+      1,
+      2,
+      5,
+      5,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('forgets whole milliseconds, oldest first', () => {

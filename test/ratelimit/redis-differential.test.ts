@@ -29,7 +29,8 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
     await admin.quit();
   });
 
-  const storeAt = (clock?: () => number, rules = DEFAULT_BAN_RULES) => new RedisLimiterStore(new Redis(url), { clock, rules, prefix });
+  const storeAt = (clock?: () => number, rules = DEFAULT_BAN_RULES) =>
+    new RedisLimiterStore(new Redis(url), { clock, rules, prefix });
 
   function expectSame([memory, redis]: unknown[]): void {
     expect(unstamped(redis)).toEqual(memory);
@@ -39,7 +40,14 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
     runVectors((clock, rules) => storeAt(clock, rules));
   });
 
-  type Op = { hit: number } | { advanceMs: number } | { peek: true } | { unban: true } | { banOf: true } | { signal: number } | { policy: Policy };
+  type Op =
+    | { hit: number }
+    | { advanceMs: number }
+    | { peek: true }
+    | { unban: true }
+    | { banOf: true }
+    | { signal: number }
+    | { policy: Policy };
   const rules = { rejections: 3, withinMs: 10_000, firstBanMs: 5_000, maxBanMs: 20_000, escalationWindowMs: 60_000 };
   const others = [
     fc.record({ peek: fc.constant(true as const) }),
@@ -49,7 +57,12 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
   ];
 
   /** Runs random sequences of `op` against the memory store and the Redis store, which must agree on every answer. */
-  async function differential(op: fc.Arbitrary<Op>, first: Policy, [minLength, maxLength]: [number, number], numRuns: number): Promise<void> {
+  async function differential(
+    op: fc.Arbitrary<Op>,
+    first: Policy,
+    [minLength, maxLength]: [number, number],
+    numRuns: number,
+  ): Promise<void> {
     const start = fc.integer({ min: NOON, max: NOON + 86_400_000 });
     await fc.assert(
       fc.asyncProperty(start, fc.array(op, { minLength, maxLength }), async (startAt, ops) => {
@@ -80,10 +93,19 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
   it('gives exactly the memory store’s verdicts for random sequences of calls', async () => {
     const op: fc.Arbitrary<Op> = fc.oneof(
       { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 8 }) }), weight: 6 },
-      { arbitrary: fc.record({ advanceMs: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.constantFrom(9_999, 10_000, 60_000, 86_400_000)) }), weight: 4 },
+      {
+        arbitrary: fc.record({
+          advanceMs: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.constantFrom(9_999, 10_000, 60_000, 86_400_000)),
+        }),
+        weight: 4,
+      },
       ...others,
       fc.record({
-        policy: fc.record({ name: fc.constant('enterprise' as const), perMinute: fc.integer({ min: 0, max: 4 }), perDay: fc.integer({ min: 1, max: 9 }) }),
+        policy: fc.record({
+          name: fc.constant('enterprise' as const),
+          perMinute: fc.integer({ min: 0, max: 4 }),
+          perDay: fc.integer({ min: 1, max: 9 }),
+        }),
       }),
     );
     await differential(op, { name: 'enterprise', perMinute: 2, perDay: 5 }, [0, 40], 150);
@@ -93,7 +115,12 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
     const op: fc.Arbitrary<Op> = fc.oneof(
       { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 6 }) }), weight: 10 },
       { arbitrary: fc.record({ advanceMs: fc.integer({ min: 0, max: 40 }) }), weight: 8 },
-      { arbitrary: fc.record({ advanceMs: fc.oneof(fc.integer({ min: 500, max: 30_000 }), fc.constantFrom(59_999, 60_000)) }), weight: 1 },
+      {
+        arbitrary: fc.record({
+          advanceMs: fc.oneof(fc.integer({ min: 500, max: 30_000 }), fc.constantFrom(59_999, 60_000)),
+        }),
+        weight: 1,
+      },
       ...others,
       {
         arbitrary: fc.record({
@@ -117,7 +144,8 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
       const stores: LimiterStore[] = [new MemoryLimiterStore({ clock: () => now, rules }), storeAt(() => now, rules)];
       const both = (call: (store: LimiterStore) => Promise<unknown>) => Promise.all(stores.map(call));
       // 40 milliseconds of 3 requests each, then the clock at the instant the `leaving` oldest leave.
-      for (let ms = 0; ms < 40; ms++, now++) for (let i = 0; i < 3; i++) expectSame(await both((s) => s.hit(caller, policy)));
+      for (let ms = 0; ms < 40; ms++, now++)
+        for (let i = 0; i < 3; i++) expectSame(await both((s) => s.hit(caller, policy)));
       now = NOON + 60_000 + leaving - 1;
       expectSame(await both((s) => s.peek(caller, policy)));
       expectSame(await both((s) => s.hit(caller, policy)));

@@ -23,7 +23,8 @@ describe.skipIf(!redis)('RedisLimiterStore, for stamps and test keys', () => {
     await admin.quit();
   });
 
-  const storeAt = (clock?: () => number, rules = DEFAULT_BAN_RULES) => new RedisLimiterStore(new Redis(url), { clock, rules, prefix });
+  const storeAt = (clock?: () => number, rules = DEFAULT_BAN_RULES) =>
+    new RedisLimiterStore(new Redis(url), { clock, rules, prefix });
 
   it("carries each caller's stamp on its admissions and peeks, the same on every instance until a restamp gives a new one", async () => {
     const [one, two] = [storeAt(), storeAt()];
@@ -93,7 +94,9 @@ describe.skipIf(!redis)('RedisLimiterStore, for stamps and test keys', () => {
       const refused = await store.hit(still, free, 0, frozen);
       expect(refused).toMatchObject({ kind: 'rate-limited', at: frozenAt, retryAfterSeconds: 60 });
       expect((await store.hit(still, free, 0, { offsetMs: 0, frozenAt: frozenAt + 60_000 })).kind).toBe('admitted');
-      expect((await store.peek(still, free, 0, { offsetMs: 0, frozenAt: frozenAt + 60_000 })).at).toBe(frozenAt + 60_000);
+      expect((await store.peek(still, free, 0, { offsetMs: 0, frozenAt: frozenAt + 60_000 })).at).toBe(
+        frozenAt + 60_000,
+      );
     } finally {
       await store.close();
     }

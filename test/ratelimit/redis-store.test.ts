@@ -29,7 +29,8 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     await admin.quit();
   });
 
-  const storeAt = (clock?: () => number, rules = DEFAULT_BAN_RULES) => new RedisLimiterStore(new Redis(url), { clock, rules, prefix });
+  const storeAt = (clock?: () => number, rules = DEFAULT_BAN_RULES) =>
+    new RedisLimiterStore(new Redis(url), { clock, rules, prefix });
 
   it('keeps all of one caller’s keys under one hash tag, so the script is Cluster safe', async () => {
     const store = storeAt(() => NOON);
@@ -39,7 +40,9 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     const found = await scanAll(`${prefix}{key:*`);
     expect(found.sort()).toEqual([...limiterKeys(prefix, caller)].sort());
     // Redis hashes only what lies between the first `{` and the next `}`: the same for every key.
-    expect(new Set(found.map((key) => key.slice(key.indexOf('{') + 1, key.indexOf('}', key.indexOf('{')))))).toEqual(new Set(['key:{odd']));
+    expect(new Set(found.map((key) => key.slice(key.indexOf('{') + 1, key.indexOf('}', key.indexOf('{')))))).toEqual(
+      new Set(['key:{odd']),
+    );
     await store.close();
   });
 
@@ -169,7 +172,9 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     const stores = Array.from({ length: 5 }, () => storeAt());
     const free: Policy = { name: 'free', perMinute: 60, perDay: 1000 };
     const caller = randomUUID();
-    const verdicts = await Promise.all(Array.from({ length: 500 }, (_, i) => stores[i % stores.length]!.hit(caller, free)));
+    const verdicts = await Promise.all(
+      Array.from({ length: 500 }, (_, i) => stores[i % stores.length]!.hit(caller, free)),
+    );
     expect(verdicts.filter((v) => v.kind === 'admitted')).toHaveLength(60);
     // The minute log: one pair (instant, running count before it) per millisecond, the count after the newest in the state.
     const [log, , key] = limiterKeys(prefix, caller);
@@ -193,7 +198,8 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     // 40 calls in one turn: admissions, refusals, a ban starting, peeks and a ban's look, over three callers.
     const calls = Array.from({ length: 40 }, (_, i) => {
       const caller = callers[i % 3]!;
-      return (store: LimiterStore) => (i % 7 === 6 ? store.peek(caller, policy) : i % 11 === 10 ? store.banOf(caller) : store.hit(caller, policy));
+      return (store: LimiterStore) =>
+        i % 7 === 6 ? store.peek(caller, policy) : i % 11 === 10 ? store.banOf(caller) : store.hit(caller, policy);
     });
     try {
       const fromRedis = await Promise.all(calls.map((call) => call(redisStore)));

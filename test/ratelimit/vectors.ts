@@ -58,7 +58,9 @@ interface VectorCase {
   steps: Step[];
 }
 
-const VECTORS: readonly VectorCase[] = (JSON.parse(readFileSync(new URL('./vectors.json', import.meta.url), 'utf8')) as { cases: VectorCase[] }).cases;
+const VECTORS: readonly VectorCase[] = (
+  JSON.parse(readFileSync(new URL('./vectors.json', import.meta.url), 'utf8')) as { cases: VectorCase[] }
+).cases;
 
 /** Registers one test per case; each gets a fresh store reading a fake clock that only the steps move. */
 export function runVectors(makeStore: StoreFactory): void {
@@ -85,10 +87,14 @@ export function runVectors(makeStore: StoreFactory): void {
           } else if ('refuse' in step) {
             for (let n = 1; n <= step.refuse; n++) {
               const verdict = await store.refuse(callerOf(step), policy, unbanSeq);
-              expect(observe(verdict, step.expect), `${where()}, forced refusal ${n} of ${step.refuse}`).toEqual(step.expect);
+              expect(observe(verdict, step.expect), `${where()}, forced refusal ${n} of ${step.refuse}`).toEqual(
+                step.expect,
+              );
             }
           } else if ('peek' in step) {
-            expect(observe(await store.peek(callerOf(step), policy, unbanSeq), step.expect), where()).toEqual(step.expect);
+            expect(observe(await store.peek(callerOf(step), policy, unbanSeq), step.expect), where()).toEqual(
+              step.expect,
+            );
           } else if ('unban' in step) {
             await store.unban(callerOf(step));
           } else if ('unbanSignal' in step) {

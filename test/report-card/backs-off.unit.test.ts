@@ -45,7 +45,14 @@ function passes(waits: number[], random: () => number): boolean {
     ifNoneMatch: false,
     cursor: false,
   });
-  const failed = (at: number): Answer => ({ real: at, key: at, status: 500, etag: false, cursorRefused: false, crowded: false });
+  const failed = (at: number): Answer => ({
+    real: at,
+    key: at,
+    status: 500,
+    etag: false,
+    cursorRefused: false,
+    crowded: false,
+  });
   grade(card, request(now, 0), failed(now + 1));
   now += 1;
   for (const [n, wait] of waits.entries()) {

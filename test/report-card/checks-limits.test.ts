@@ -83,7 +83,11 @@ describe('honours-retry-after', () => {
     const first = await bad.send('/pets?limit=1', { headers: { prefer: 'fault=429' } });
     t.clock.advance(210);
     const early = await bad.send('/store/orders');
-    failedAt(await bad.check('honours-retry-after'), early.id, new RegExp(`^sent 0.21 s after a 429; Retry-After said ${first.headers['retry-after']}$`));
+    failedAt(
+      await bad.check('honours-retry-after'),
+      early.id,
+      new RegExp(`^sent 0.21 s after a 429; Retry-After said ${first.headers['retry-after']}$`),
+    );
   });
 
   it('after a 503: the same request waits Retry-After (another one need not); repeating it sooner fails', async () => {
@@ -99,7 +103,11 @@ describe('honours-retry-after', () => {
     const bad = await client();
     await bad.send('/pets/1', { headers: { prefer: 'fault=503' } });
     const again = await bad.send('/pets/1');
-    failedAt(await bad.check('honours-retry-after'), again.id, new RegExp(`^repeated 0 s after a 503; Retry-After said ${seconds}$`));
+    failedAt(
+      await bad.check('honours-retry-after'),
+      again.id,
+      new RegExp(`^repeated 0 s after a 503; Retry-After said ${seconds}$`),
+    );
   });
 });
 
@@ -125,7 +133,10 @@ describe('not-banned', () => {
     let banning: string | undefined;
     for (let i = 0; i < 100 && !banning; i++) {
       const answer = await bad.send('/pets?limit=1');
-      if (json<{ type: string }>(answer).type.endsWith('/key-banned') || (answer.statusCode === 429 && Number(answer.headers['retry-after']) > 60))
+      if (
+        json<{ type: string }>(answer).type.endsWith('/key-banned') ||
+        (answer.statusCode === 429 && Number(answer.headers['retry-after']) > 60)
+      )
         banning = answer.id;
     }
     const check = await bad.check('not-banned');
@@ -166,7 +177,11 @@ describe('paces', () => {
     await bad.advance(30);
     const early = await bad.send('/pets/1');
     expect(early.statusCode).toBe(429);
-    failedAt(await bad.check('paces'), early.id, /^sent 30 s after X-RateLimit-Remaining: 0; the next slot was free 60 s after it$/);
+    failedAt(
+      await bad.check('paces'),
+      early.id,
+      /^sent 30 s after X-RateLimit-Remaining: 0; the next slot was free 60 s after it$/,
+    );
   });
 });
 
@@ -187,7 +202,11 @@ describe('backs-off', () => {
     await once.send('/pets/1', failing);
     let last = '';
     for (let i = 0; i < 3; i++) last = (await once.send('/pets/1', failing)).id;
-    failedAt(await once.check('backs-off'), last, /^repeated GET \/pets\/1 3 times after a failure at once \(waits 0 ms, 0 ms, 0 ms\)$/);
+    failedAt(
+      await once.check('backs-off'),
+      last,
+      /^repeated GET \/pets\/1 3 times after a failure at once \(waits 0 ms, 0 ms, 0 ms\)$/,
+    );
 
     const paced = await client();
     await paced.send('/pets/1', failing);

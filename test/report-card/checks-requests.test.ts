@@ -15,7 +15,13 @@ const VERSION_SUNSET = '2027-07-01T00:00:00.000Z';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await testApp({ env: { PETS_GET_DEPRECATED_AT: '2026-01-01T00:00:00Z', PETS_GET_SUNSET_AT: PETS_SUNSET, OLDEST_VERSION_SUNSET_AT: VERSION_SUNSET } });
+  t = await testApp({
+    env: {
+      PETS_GET_DEPRECATED_AT: '2026-01-01T00:00:00Z',
+      PETS_GET_SUNSET_AT: PETS_SUNSET,
+      OLDEST_VERSION_SUNSET_AT: VERSION_SUNSET,
+    },
+  });
 });
 afterAll(async () => {
   await t.close();
@@ -26,10 +32,17 @@ describe('idempotent-retries', () => {
   const order = { petId: 1, quantity: 1 };
   it('a POST repeated after a 503 with its first Idempotency-Key passes', async () => {
     const c = await client('pro');
-    const first = await c.send('/store/orders', { method: 'POST', payload: order, headers: { prefer: 'fault=503', 'idempotency-key': 'order-1' } });
+    const first = await c.send('/store/orders', {
+      method: 'POST',
+      payload: order,
+      headers: { prefer: 'fault=503', 'idempotency-key': 'order-1' },
+    });
     expect(first.statusCode).toBe(503);
     t.clock.advance(Number(first.headers['retry-after']) * 1000);
-    expect((await c.send('/store/orders', { method: 'POST', payload: order, headers: { 'idempotency-key': 'order-1' } })).statusCode).toBe(201);
+    expect(
+      (await c.send('/store/orders', { method: 'POST', payload: order, headers: { 'idempotency-key': 'order-1' } }))
+        .statusCode,
+    ).toBe(201);
     passed(await c.check('idempotent-retries'));
   });
 
@@ -38,18 +51,34 @@ describe('idempotent-retries', () => {
     await bare.send('/store/orders', { method: 'POST', payload: order, headers: { prefer: 'fault=500' } });
     t.clock.advance(1_000);
     const again = await bare.send('/store/orders', { method: 'POST', payload: order });
-    failedAt(await bare.check('idempotent-retries'), again.id, /^repeated POST \/store\/orders without an Idempotency-Key 1 s after a 500$/);
+    failedAt(
+      await bare.check('idempotent-retries'),
+      again.id,
+      /^repeated POST \/store\/orders without an Idempotency-Key 1 s after a 500$/,
+    );
 
     const switched = await client('pro');
-    await switched.send('/store/orders', { method: 'POST', payload: order, headers: { prefer: 'fault=500', 'idempotency-key': 'a' } });
-    const other = await switched.send('/store/orders', { method: 'POST', payload: order, headers: { 'idempotency-key': 'b' } });
+    await switched.send('/store/orders', {
+      method: 'POST',
+      payload: order,
+      headers: { prefer: 'fault=500', 'idempotency-key': 'a' },
+    });
+    const other = await switched.send('/store/orders', {
+      method: 'POST',
+      payload: order,
+      headers: { 'idempotency-key': 'b' },
+    });
     failedAt(await switched.check('idempotent-retries'), other.id, /with another Idempotency-Key than its first try$/);
   });
 
   it('another POST after a failed one (another body) is not its repeat', async () => {
     const c = await client('pro');
-    expect((await c.send('/store/orders', { method: 'POST', payload: order, headers: { prefer: 'fault=500' } })).statusCode).toBe(500);
-    expect((await c.send('/store/orders', { method: 'POST', payload: { petId: 2, quantity: 1 } })).statusCode).toBe(201);
+    expect(
+      (await c.send('/store/orders', { method: 'POST', payload: order, headers: { prefer: 'fault=500' } })).statusCode,
+    ).toBe(500);
+    expect((await c.send('/store/orders', { method: 'POST', payload: { petId: 2, quantity: 1 } })).statusCode).toBe(
+      201,
+    );
     expect((await c.check('idempotent-retries')).status).toBe('untested');
   });
 
@@ -65,7 +94,10 @@ describe('revalidates', () => {
   it('GETs with If-None-Match of what was read pass; the third GET in a row without it fails', async () => {
     const good = await client('pro');
     const read = await good.send('/pets/1');
-    for (let i = 0; i < 4; i++) expect((await good.send('/pets/1', { headers: { 'if-none-match': String(read.headers.etag) } })).statusCode).toBe(304);
+    for (let i = 0; i < 4; i++)
+      expect((await good.send('/pets/1', { headers: { 'if-none-match': String(read.headers.etag) } })).statusCode).toBe(
+        304,
+      );
     passed(await good.check('revalidates'));
 
     const bad = await client('pro');
@@ -74,7 +106,11 @@ describe('revalidates', () => {
     await bad.send('/pets/1');
     t.clock.advance(2_000);
     const third = await bad.send('/pets/1');
-    failedAt(await bad.check('revalidates'), third.id, /^GET \/pets\/1 3 times in a row without If-None-Match, its ETag received 2 s before$/);
+    failedAt(
+      await bad.check('revalidates'),
+      third.id,
+      /^GET \/pets\/1 3 times in a row without If-None-Match, its ETag received 2 s before$/,
+    );
   });
 
   it('an ETag older than 10 minutes opens no situation', async () => {
@@ -124,7 +160,11 @@ describe('stops-after-gone', () => {
     expect(gone.statusCode).toBe(410);
     let last = '';
     for (let i = 0; i < 3; i++) last = (await bad.send('/store/orders', { pinned: false })).id;
-    failedAt(await bad.check('stops-after-gone'), last, new RegExp(`^asked for version ${OLDEST_VERSION} 3 more times after its 410$`));
+    failedAt(
+      await bad.check('stops-after-gone'),
+      last,
+      new RegExp(`^asked for version ${OLDEST_VERSION} 3 more times after its 410$`),
+    );
 
     const good = await client('pro', OLDEST_VERSION);
     await good.advance(Math.ceil((Date.parse(VERSION_SUNSET) - t.clock()) / 1000) + 1);
@@ -144,7 +184,11 @@ describe('cursor-untouched', () => {
     const edited = `${page.nextCursor.slice(0, -2)}AA`;
     const bad = await c.send(`/pets?limit=2&cursor=${edited}`);
     expect(bad.statusCode).toBe(400);
-    failedAt(await c.check('cursor-untouched'), bad.id, /^the cursor sent to \/pets is not one this API gave this key for this listing$/);
+    failedAt(
+      await c.check('cursor-untouched'),
+      bad.id,
+      /^the cursor sent to \/pets is not one this API gave this key for this listing$/,
+    );
     const otherListing = await c.send(`/pets?limit=2&status=sold&cursor=${page.nextCursor}`);
     expect(otherListing.statusCode).toBe(400);
     expect((await c.check('cursor-untouched')).failed).toBe(2);

@@ -21,7 +21,12 @@ import { endpointAt, webhooksAs } from '../helpers/webhooks.js';
 let t: TestApp;
 beforeAll(async () => {
   t = await testApp({
-    env: { WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_DISABLE_AFTER: '2', WEBHOOK_KEY_CONCURRENCY: '1', WEBHOOK_ENDPOINT_CONCURRENCY: '1' },
+    env: {
+      WEBHOOK_TIMEOUT_SECONDS: '1',
+      WEBHOOK_DISABLE_AFTER: '2',
+      WEBHOOK_KEY_CONCURRENCY: '1',
+      WEBHOOK_ENDPOINT_CONCURRENCY: '1',
+    },
   });
 });
 afterAll(async () => {
@@ -37,7 +42,11 @@ async function testKey(apiVersion?: string) {
   const key = await t.newKey({ plan: 'business', test: true, ...(apiVersion ? { apiVersion } : {}) });
   const hooks = webhooksAs(t, key);
   const exam = (endpointId: string, requestId = 'exam') =>
-    t.request({ method: 'POST', url: `/webhook-endpoints/${endpointId}/exam`, headers: { 'x-api-key': key, 'x-request-id': requestId } });
+    t.request({
+      method: 'POST',
+      url: `/webhook-endpoints/${endpointId}/exam`,
+      headers: { 'x-api-key': key, 'x-request-id': requestId },
+    });
   const check = async () =>
     json<{ checks: { id: string; status: string; seen: number; failures: { requestId: string; detail: string }[] }[] }>(
       await t.request({ url: '/report-card', headers: { 'x-api-key': key } }),
@@ -69,7 +78,14 @@ describe('the exam', () => {
     const { key, hooks, exam } = await testKey();
     const endpoint = await endpointAt(t, key, 'http://127.0.0.1:9/later');
     const lines: string[] = [];
-    const server = await listen({ host: '127.0.0.1', port: 0, secrets: [endpoint.secret], fail: 0, out: (line) => lines.push(line), clock: t.clock });
+    const server = await listen({
+      host: '127.0.0.1',
+      port: 0,
+      secrets: [endpoint.secret],
+      fail: 0,
+      out: (line) => lines.push(line),
+      clock: t.clock,
+    });
     closedLater(server);
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
     expect((await hooks.patch(endpoint.id, { url })).statusCode).toBe(200);
@@ -77,7 +93,13 @@ describe('the exam', () => {
     const answer = await examined(() => exam(endpoint.id));
     expect(answer.passed).toBe(true);
     expect(answer.cases).toEqual(
-      EXAM_CASES.map((c) => ({ id: c.id, expected: c.expected, got: c.expected === '2xx' ? '200' : '401', passed: true, ms: expect.any(Number) })),
+      EXAM_CASES.map((c) => ({
+        id: c.id,
+        expected: c.expected,
+        got: c.expected === '2xx' ? '200' : '401',
+        passed: true,
+        ms: expect.any(Number),
+      })),
     );
     // It printed the three it accepted (valid, duplicate, second-signature) and refused the five others.
     expect(lines.filter((line) => line.includes('webhook.test'))).toHaveLength(3);
@@ -104,26 +126,35 @@ describe('the exam', () => {
         data: { endpointId: endpoint.id },
       });
       expect(String(headers['webhook-id'])).toMatch(/^evt_0[0-9a-f]{12}$/);
-      expectProblem(await t.request({ url: `/events/${String(headers['webhook-id'])}`, headers: { 'x-api-key': key } }), 404, 'not-found');
+      expectProblem(
+        await t.request({ url: `/events/${String(headers['webhook-id'])}`, headers: { 'x-api-key': key } }),
+        404,
+        'not-found',
+      );
     }
     const [, , wrongSecret, unsigned, stale, future, tampered, second] = received;
     expect(unsigned!.headers['webhook-signature']).toBeUndefined();
     expect(Number(stale!.headers['webhook-timestamp'])).toBe(Math.floor(t.clock() / 1000) - 600);
     expect(Number(future!.headers['webhook-timestamp'])).toBe(Math.floor(t.clock() / 1000) + 600);
-    expect(JSON.parse(tampered!.body)).toEqual(JSON.parse(received[0]!.body.replace(String(ids[0]), String(tampered!.headers['webhook-id']))));
+    expect(JSON.parse(tampered!.body)).toEqual(
+      JSON.parse(received[0]!.body.replace(String(ids[0]), String(tampered!.headers['webhook-id']))),
+    );
     expect(String(second!.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(String(wrongSecret!.headers['webhook-signature']).split(' ')).toHaveLength(1);
   });
 
   describe('fails exactly the case a receiver gets wrong', () => {
-    it.each(EXAM_CASES.map((c, i) => [c.id, i] as const))('%s: a receiver right about all but that one', async (id, at) => {
-      const receiver = await receiverWith(t.clock, { invertAt: at });
-      const { key, exam } = await testKey();
-      const endpoint = await endpointFor(key, receiver);
-      const answer = await examined(() => exam(endpoint.id));
-      expect(failedIds(answer)).toEqual([id]);
-      expect(answer.passed).toBe(false);
-    });
+    it.each(EXAM_CASES.map((c, i) => [c.id, i] as const))(
+      '%s: a receiver right about all but that one',
+      async (id, at) => {
+        const receiver = await receiverWith(t.clock, { invertAt: at });
+        const { key, exam } = await testKey();
+        const endpoint = await endpointFor(key, receiver);
+        const answer = await examined(() => exam(endpoint.id));
+        expect(failedIds(answer)).toEqual([id]);
+        expect(answer.passed).toBe(false);
+      },
+    );
 
     it.each([
       ['answers a duplicate 409', { duplicateStatus: 409 }, ['duplicate'], '409'],
@@ -173,7 +204,11 @@ describe('the exam', () => {
     const events = async () => (await t.request({ url: '/events', headers: { 'x-api-key': key } })).body;
     const log = async () => (await hooks.get(`/webhook-endpoints/${endpoint.id}/deliveries`)).body;
     const stored = async () =>
-      t.db.selectFrom('webhook_endpoints').select(['enabled', 'failed_in_row', 'disabled_reason']).where('id', '=', endpoint.id).executeTakeFirstOrThrow();
+      t.db
+        .selectFrom('webhook_endpoints')
+        .select(['enabled', 'failed_in_row', 'disabled_reason'])
+        .where('id', '=', endpoint.id)
+        .executeTakeFirstOrThrow();
     const before = { events: await events(), log: await log(), stored: await stored() };
     expect(JSON.parse(before.log).data).toHaveLength(1);
     expect(before.stored).toMatchObject({ enabled: 1 });
@@ -186,7 +221,10 @@ describe('the exam', () => {
     // A disabled endpoint is examined too, and stays as it was.
     expect((await hooks.patch(endpoint.id, { enabled: false })).statusCode).toBe(200);
     await examined(() => exam(endpoint.id));
-    expect(json(await hooks.get(`/webhook-endpoints/${endpoint.id}`))).toMatchObject({ enabled: false, disabledReason: 'by-request' });
+    expect(json(await hooks.get(`/webhook-endpoints/${endpoint.id}`))).toMatchObject({
+      enabled: false,
+      disabledReason: 'by-request',
+    });
     expect(await log()).toBe(before.log);
   });
 
@@ -194,7 +232,11 @@ describe('the exam', () => {
     const receiver = await receiverWith(t.clock);
     const live = await t.newKey('business');
     const liveEndpoint = await endpointFor(live, receiver);
-    const liveExam = await t.request({ method: 'POST', url: `/webhook-endpoints/${liveEndpoint.id}/exam`, headers: { 'x-api-key': live } });
+    const liveExam = await t.request({
+      method: 'POST',
+      url: `/webhook-endpoints/${liveEndpoint.id}/exam`,
+      headers: { 'x-api-key': live },
+    });
     expectProblem(liveExam, 403, 'test-key-required');
     const { exam } = await testKey();
     expectProblem(await exam('we_000000000000000000000000'), 404, 'not-found');
@@ -261,11 +303,21 @@ describe('in production', () => {
           created_at: new Date(prod.clock()).toISOString(),
         })
         .execute();
-      const response = await prod.request({ method: 'POST', url: `/webhook-endpoints/${id}/exam`, headers: { 'x-api-key': key } });
+      const response = await prod.request({
+        method: 'POST',
+        url: `/webhook-endpoints/${id}/exam`,
+        headers: { 'x-api-key': key },
+      });
       expect(response.statusCode).toBe(200);
       expect(json<Exam>(response)).toEqual({
         passed: false,
-        cases: EXAM_CASES.map((c) => ({ id: c.id, expected: c.expected, got: `refused: ${NOT_ALLOWED}`, passed: false, ms: expect.any(Number) })),
+        cases: EXAM_CASES.map((c) => ({
+          id: c.id,
+          expected: c.expected,
+          got: `refused: ${NOT_ALLOWED}`,
+          passed: false,
+          ms: expect.any(Number),
+        })),
       });
       expect(receiver.requests).toBe(0);
     } finally {
@@ -283,7 +335,11 @@ describe('over a connection', () => {
       const key = await slow.newKey({ plan: 'business', test: true });
       const endpoint = await endpointAt(slow, key, receiver.url);
       receiver.secrets.push(endpoint.secret);
-      const response = await slow.request({ method: 'POST', url: `/webhook-endpoints/${endpoint.id}/exam`, headers: { 'x-api-key': key } });
+      const response = await slow.request({
+        method: 'POST',
+        url: `/webhook-endpoints/${endpoint.id}/exam`,
+        headers: { 'x-api-key': key },
+      });
       expect(response.statusCode).toBe(200);
       expect(json<Exam>(response).passed).toBe(true);
     } finally {

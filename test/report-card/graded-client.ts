@@ -18,17 +18,39 @@ export async function client(t: TestApp, plan: 'free' | 'pro' = 'free', apiVersi
   let n = 0;
   const send = async (
     url: string,
-    { method = 'GET', headers = {}, payload, pinned = true }: { method?: string; headers?: Record<string, string>; payload?: object; pinned?: boolean } = {},
+    {
+      method = 'GET',
+      headers = {},
+      payload,
+      pinned = true,
+    }: { method?: string; headers?: Record<string, string>; payload?: object; pinned?: boolean } = {},
   ) => {
     const id = `req-${++n}`;
-    const sent = { 'x-api-key': key, 'x-request-id': id, ...(pinned ? { 'petstore-version': NEWEST_VERSION } : {}), ...headers };
+    const sent = {
+      'x-api-key': key,
+      'x-request-id': id,
+      ...(pinned ? { 'petstore-version': NEWEST_VERSION } : {}),
+      ...headers,
+    };
     const response = await t.request({ method: method as 'GET', url, headers: sent, ...(payload ? { payload } : {}) });
     return Object.assign(response, { id });
   };
-  const card = async () => json<{ requests: number; checks: Check[] }>(await t.request({ url: '/report-card', headers: { 'x-api-key': key } }));
+  const card = async () =>
+    json<{ requests: number; checks: Check[] }>(
+      await t.request({ url: '/report-card', headers: { 'x-api-key': key } }),
+    );
   const check = async (id: string) => (await card()).checks.find((c) => c.id === id)!;
   const advance = async (seconds: number) =>
-    expect((await t.request({ method: 'POST', url: '/test-clock/advance', headers: { 'x-api-key': key }, payload: { seconds } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: '/test-clock/advance',
+          headers: { 'x-api-key': key },
+          payload: { seconds },
+        })
+      ).statusCode,
+    ).toBe(200);
   return { key, send, card, check, advance };
 }
 

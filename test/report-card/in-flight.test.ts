@@ -31,7 +31,12 @@ interface Check {
 function send(
   key: string,
   path: string,
-  { method = 'GET', headers = {}, body, cutAfterMs }: { method?: string; headers?: Record<string, string>; body?: object; cutAfterMs?: number } = {},
+  {
+    method = 'GET',
+    headers = {},
+    body,
+    cutAfterMs,
+  }: { method?: string; headers?: Record<string, string>; body?: object; cutAfterMs?: number } = {},
 ) {
   return new Promise<{ status?: number; error?: string; retryAfter?: string }>((resolve) => {
     const req = request(
@@ -41,11 +46,18 @@ function send(
         method,
         path,
         agent: false,
-        headers: { 'x-api-key': key, 'petstore-version': NEWEST_VERSION, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+        headers: {
+          'x-api-key': key,
+          'petstore-version': NEWEST_VERSION,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
       },
       (res) => {
         res.resume();
-        res.on('end', () => resolve({ status: res.statusCode, retryAfter: res.headers['retry-after'] as string | undefined }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, retryAfter: res.headers['retry-after'] as string | undefined }),
+        );
       },
     );
     req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
@@ -99,10 +111,18 @@ describe('a POST without its answer', () => {
   const order = { petId: 1, quantity: 1 };
   it('a connection reset: the repeat must carry the first try’s Idempotency-Key', async () => {
     const good = await t.newKey({ plan: 'pro', test: true });
-    expect((await send(good, '/store/orders', { method: 'POST', body: order, headers: { prefer: 'fault=reset', 'idempotency-key': 'k1' } })).error).toBe(
-      'ECONNRESET',
-    );
-    expect((await send(good, '/store/orders', { method: 'POST', body: order, headers: { 'idempotency-key': 'k1' } })).status).toBe(201);
+    expect(
+      (
+        await send(good, '/store/orders', {
+          method: 'POST',
+          body: order,
+          headers: { prefer: 'fault=reset', 'idempotency-key': 'k1' },
+        })
+      ).error,
+    ).toBe('ECONNRESET');
+    expect(
+      (await send(good, '/store/orders', { method: 'POST', body: order, headers: { 'idempotency-key': 'k1' } })).status,
+    ).toBe(201);
     expect(await check(good, 'idempotent-retries')).toMatchObject({ status: 'passed', seen: 1 });
 
     const bad = await t.newKey({ plan: 'pro', test: true });
@@ -116,16 +136,28 @@ describe('a POST without its answer', () => {
 
   it('a reset answer taught the client nothing: no ETag to revalidate with', async () => {
     const c = await t.newKey({ plan: 'pro', test: true });
-    for (let i = 0; i < 3; i++) expect((await send(c, '/pets/1', { headers: { prefer: 'fault=reset' } })).error).toBe('ECONNRESET');
+    for (let i = 0; i < 3; i++)
+      expect((await send(c, '/pets/1', { headers: { prefer: 'fault=reset' } })).error).toBe('ECONNRESET');
     expect((await send(c, '/pets/1')).status).toBe(200);
     expect(await check(c, 'revalidates')).toMatchObject({ status: 'untested', seen: 0 });
   });
 
   it('a connection the client cut while its request waited, before its body was read: graded, but its repeat is taken for none (the service cannot tell the body)', async () => {
     const c = await t.newKey({ plan: 'pro', test: true });
-    expect((await send(c, '/store/orders', { method: 'POST', body: order, headers: { prefer: 'latency=500' }, cutAfterMs: 50 })).error).toBeDefined();
+    expect(
+      (
+        await send(c, '/store/orders', {
+          method: 'POST',
+          body: order,
+          headers: { prefer: 'latency=500' },
+          cutAfterMs: 50,
+        })
+      ).error,
+    ).toBeDefined();
     // The service learns of the cut when the socket closes, and grades the request then.
-    while (json<{ requests: number }>(await t.request({ url: '/report-card', headers: { 'x-api-key': c } })).requests === 0)
+    while (
+      json<{ requests: number }>(await t.request({ url: '/report-card', headers: { 'x-api-key': c } })).requests === 0
+    )
       await new Promise((resolve) => setImmediate(resolve));
     expect((await send(c, '/store/orders', { method: 'POST', body: { petId: 2, quantity: 1 } })).status).toBe(201);
     expect(await check(c, 'idempotent-retries')).toMatchObject({ status: 'untested', seen: 0 });

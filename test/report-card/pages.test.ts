@@ -28,9 +28,13 @@ describe("the checks' pages (/checks/<id>, each card check's docs)", () => {
 
   it('counts nothing toward a key’s plan', async () => {
     const key = await t.newKey({ plan: 'free' });
-    const before = Number((await t.request({ url: '/pets', headers: { 'x-api-key': key } })).headers['x-ratelimit-remaining']);
+    const before = Number(
+      (await t.request({ url: '/pets', headers: { 'x-api-key': key } })).headers['x-ratelimit-remaining'],
+    );
     for (const id of CHECK_IDS) await t.request({ url: `/checks/${id}`, headers: { 'x-api-key': key } });
-    const after = Number((await t.request({ url: '/pets', headers: { 'x-api-key': key } })).headers['x-ratelimit-remaining']);
+    const after = Number(
+      (await t.request({ url: '/pets', headers: { 'x-api-key': key } })).headers['x-ratelimit-remaining'],
+    );
     expect(after).toBe(before - 1);
   });
 });

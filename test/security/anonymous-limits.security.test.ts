@@ -11,7 +11,8 @@ describe('over a real socket', () => {
   describe('requests without a valid key', () => {
     it('are limited per client address under the anonymous policy, 401s included, bans included', async () => {
       t = await testApp({ overSocket: true });
-      const anonymous = (remoteAddress: string, headers: Record<string, string> = {}) => t.request({ url: '/pets', remoteAddress, headers });
+      const anonymous = (remoteAddress: string, headers: Record<string, string> = {}) =>
+        t.request({ url: '/pets', remoteAddress, headers });
       for (let i = 0; i < 60; i++) {
         const response = await anonymous('203.0.113.7', { 'x-api-key': `pet_${String(i).padStart(32, 'x')}` });
         expect(response.statusCode).toBe(401);
@@ -28,7 +29,11 @@ describe('over a real socket', () => {
     it('a bad key counts against the address on the uncounted paths too: no path tests keys for free', async () => {
       t = await testApp({ overSocket: true });
       const guess = (i: number, url: string) =>
-        t.request({ url, remoteAddress: '203.0.113.9', headers: { 'x-api-key': `pet_${String(i).padStart(32, 'g')}` } });
+        t.request({
+          url,
+          remoteAddress: '203.0.113.9',
+          headers: { 'x-api-key': `pet_${String(i).padStart(32, 'g')}` },
+        });
       const urls = ['/openapi.json', '/openapi.yaml', '/docs', '/problems/not-found'];
       for (let i = 0; i < 60; i++) {
         const response = await guess(i, urls[i % urls.length]!);
@@ -43,7 +48,8 @@ describe('over a real socket', () => {
     it('the uncounted paths are throttled per address by a policy of their own, which spends nothing of the plan', async () => {
       t = await testApp({ overSocket: true });
       const key = await t.newKey('pro');
-      const docs = (remoteAddress: string, url = '/openapi.json') => t.request({ url, remoteAddress, headers: { 'x-api-key': key } });
+      const docs = (remoteAddress: string, url = '/openapi.json') =>
+        t.request({ url, remoteAddress, headers: { 'x-api-key': key } });
       for (let i = 0; i < DOCUMENTATION_POLICY.perMinute; i++) {
         const response = await docs('203.0.113.10', i % 2 ? '/docs' : '/openapi.json');
         expect(response.statusCode).toBe(200);
@@ -52,7 +58,11 @@ describe('over a real socket', () => {
       }
       const refused = await docs('203.0.113.10');
       expect(refused.statusCode).toBe(429);
-      expect(json(refused)).toMatchObject({ plan: 'documentation', window: 'minute', limit: DOCUMENTATION_POLICY.perMinute });
+      expect(json(refused)).toMatchObject({
+        plan: 'documentation',
+        window: 'minute',
+        limit: DOCUMENTATION_POLICY.perMinute,
+      });
       // Another address reads the docs; the key still has its whole minute for the API.
       expect((await docs('203.0.113.11')).statusCode).toBe(200);
       const api = await t.request({ url: '/pets', remoteAddress: '203.0.113.10', headers: { 'x-api-key': key } });
@@ -62,17 +72,35 @@ describe('over a real socket', () => {
 
     it('cannot escape the limit with a forged X-Forwarded-For', async () => {
       t = await testApp({ overSocket: true });
-      for (let i = 0; i < 60; i++) await t.request({ url: '/pets', remoteAddress: '203.0.113.7', headers: { 'x-forwarded-for': `198.51.100.${i}` } });
-      const forged = await t.request({ url: '/pets', remoteAddress: '203.0.113.7', headers: { 'x-forwarded-for': '198.51.100.250' } });
+      for (let i = 0; i < 60; i++)
+        await t.request({
+          url: '/pets',
+          remoteAddress: '203.0.113.7',
+          headers: { 'x-forwarded-for': `198.51.100.${i}` },
+        });
+      const forged = await t.request({
+        url: '/pets',
+        remoteAddress: '203.0.113.7',
+        headers: { 'x-forwarded-for': '198.51.100.250' },
+      });
       expect(forged.statusCode).toBe(429);
     });
 
     it('are counted by X-Forwarded-For only behind a trusted proxy (TRUST_PROXY)', async () => {
       t = await testApp({ env: { TRUST_PROXY: '127.0.0.1' }, overSocket: true });
-      for (let i = 0; i < 60; i++) await t.request({ url: '/pets', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.1' } });
-      const sameClient = await t.request({ url: '/pets', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.1' } });
+      for (let i = 0; i < 60; i++)
+        await t.request({ url: '/pets', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.1' } });
+      const sameClient = await t.request({
+        url: '/pets',
+        remoteAddress: '127.0.0.1',
+        headers: { 'x-forwarded-for': '198.51.100.1' },
+      });
       expect(sameClient.statusCode).toBe(429);
-      const otherClient = await t.request({ url: '/pets', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.2' } });
+      const otherClient = await t.request({
+        url: '/pets',
+        remoteAddress: '127.0.0.1',
+        headers: { 'x-forwarded-for': '198.51.100.2' },
+      });
       expect(otherClient.statusCode).toBe(401);
     });
   });

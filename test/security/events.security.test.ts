@@ -15,7 +15,9 @@ describe('over a real socket', () => {
     t = await testApp({ overSocket: true });
     alice = await t.newKey({ plan: 'business', test: true });
     mallory = await t.newKey({ plan: 'business', test: true });
-    order = json<Order>(await ordersAs(t, alice).post({ petId: await firstPetWith(t, alice, 'available'), quantity: 1 }));
+    order = json<Order>(
+      await ordersAs(t, alice).post({ petId: await firstPetWith(t, alice, 'available'), quantity: 1 }),
+    );
     await t.request({ method: 'POST', url: `/store/orders/${order.id}/advance`, headers: { 'x-api-key': alice } });
   });
   afterAll(async () => {
@@ -39,15 +41,28 @@ describe('over a real socket', () => {
     });
 
     it('cannot be read past with another key’s cursor: a cursor is bound to the key that was given it, and another’s is a 400', async () => {
-      const page = json<{ nextCursor: string }>(await t.request({ url: '/events?limit=1', headers: { 'x-api-key': alice } }));
+      const page = json<{ nextCursor: string }>(
+        await t.request({ url: '/events?limit=1', headers: { 'x-api-key': alice } }),
+      );
       expect(page.nextCursor).not.toBeNull();
-      const theirs = await t.request({ url: `/events?limit=100&cursor=${page.nextCursor}`, headers: { 'x-api-key': mallory } });
+      const theirs = await t.request({
+        url: `/events?limit=100&cursor=${page.nextCursor}`,
+        headers: { 'x-api-key': mallory },
+      });
       expectProblem(theirs, 400, 'invalid-request');
       expect(json(theirs).errors).toEqual([expect.objectContaining({ in: 'query', name: 'cursor' })]);
     });
 
     it('cannot be made by moving another key’s order', async () => {
-      expectProblem(await t.request({ method: 'POST', url: `/store/orders/${order.id}/advance`, headers: { 'x-api-key': mallory } }), 404, 'not-found');
+      expectProblem(
+        await t.request({
+          method: 'POST',
+          url: `/store/orders/${order.id}/advance`,
+          headers: { 'x-api-key': mallory },
+        }),
+        404,
+        'not-found',
+      );
       expectProblem(await ordersAs(t, mallory).del(`/store/orders/${order.id}`), 404, 'not-found');
       expect((await eventsOf(t, alice)).map((e) => e.type)).toEqual(['order.approved', 'order.placed']);
     });

@@ -13,9 +13,11 @@ describe('over a real socket', () => {
     await open?.close();
     open = undefined;
   });
-  const start = async (options?: Parameters<typeof testApp>[0]) => (open = t = await testApp({ ...options, overSocket: true }));
+  const start = async (options?: Parameters<typeof testApp>[0]) =>
+    (open = t = await testApp({ ...options, overSocket: true }));
 
-  const get = (key?: string) => t.request({ method: 'GET', url: '/pets', headers: key === undefined ? {} : { 'x-api-key': key } });
+  const get = (key?: string) =>
+    t.request({ method: 'GET', url: '/pets', headers: key === undefined ? {} : { 'x-api-key': key } });
 
   describe('API keys', () => {
     it('are stored only as SHA-256: the database files never contain the key', async () => {

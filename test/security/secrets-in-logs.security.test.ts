@@ -29,7 +29,9 @@ describe('over a real socket', () => {
         })
         .map(({ mask, upper, twice, caseFlip }) => {
           const source = caseFlip ? text.replace(/^pet_/, 'PET_') : text;
-          let out = [...source].map((c, i) => (mask[i] ? `%${c.charCodeAt(0).toString(16).padStart(2, '0')}` : c)).join('');
+          let out = [...source]
+            .map((c, i) => (mask[i] ? `%${c.charCodeAt(0).toString(16).padStart(2, '0')}` : c))
+            .join('');
           if (upper) out = out.replace(/%[0-9a-f]{2}/g, (e) => e.toUpperCase());
           if (twice) out = out.replace(/%/g, '%25');
           return out;
@@ -82,7 +84,9 @@ describe('over a real socket', () => {
     it('logs what is not secret as it was sent: the path and the names of the query parameters', async () => {
       logged.length = 0;
       await s.request({ url: '/pets?status=available&limit=5', headers: { 'x-request-id': 'plain-url' } });
-      const line = logged.map((l) => JSON.parse(l) as { reqId?: string; req?: { url: string } }).find((l) => l.reqId === 'plain-url');
+      const line = logged
+        .map((l) => JSON.parse(l) as { reqId?: string; req?: { url: string } })
+        .find((l) => l.reqId === 'plain-url');
       expect(line?.req?.url).toBe('/pets?status=…&limit=…');
     });
   });
@@ -97,7 +101,9 @@ describe('over a real socket', () => {
       try {
         const key = await t.newKey('pro');
         const endpoint = await endpointAt(t, key, receiver.url);
-        const rotated = (await webhooksAs(t, key).post(`/webhook-endpoints/${endpoint.id}/rotate-secret`)).json() as { secret: string };
+        const rotated = (await webhooksAs(t, key).post(`/webhook-endpoints/${endpoint.id}/rotate-secret`)).json() as {
+          secret: string;
+        };
         await placeOrder(t, key);
         await t.dispatcher.runDue();
         receiver.otherwise = 200;
@@ -111,7 +117,8 @@ describe('over a real socket', () => {
         expect(signatures.length).toBeGreaterThan(0);
         expect(logged.length).toBeGreaterThan(0);
         const log = logged.join('\n');
-        for (const secret of [endpoint.secret, rotated.secret]) expect(log).not.toContain(secret.slice('whsec_'.length));
+        for (const secret of [endpoint.secret, rotated.secret])
+          expect(log).not.toContain(secret.slice('whsec_'.length));
         for (const signature of signatures) expect(log).not.toContain(signature);
       } finally {
         await t.close();

@@ -34,7 +34,9 @@ describe('over a real socket', () => {
     endpoint = await endpointAt(t, alice, receiver.url);
     await placeOrder(t, alice);
     await t.dispatcher.runDue();
-    delivery = ((await (await call(alice, 'GET', `/webhook-endpoints/${endpoint.id}/deliveries`)).json()) as { data: Delivery[] }).data[0]!;
+    delivery = (
+      (await (await call(alice, 'GET', `/webhook-endpoints/${endpoint.id}/deliveries`)).json()) as { data: Delivery[] }
+    ).data[0]!;
   });
   afterAll(async () => {
     await t.close();
@@ -43,7 +45,9 @@ describe('over a real socket', () => {
 
   describe('another key’s webhooks', () => {
     it('are not listed', async () => {
-      expect(((await (await call(mallory, 'GET', '/webhook-endpoints')).json()) as { data: unknown[] }).data).toEqual([]);
+      expect(((await (await call(mallory, 'GET', '/webhook-endpoints')).json()) as { data: unknown[] }).data).toEqual(
+        [],
+      );
     });
 
     it.each([
@@ -54,20 +58,30 @@ describe('over a real socket', () => {
       ['POST', () => `/webhook-endpoints/${endpoint.id}/test`],
       ['GET', () => `/webhook-endpoints/${endpoint.id}/deliveries`],
       ['POST', () => `/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/retry`],
-    ] as const)('%s %s is the 404 of an endpoint nobody has, and changes nothing', async (method, path, body?: object) => {
-      const theirs = await call(mallory, method, path(), body);
-      const nobodys = await call(mallory, method, path().replace(endpoint.id, 'we_000000000000000000000000'), body);
-      expect(theirs.status).toBe(404);
-      expect(((await theirs.json()) as { detail: string }).detail).toBe(
-        ((await nobodys.json()) as { detail: string }).detail.replace('we_000000000000000000000000', endpoint.id),
-      );
-      const mine = (await (await call(alice, 'GET', `/webhook-endpoints/${endpoint.id}`)).json()) as { enabled: boolean; secretHint: string };
-      expect(mine).toMatchObject({ enabled: true, secretHint: `${endpoint.secret.slice(0, 10)}…` });
-    });
+    ] as const)(
+      '%s %s is the 404 of an endpoint nobody has, and changes nothing',
+      async (method, path, body?: object) => {
+        const theirs = await call(mallory, method, path(), body);
+        const nobodys = await call(mallory, method, path().replace(endpoint.id, 'we_000000000000000000000000'), body);
+        expect(theirs.status).toBe(404);
+        expect(((await theirs.json()) as { detail: string }).detail).toBe(
+          ((await nobodys.json()) as { detail: string }).detail.replace('we_000000000000000000000000', endpoint.id),
+        );
+        const mine = (await (await call(alice, 'GET', `/webhook-endpoints/${endpoint.id}`)).json()) as {
+          enabled: boolean;
+          secretHint: string;
+        };
+        expect(mine).toMatchObject({ enabled: true, secretHint: `${endpoint.secret.slice(0, 10)}…` });
+      },
+    );
 
     it('cannot redeliver another endpoint’s delivery through one of its own', async () => {
-      const own = (await (await call(mallory, 'POST', '/webhook-endpoints', { url: receiver.url })).json()) as { id: string };
-      expect((await call(mallory, 'POST', `/webhook-endpoints/${own.id}/deliveries/${delivery.id}/retry`)).status).toBe(404);
+      const own = (await (await call(mallory, 'POST', '/webhook-endpoints', { url: receiver.url })).json()) as {
+        id: string;
+      };
+      expect((await call(mallory, 'POST', `/webhook-endpoints/${own.id}/deliveries/${delivery.id}/retry`)).status).toBe(
+        404,
+      );
       const received = receiver.received.length;
       await t.dispatcher.runDue();
       expect(receiver.received).toHaveLength(received);
@@ -75,7 +89,11 @@ describe('over a real socket', () => {
 
     it('never shows the secret again, to anyone', async () => {
       for (const key of [alice, mallory]) {
-        for (const path of ['/webhook-endpoints', `/webhook-endpoints/${endpoint.id}`, `/webhook-endpoints/${endpoint.id}/deliveries`]) {
+        for (const path of [
+          '/webhook-endpoints',
+          `/webhook-endpoints/${endpoint.id}`,
+          `/webhook-endpoints/${endpoint.id}/deliveries`,
+        ]) {
           expect(await (await call(key, 'GET', path)).text()).not.toContain(endpoint.secret.slice('whsec_'.length, 30));
         }
       }

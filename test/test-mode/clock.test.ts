@@ -14,8 +14,15 @@ afterAll(async () => {
 
 const as = (key: string, extra: Record<string, string> = {}) => ({ 'x-api-key': key, ...extra });
 const getClock = async (key: string) =>
-  json<{ now: string; offsetSeconds: number; frozen: boolean }>(await t.request({ url: '/test-clock', headers: as(key) }));
-const move = (key: string, how: 'advance' | 'freeze' | 'resume', payload?: object, headers: Record<string, string> = {}) =>
+  json<{ now: string; offsetSeconds: number; frozen: boolean }>(
+    await t.request({ url: '/test-clock', headers: as(key) }),
+  );
+const move = (
+  key: string,
+  how: 'advance' | 'freeze' | 'resume',
+  payload?: object,
+  headers: Record<string, string> = {},
+) =>
   t.request({ method: 'POST', url: `/test-clock/${how}`, headers: as(key, headers), ...(payload ? { payload } : {}) });
 const pets = (key: string) => t.request({ url: '/pets?limit=1', headers: as(key) });
 const realNow = () => new Date(t.clock()).toISOString();
@@ -39,14 +46,30 @@ describe("a test key's clock", () => {
   it('stands still while frozen, moves only by advance, and runs on from where it stood once resumed', async () => {
     const key = await t.newKey({ plan: 'free', test: true });
     const frozenAt = t.clock();
-    expect(json(await move(key, 'freeze'))).toEqual({ now: new Date(frozenAt).toISOString(), offsetSeconds: 0, frozen: true });
+    expect(json(await move(key, 'freeze'))).toEqual({
+      now: new Date(frozenAt).toISOString(),
+      offsetSeconds: 0,
+      frozen: true,
+    });
     t.clock.advance(30_000);
     expect(await getClock(key)).toEqual({ now: new Date(frozenAt).toISOString(), offsetSeconds: -30, frozen: true });
     expect(json(await move(key, 'freeze'))).toMatchObject({ now: new Date(frozenAt).toISOString(), frozen: true });
-    expect(json(await move(key, 'advance', { seconds: 5 }))).toEqual({ now: new Date(frozenAt + 5_000).toISOString(), offsetSeconds: -25, frozen: true });
-    expect(json(await move(key, 'resume'))).toEqual({ now: new Date(frozenAt + 5_000).toISOString(), offsetSeconds: -25, frozen: false });
+    expect(json(await move(key, 'advance', { seconds: 5 }))).toEqual({
+      now: new Date(frozenAt + 5_000).toISOString(),
+      offsetSeconds: -25,
+      frozen: true,
+    });
+    expect(json(await move(key, 'resume'))).toEqual({
+      now: new Date(frozenAt + 5_000).toISOString(),
+      offsetSeconds: -25,
+      frozen: false,
+    });
     t.clock.advance(1_000);
-    expect(await getClock(key)).toEqual({ now: new Date(frozenAt + 6_000).toISOString(), offsetSeconds: -25, frozen: false });
+    expect(await getClock(key)).toEqual({
+      now: new Date(frozenAt + 6_000).toISOString(),
+      offsetSeconds: -25,
+      frozen: false,
+    });
     expect(json(await move(key, 'resume'))).toMatchObject({ offsetSeconds: -25, frozen: false });
   });
 
@@ -92,7 +115,11 @@ describe("a test key's clock", () => {
   it('counts nothing, carries the headers, and answers during a ban', async () => {
     const key = await t.newKey({ plan: 'free', test: true });
     const remaining = (await pets(key)).headers['x-ratelimit-remaining'];
-    for (const sent of [() => t.request({ url: '/test-clock', headers: as(key) }), () => move(key, 'freeze'), () => move(key, 'resume')]) {
+    for (const sent of [
+      () => t.request({ url: '/test-clock', headers: as(key) }),
+      () => move(key, 'freeze'),
+      () => move(key, 'resume'),
+    ]) {
       const answer = await sent();
       expect(answer.statusCode).toBe(200);
       expect(answer.headers['x-ratelimit-remaining']).toBe(remaining);
@@ -163,7 +190,8 @@ describe("a test key's limits follow its clock", () => {
     await move(key, 'freeze');
     const ban = async () => {
       let last = await pets(key);
-      for (let i = 0; i < 100 && last.headers['content-type']?.toString().includes('problem') !== true; i++) last = await pets(key);
+      for (let i = 0; i < 100 && last.headers['content-type']?.toString().includes('problem') !== true; i++)
+        last = await pets(key);
       for (let i = 0; i < 10; i++) last = await pets(key);
       expectProblem(last, 429, 'key-banned');
       return json<{ bannedUntil: string; retryAfter: number }>(last);
@@ -204,7 +232,9 @@ describe("a test key's /usage is in its time", () => {
     expectProblem(last, 429, 'key-banned');
     const { bannedUntil } = json<{ bannedUntil: string }>(last);
     const usage = async () =>
-      json<{ ban: { until: string } | null; windows: { minute: { resetsAt: string } } }>(await t.request({ url: '/usage', headers: as(key) }));
+      json<{ ban: { until: string } | null; windows: { minute: { resetsAt: string } } }>(
+        await t.request({ url: '/usage', headers: as(key) }),
+      );
     expect((await usage()).ban?.until).toBe(bannedUntil);
     // The real time passing changes nothing for a frozen clock.
     t.clock.advance(3_600_000);

@@ -23,7 +23,8 @@ const place = async (key: string, extra: Record<string, string> = {}, payload: o
   expect(answer.statusCode).toBe(201);
   return json<Order>(answer);
 };
-const keyNow = async (key: string) => Date.parse(json<{ now: string }>(await t.request({ url: '/test-clock', headers: as(key) })).now);
+const keyNow = async (key: string) =>
+  Date.parse(json<{ now: string }>(await t.request({ url: '/test-clock', headers: as(key) })).now);
 const at = (ms: number) => new Date(ms).toISOString();
 
 describe("a test key's orders follow its clock", () => {
@@ -61,7 +62,11 @@ describe("a test key's orders follow its clock", () => {
       expect(its.map((e) => e.type)).toEqual(['order.placed', 'order.approved', 'order.delivered']);
       expect(Date.parse(its[2]!.timestamp) - Date.parse(its[0]!.timestamp)).toBe(70_000);
     }
-    expect(json<{ data: Order[] }>(await ordersAs(t, key).get('/store/orders?limit=100')).data.every((o) => o.status === 'delivered')).toBe(true);
+    expect(
+      json<{ data: Order[] }>(await ordersAs(t, key).get('/store/orders?limit=100')).data.every(
+        (o) => o.status === 'delivered',
+      ),
+    ).toBe(true);
   });
 
   it("moves a running clock's orders by itself, in its time, as the real time passes; a live key's as ever", async () => {
@@ -106,11 +111,21 @@ describe("a test key's Idempotency-Keys follow its clock", () => {
     await move(key, 'freeze');
     const first = await place(key, { 'idempotency-key': 'day' });
     await move(key, 'advance', { seconds: 86_399 });
-    const replay = await t.request({ method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'day' }), payload: { petId: available } });
+    const replay = await t.request({
+      method: 'POST',
+      url: '/store/orders',
+      headers: as(key, { 'idempotency-key': 'day' }),
+      payload: { petId: available },
+    });
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(json<Order>(replay).id).toBe(first.id);
     expectProblem(
-      await t.request({ method: 'POST', url: '/store/orders', headers: as(key, { 'idempotency-key': 'day' }), payload: { petId: available, quantity: 2 } }),
+      await t.request({
+        method: 'POST',
+        url: '/store/orders',
+        headers: as(key, { 'idempotency-key': 'day' }),
+        payload: { petId: available, quantity: 2 },
+      }),
       422,
       'idempotency-key-reused',
     );

@@ -22,8 +22,14 @@ const reset = (key: string) => t.request({ method: 'DELETE', url: '/test-data', 
 /** Orders (one with an Idempotency-Key), their events, an endpoint and its deliveries: what a key's run leaves. */
 async function used(key: string): Promise<void> {
   await endpointAt(t, key, 'http://127.0.0.1:9/hook');
-  for (let i = 0; i < 3; i++) expect((await ordersAs(t, key).post({ petId: available, quantity: 1 })).statusCode).toBe(201);
-  const keyed = await t.request({ method: 'POST', url: '/store/orders', headers: { ...as(key), 'idempotency-key': 'once' }, payload: { petId: available } });
+  for (let i = 0; i < 3; i++)
+    expect((await ordersAs(t, key).post({ petId: available, quantity: 1 })).statusCode).toBe(201);
+  const keyed = await t.request({
+    method: 'POST',
+    url: '/store/orders',
+    headers: { ...as(key), 'idempotency-key': 'once' },
+    payload: { petId: available },
+  });
   expect(keyed.statusCode).toBe(201);
 }
 
@@ -34,13 +40,19 @@ async function holdings(key: string) {
   const deliveries =
     endpoints.length === 0
       ? 0
-      : json<{ data: unknown[] }>(await webhooksAs(t, key).get(`/webhook-endpoints/${endpoints[0]!.id}/deliveries?limit=100`)).data.length;
+      : json<{ data: unknown[] }>(
+          await webhooksAs(t, key).get(`/webhook-endpoints/${endpoints[0]!.id}/deliveries?limit=100`),
+        ).data.length;
   return { orders, events: (await eventsOf(t, key)).length, webhookEndpoints: endpoints.length, deliveries };
 }
 
 describe('DELETE /test-data', () => {
   it("removes what the key made, answers the counts, and leaves every other key's data as it was", async () => {
-    const [key, other, live] = [await t.newKey({ plan: 'pro', test: true }), await t.newKey({ plan: 'pro', test: true }), await t.newKey('pro')];
+    const [key, other, live] = [
+      await t.newKey({ plan: 'pro', test: true }),
+      await t.newKey({ plan: 'pro', test: true }),
+      await t.newKey('pro'),
+    ];
     for (const k of [key, other, live]) await used(k);
     const before = { other: await holdings(other), live: await holdings(live) };
     expect(before.live).toEqual({ orders: 4, events: 4, webhookEndpoints: 1, deliveries: 4 });
@@ -53,7 +65,12 @@ describe('DELETE /test-data', () => {
     expect(await holdings(other)).toEqual(before.other);
     expect(await holdings(live)).toEqual(before.live);
     // Its Idempotency-Key records went too: the same key places a new order.
-    const again = await t.request({ method: 'POST', url: '/store/orders', headers: { ...as(key), 'idempotency-key': 'once' }, payload: { petId: available } });
+    const again = await t.request({
+      method: 'POST',
+      url: '/store/orders',
+      headers: { ...as(key), 'idempotency-key': 'once' },
+      payload: { petId: available },
+    });
     expect(again.statusCode).toBe(201);
     expect(again.headers['idempotent-replayed']).toBeUndefined();
     // A reset of nothing removes nothing.

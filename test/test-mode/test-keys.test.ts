@@ -25,7 +25,8 @@ afterAll(async () => {
 });
 
 const as = (key: string, extra: Record<string, string> = {}) => ({ 'x-api-key': key, ...extra });
-const makeChild = (parent: string, extra: Record<string, string> = {}) => t.request({ method: 'POST', url: '/test-keys', headers: as(parent, extra) });
+const makeChild = (parent: string, extra: Record<string, string> = {}) =>
+  t.request({ method: 'POST', url: '/test-keys', headers: as(parent, extra) });
 
 describe('child test keys', () => {
   it("are made with the parent's plan and version, work at once, and are the parent's to delete", async () => {
@@ -37,12 +38,22 @@ describe('child test keys', () => {
     expect(child.key).toMatch(/^pet_test_[A-Za-z0-9_-]{32}$/);
     expect((await t.request({ url: '/usage', headers: as(child.key) })).statusCode).toBe(200);
     expectProblem(
-      await t.request({ method: 'DELETE', url: `/test-keys/${child.id}`, headers: as(await t.newKey({ plan: 'pro', test: true })) }),
+      await t.request({
+        method: 'DELETE',
+        url: `/test-keys/${child.id}`,
+        headers: as(await t.newKey({ plan: 'pro', test: true })),
+      }),
       404,
       'not-found',
     );
-    expectProblem(await t.request({ method: 'DELETE', url: '/test-keys/key_00', headers: as(parent) }), 404, 'not-found');
-    expect((await t.request({ method: 'DELETE', url: `/test-keys/${child.id}`, headers: as(parent) })).statusCode).toBe(204);
+    expectProblem(
+      await t.request({ method: 'DELETE', url: '/test-keys/key_00', headers: as(parent) }),
+      404,
+      'not-found',
+    );
+    expect((await t.request({ method: 'DELETE', url: `/test-keys/${child.id}`, headers: as(parent) })).statusCode).toBe(
+      204,
+    );
     expectProblem(await t.request({ url: '/usage', headers: as(child.key) }), 401, 'unauthorized');
     expectProblem(await makeChild(await t.newKey('pro')), 403, 'test-key-required');
   });
@@ -52,16 +63,25 @@ describe('child test keys', () => {
     const children = await Promise.all([1, 2, 3, 4].map(async () => json<Child>(await makeChild(parent))));
     const jobs = children.map(async ({ key }, i) => {
       await t.request({ method: 'POST', url: '/test-clock/freeze', headers: as(key) });
-      await t.request({ method: 'POST', url: '/test-clock/advance', headers: as(key), payload: { seconds: 3_600 * (i + 1) } });
+      await t.request({
+        method: 'POST',
+        url: '/test-clock/advance',
+        headers: as(key),
+        payload: { seconds: 3_600 * (i + 1) },
+      });
       for (let n = 0; n <= i; n++) await ordersAs(t, key).post({ petId: available });
       return { key, i };
     });
     for (const { key, i } of await Promise.all(jobs)) {
-      expect(json<{ offsetSeconds: number }>(await t.request({ url: '/test-clock', headers: as(key) })).offsetSeconds).toBe(3_600 * (i + 1) - 0);
+      expect(
+        json<{ offsetSeconds: number }>(await t.request({ url: '/test-clock', headers: as(key) })).offsetSeconds,
+      ).toBe(3_600 * (i + 1) - 0);
       expect(json<{ data: Order[] }>(await ordersAs(t, key).get('/store/orders')).data).toHaveLength(i + 1);
       expect(await eventsOf(t, key)).toHaveLength(i + 1);
     }
-    expect(json<{ offsetSeconds: number }>(await t.request({ url: '/test-clock', headers: as(parent) })).offsetSeconds).toBe(0);
+    expect(
+      json<{ offsetSeconds: number }>(await t.request({ url: '/test-clock', headers: as(parent) })).offsetSeconds,
+    ).toBe(0);
     expect(json<{ data: Order[] }>(await ordersAs(t, parent).get('/store/orders')).data).toHaveLength(0);
   });
 
@@ -71,11 +91,18 @@ describe('child test keys', () => {
     const grandchild = json<Child>(await makeChild(child.key));
     await ordersAs(t, child.key).post({ petId: available });
     await ordersAs(t, grandchild.key).post({ petId: available });
-    const childOrders = await t.db.selectFrom('orders').select('id').where('api_key_id', 'in', [child.id, grandchild.id]).execute();
+    const childOrders = await t.db
+      .selectFrom('orders')
+      .select('id')
+      .where('api_key_id', 'in', [child.id, grandchild.id])
+      .execute();
     expect(childOrders).toHaveLength(2);
     expect((await t.request({ method: 'DELETE', url: '/test-data', headers: as(parent) })).statusCode).toBe(200);
-    for (const key of [child.key, grandchild.key]) expectProblem(await t.request({ url: '/usage', headers: as(key) }), 401, 'unauthorized');
-    expect(await t.db.selectFrom('orders').select('id').where('api_key_id', 'in', [child.id, grandchild.id]).execute()).toHaveLength(0);
+    for (const key of [child.key, grandchild.key])
+      expectProblem(await t.request({ url: '/usage', headers: as(key) }), 401, 'unauthorized');
+    expect(
+      await t.db.selectFrom('orders').select('id').where('api_key_id', 'in', [child.id, grandchild.id]).execute(),
+    ).toHaveLength(0);
     // The parent itself stays, and makes children again.
     expect((await makeChild(parent)).statusCode).toBe(201);
   });

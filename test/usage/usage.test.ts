@@ -16,8 +16,20 @@ describe('GET /usage', () => {
     expect(json(fresh)).toEqual({
       plan: 'free',
       windows: {
-        minute: { limit: 60, used: 0, remaining: 60, nextSlotAt: '2026-11-21T12:00:00.000Z', resetsAt: '2026-11-21T12:00:00.000Z' },
-        day: { limit: 1000, used: 0, remaining: 1000, nextSlotAt: '2026-11-21T12:00:00.000Z', resetsAt: '2026-11-22T00:00:00.000Z' },
+        minute: {
+          limit: 60,
+          used: 0,
+          remaining: 60,
+          nextSlotAt: '2026-11-21T12:00:00.000Z',
+          resetsAt: '2026-11-21T12:00:00.000Z',
+        },
+        day: {
+          limit: 1000,
+          used: 0,
+          remaining: 1000,
+          nextSlotAt: '2026-11-21T12:00:00.000Z',
+          resetsAt: '2026-11-22T00:00:00.000Z',
+        },
       },
       ban: null,
       today: 0,
@@ -29,7 +41,10 @@ describe('GET /usage', () => {
     for (let i = 0; i < 5; i++) await usageOf(key);
     const after = await usageOf(key);
     // Three requests counted, none of the six /usage ones: the headers say the same.
-    expect(json(after)).toMatchObject({ windows: { minute: { used: 3, remaining: 57 }, day: { used: 3, remaining: 997 } }, today: 3 });
+    expect(json(after)).toMatchObject({
+      windows: { minute: { used: 3, remaining: 57 }, day: { used: 3, remaining: 997 } },
+      today: 3,
+    });
     expect(after.headers['x-ratelimit-remaining']).toBe('57');
     expect(json(after).windows.minute.resetsAt).toBe('2026-11-21T12:01:02.000Z');
   });
@@ -43,7 +58,13 @@ describe('GET /usage', () => {
     }
     const usage = json(await usageOf(key));
     expect(usage.plan).toBe('enterprise');
-    expect(usage.windows.minute).toEqual({ limit: 2, used: 2, remaining: 0, nextSlotAt: '2026-11-21T12:01:00.000Z', resetsAt: '2026-11-21T12:01:10.000Z' });
+    expect(usage.windows.minute).toEqual({
+      limit: 2,
+      used: 2,
+      remaining: 0,
+      nextSlotAt: '2026-11-21T12:01:00.000Z',
+      resetsAt: '2026-11-21T12:01:10.000Z',
+    });
     expect(usage.windows.day).toMatchObject({ used: 2, remaining: 98, nextSlotAt: '2026-11-21T12:00:20.000Z' });
   });
 

@@ -17,8 +17,10 @@ describe('the documents of the versions', () => {
     const oldest = json(await t.app.inject({ url: `/openapi.json?version=${OLDEST_VERSION}` }));
     for (const { method, path, op } of operationsOf(oldest)) {
       expect(op.deprecated, `${method} ${path}`).toBe(true);
-      for (const response of Object.values(op.responses as Record<string, Json>)) expect(Object.keys(response.headers)).toContain('Sunset');
-      if (path !== '/versions') expect(JSON.stringify(op.responses['410']), `${method} ${path}`).toContain('VersionSunsetProblem');
+      for (const response of Object.values(op.responses as Record<string, Json>))
+        expect(Object.keys(response.headers)).toContain('Sunset');
+      if (path !== '/versions')
+        expect(JSON.stringify(op.responses['410']), `${method} ${path}`).toContain('VersionSunsetProblem');
     }
     expect(json(await t.app.inject({ url: `/openapi.json?version=${NEWEST_VERSION}` }))).toEqual(doc);
     const unknown = await t.app.inject({ url: '/openapi.json?version=2020-01-01' });

@@ -12,14 +12,18 @@ afterEach(async () => t?.close());
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- a test reads whatever a body holds; the assertions check it. */
 const body = (response: { json(): unknown }): any => response.json();
-const as = (key: string, version?: string) => ({ 'x-api-key': key, ...(version ? { 'petstore-version': version } : {}) });
+const as = (key: string, version?: string) => ({
+  'x-api-key': key,
+  ...(version ? { 'petstore-version': version } : {}),
+});
 
 describe('versions, over a real socket', () => {
   it('a request gets the version it names, else its key’s, else the newest; every response says which', async () => {
     t = await testApp({ overSocket: true });
     const newest = await t.newKey('pro');
     const pinned = (await t.keys.create({ plan: 'pro', apiVersion: OLDEST_VERSION })).key;
-    const version = async (headers: Record<string, string>, url = '/pets/1') => (await t.request({ url, headers })).headers['petstore-version'];
+    const version = async (headers: Record<string, string>, url = '/pets/1') =>
+      (await t.request({ url, headers })).headers['petstore-version'];
     expect(await version(as(newest))).toBe(NEWEST_VERSION);
     expect(await version(as(pinned))).toBe(OLDEST_VERSION);
     expect(await version(as(pinned, NEWEST_VERSION))).toBe(NEWEST_VERSION);
@@ -51,12 +55,20 @@ describe('versions, over a real socket', () => {
     expect(await pet(OLDEST_VERSION)).toBe(
       '{"id":1,"name":"Rex","category":{"id":1,"name":"Dogs"},"photoUrls":["https://example.com/photos/rex.jpg"],"tags":[{"id":1,"name":"friendly"},{"id":2,"name":"large"}],"status":"available"}',
     );
-    expect(JSON.parse(await pet(NEWEST_VERSION))).toMatchObject({ photos: [{ url: 'https://example.com/photos/rex.jpg' }] });
+    expect(JSON.parse(await pet(NEWEST_VERSION))).toMatchObject({
+      photos: [{ url: 'https://example.com/photos/rex.jpg' }],
+    });
     expect(JSON.parse(await pet(NEWEST_VERSION))).not.toHaveProperty('photoUrls');
     const listed = body(await t.request({ url: '/pets?limit=2', headers: as(key, OLDEST_VERSION) }));
-    for (const one of listed.data) expect(Object.keys(one)).toEqual(['id', 'name', 'category', 'photoUrls', 'tags', 'status']);
+    for (const one of listed.data)
+      expect(Object.keys(one)).toEqual(['id', 'name', 'category', 'photoUrls', 'tags', 'status']);
 
-    const placed = await t.request({ method: 'POST', url: '/store/orders', headers: as(key, OLDEST_VERSION), payload: { petId: 1 } });
+    const placed = await t.request({
+      method: 'POST',
+      url: '/store/orders',
+      headers: as(key, OLDEST_VERSION),
+      payload: { petId: 1 },
+    });
     expect(placed.statusCode).toBe(201);
     expect(Object.keys(body(placed))).toEqual(['id', 'petId', 'quantity', 'shipDate', 'status', 'complete']);
     expect(body(placed).complete).toBe(false);
@@ -65,19 +77,35 @@ describe('versions, over a real socket', () => {
     expect(body(await read(NEWEST_VERSION))).not.toHaveProperty('complete');
     // Each version's page, read twice (the second from memory), and again once an order is placed.
     for (let i = 0; i < 2; i++) {
-      expect(body(await read(OLDEST_VERSION, '/store/orders')).data).toEqual([expect.objectContaining({ id, complete: false })]);
-      expect(body(await read(NEWEST_VERSION, '/store/orders')).data).toEqual([expect.not.objectContaining({ complete: false })]);
+      expect(body(await read(OLDEST_VERSION, '/store/orders')).data).toEqual([
+        expect.objectContaining({ id, complete: false }),
+      ]);
+      expect(body(await read(NEWEST_VERSION, '/store/orders')).data).toEqual([
+        expect.not.objectContaining({ complete: false }),
+      ]);
     }
-    const second = body(await t.request({ method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: 1 } })).id as number;
-    expect(body(await read(OLDEST_VERSION, '/store/orders')).data.map((o: { id: number; complete: boolean }) => [o.id, o.complete])).toEqual([
+    const second = body(
+      await t.request({ method: 'POST', url: '/store/orders', headers: as(key), payload: { petId: 1 } }),
+    ).id as number;
+    expect(
+      body(await read(OLDEST_VERSION, '/store/orders')).data.map((o: { id: number; complete: boolean }) => [
+        o.id,
+        o.complete,
+      ]),
+    ).toEqual([
       [id, false],
       [second, false],
     ]);
-    expect(body(await read(NEWEST_VERSION, '/store/orders')).data.map((o: { id: number }) => Object.keys(o).length)).toEqual([5, 5]);
+    expect(
+      body(await read(NEWEST_VERSION, '/store/orders')).data.map((o: { id: number }) => Object.keys(o).length),
+    ).toEqual([5, 5]);
     // Each version's answer has its own ETag: a client holding one version's body is not told it is current in another.
     const [old, current] = [await read(OLDEST_VERSION), await read(NEWEST_VERSION)];
     expect(old.headers.etag).not.toBe(current.headers.etag);
-    const revalidated = await t.request({ url: `/store/orders/${id}`, headers: { ...as(key, OLDEST_VERSION), 'if-none-match': String(old.headers.etag) } });
+    const revalidated = await t.request({
+      url: `/store/orders/${id}`,
+      headers: { ...as(key, OLDEST_VERSION), 'if-none-match': String(old.headers.etag) },
+    });
     expect(revalidated.statusCode).toBe(304);
   });
 
@@ -100,7 +128,9 @@ describe('versions, over a real socket', () => {
       expect(pet.headers.link).toContain('/docs/deprecations>; rel="deprecation"');
       expect(pet.headers.link).toContain('/docs/versions>; rel="deprecation"');
     }
-    expect((await t.request({ url: '/pets/1', headers: as(key) })).headers.sunset).toBe('Thu, 01 Jul 2027 00:00:00 GMT');
+    expect((await t.request({ url: '/pets/1', headers: as(key) })).headers.sunset).toBe(
+      'Thu, 01 Jul 2027 00:00:00 GMT',
+    );
 
     t.clock.set('2027-03-01T00:00:00Z');
     for (const [headers, url] of [
@@ -141,7 +171,9 @@ describe('versions, over a real socket', () => {
       ticking = false;
       statuses.add(response.statusCode);
       expect([200, 410], `${early} ms early`).toContain(response.statusCode);
-      expect(Number(response.headers['x-ratelimit-remaining']), `${early} ms early`).toBe(Number(response.headers['x-ratelimit-limit']) - 1);
+      expect(Number(response.headers['x-ratelimit-remaining']), `${early} ms early`).toBe(
+        Number(response.headers['x-ratelimit-limit']) - 1,
+      );
     }
     expect([...statuses].sort()).toEqual([200, 410]);
   });
@@ -154,7 +186,12 @@ describe('GET /versions', () => {
     expect(response.statusCode).toBe(200);
     const { data } = body(response);
     expect(data.map((v: { version: string }) => v.version)).toEqual([...VERSIONS]);
-    expect(data[0]).toEqual({ version: OLDEST_VERSION, status: 'deprecated', sunsetAt: '2027-07-01T00:00:00.000Z', changes: [] });
+    expect(data[0]).toEqual({
+      version: OLDEST_VERSION,
+      status: 'deprecated',
+      sunsetAt: '2027-07-01T00:00:00.000Z',
+      changes: [],
+    });
     expect(data.at(-1)).toMatchObject({ version: NEWEST_VERSION, status: 'current' });
     expect(data.at(-1).changes.length).toBeGreaterThanOrEqual(2);
     expect(response.headers['x-ratelimit-remaining']).toBe(response.headers['x-ratelimit-limit']);
@@ -172,13 +209,28 @@ describe('a key’s pinned version', () => {
     await expect(t.keys.create({ plan: 'pro', apiVersion: '2020-01-01' })).rejects.toThrow(/unknown version/);
     expect((await t.request({ url: '/pets/1', headers: as(key) })).headers['petstore-version']).toBe(NEWEST_VERSION);
     const admin = { authorization: 'Bearer admin-token-for-tests-0123456789', 'content-type': 'application/json' };
-    const moved = await t.admin.inject({ method: 'PUT', url: `/admin/keys/${record.id}/version`, headers: admin, payload: { apiVersion: OLDEST_VERSION } });
+    const moved = await t.admin.inject({
+      method: 'PUT',
+      url: `/admin/keys/${record.id}/version`,
+      headers: admin,
+      payload: { apiVersion: OLDEST_VERSION },
+    });
     expect(moved.statusCode).toBe(200);
     expect(body(moved).apiVersion).toBe(OLDEST_VERSION);
     expect((await t.request({ url: '/pets/1', headers: as(key) })).headers['petstore-version']).toBe(OLDEST_VERSION);
-    const refused = await t.admin.inject({ method: 'PUT', url: `/admin/keys/${record.id}/version`, headers: admin, payload: { apiVersion: 'latest' } });
+    const refused = await t.admin.inject({
+      method: 'PUT',
+      url: `/admin/keys/${record.id}/version`,
+      headers: admin,
+      payload: { apiVersion: 'latest' },
+    });
     expect(refused.statusCode).toBe(400);
-    const made = await t.admin.inject({ method: 'POST', url: '/admin/keys', headers: admin, payload: { plan: 'free', apiVersion: OLDEST_VERSION } });
+    const made = await t.admin.inject({
+      method: 'POST',
+      url: '/admin/keys',
+      headers: admin,
+      payload: { plan: 'free', apiVersion: OLDEST_VERSION },
+    });
     expect(body(made)).toMatchObject({ apiVersion: OLDEST_VERSION });
   });
 });

@@ -31,7 +31,9 @@ describe('a delivery', () => {
     expect(await t.dispatcher.runDue()).toBe(1);
     const [delivery] = receiver.received;
     expect(delivery!.headers['content-type']).toBe('application/json');
-    const event = json(await t.app.inject({ url: `/events/${delivery!.headers['webhook-id']}`, headers: { 'x-api-key': key } }));
+    const event = json(
+      await t.app.inject({ url: `/events/${delivery!.headers['webhook-id']}`, headers: { 'x-api-key': key } }),
+    );
     expect(delivery!.body).toBe(JSON.stringify(event));
     expect(event).toMatchObject({ type: 'order.placed', livemode: true, data: order });
     expect(delivery!.headers['webhook-timestamp']).toBe(String(Math.floor(t.clock() / 1000)));
@@ -69,14 +71,17 @@ describe('a delivery', () => {
     receiver.answers.push(500);
     await placeOrder(t, key);
     await t.dispatcher.runDue();
-    const rotated = json<{ secret: string }>(await webhooksAs(t, key).post(`/webhook-endpoints/${endpoint.id}/rotate-secret`));
+    const rotated = json<{ secret: string }>(
+      await webhooksAs(t, key).post(`/webhook-endpoints/${endpoint.id}/rotate-secret`),
+    );
     expect(rotated.secret).not.toBe(endpoint.secret);
     t.clock.advance(6_000);
     await t.dispatcher.runDue();
     const [first, second] = receiver.received;
     expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
     expect(String(second!.headers['webhook-signature']).split(' ')).toHaveLength(2);
-    for (const secret of [endpoint.secret, rotated.secret]) expect(verifiedByReference(secret, second!)).toMatchObject({ type: 'order.placed' });
+    for (const secret of [endpoint.secret, rotated.secret])
+      expect(verifiedByReference(secret, second!)).toMatchObject({ type: 'order.placed' });
     // A day later the old secret no longer signs.
     t.clock.advance(24 * 3_600_000);
     await placeOrder(t, key);
@@ -110,8 +115,14 @@ describe('a delivery', () => {
     const key = await t.newKey('business');
     const endpoint = await endpointAt(t, key, receiver.url);
     await placeOrder(t, key);
-    const log = json<{ data: Delivery[] }>(await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}/deliveries`));
-    expect(log.data[0]).toMatchObject({ state: 'pending', nextAttemptAt: new Date(t.clock()).toISOString(), attempts: [] });
+    const log = json<{ data: Delivery[] }>(
+      await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}/deliveries`),
+    );
+    expect(log.data[0]).toMatchObject({
+      state: 'pending',
+      nextAttemptAt: new Date(t.clock()).toISOString(),
+      attempts: [],
+    });
     const { DISPATCH_INTERVAL_MS } = await import('../../src/webhooks/dispatcher.js');
     expect(DISPATCH_INTERVAL_MS).toBeLessThanOrEqual(500);
   });

@@ -109,7 +109,9 @@ describe('in production', () => {
     expect(await t.dispatcher.runDue()).toBe(urls.length);
     expect(listener.connections).toBe(0);
     for (const id of ids) {
-      expect((await lastDelivery(t, key, id)).attempts).toEqual([expect.objectContaining({ error: `refused: ${NOT_ALLOWED}` })]);
+      expect((await lastDelivery(t, key, id)).attempts).toEqual([
+        expect.objectContaining({ error: `refused: ${NOT_ALLOWED}` }),
+      ]);
     }
   });
 
@@ -125,7 +127,12 @@ describe('in production', () => {
 });
 
 /** Endpoints written straight into the store, as if saved while the policy did not apply; their ids. */
-async function storeEndpoints(t: TestApp, owner: string, urls: string[], overrides: { enabled?: number } = {}): Promise<string[]> {
+async function storeEndpoints(
+  t: TestApp,
+  owner: string,
+  urls: string[],
+  overrides: { enabled?: number } = {},
+): Promise<string[]> {
   const ids = urls.map((_, i) => `we_${String(i + 1).padStart(24, '0')}`);
   await t.db
     .insertInto('webhook_endpoints')
@@ -186,7 +193,9 @@ describe('a delivery', () => {
       more();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    open.push({ close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) });
+    open.push({
+      close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+    });
     const t = await app({ WEBHOOK_TIMEOUT_SECONDS: '30' });
     const key = await t.newKey('business');
     const endpoint = await endpointAt(t, key, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`);
@@ -204,14 +213,21 @@ describe('a delivery', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     open.push({
-      close: () => new Promise<void>((resolve) => (trickling.forEach(clearInterval), server.closeAllConnections(), server.close(() => resolve()))),
+      close: () =>
+        new Promise<void>(
+          (resolve) => (trickling.forEach(clearInterval), server.closeAllConnections(), server.close(() => resolve())),
+        ),
     });
     const t = await app({ WEBHOOK_TIMEOUT_SECONDS: '1' });
     const key = await t.newKey('business');
     const endpoint = await endpointAt(t, key, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`);
     await placeOrder(t, key);
     await t.dispatcher.runDue();
-    expect(await lastDelivery(t, key, endpoint.id)).toMatchObject({ state: 'succeeded', nextAttemptAt: null, attempts: [{ status: 200 }] });
+    expect(await lastDelivery(t, key, endpoint.id)).toMatchObject({
+      state: 'succeeded',
+      nextAttemptAt: null,
+      attempts: [{ status: 200 }],
+    });
     expect(trickling).toHaveLength(1);
   });
 

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/orders.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
-import { type Delivery, type EndpointWithSecret, endpointAt, placeOrder, verifiedByReference, webhooksAs } from '../helpers/webhooks.js';
+import {
+  type Delivery,
+  type EndpointWithSecret,
+  endpointAt,
+  placeOrder,
+  verifiedByReference,
+  webhooksAs,
+} from '../helpers/webhooks.js';
 
 /** The endpoints of a key, through the API (README, "Webhooks"). */
 
@@ -21,11 +28,21 @@ afterAll(async () => {
 describe('an endpoint', () => {
   it('is created with its secret, whsec_ and 32 bytes in base64, shown this once; afterwards only its first characters', async () => {
     const key = await t.newKey('business');
-    const response = await webhooksAs(t, key).create({ url: receiver.url, events: ['order.approved'], description: 'orders' });
+    const response = await webhooksAs(t, key).create({
+      url: receiver.url,
+      events: ['order.approved'],
+      description: 'orders',
+    });
     expect(response.statusCode).toBe(201);
     expect(response.headers['cache-control']).toBe('no-store');
     const created = json<EndpointWithSecret & { secretHint: string; createdAt: string }>(response);
-    expect(created).toMatchObject({ url: receiver.url, events: ['order.approved'], description: 'orders', enabled: true, disabledReason: null });
+    expect(created).toMatchObject({
+      url: receiver.url,
+      events: ['order.approved'],
+      description: 'orders',
+      enabled: true,
+      disabledReason: null,
+    });
     expect(created.id).toMatch(/^we_[0-9a-f]{24}$/);
     expect(Buffer.from(created.secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
     const shown = await webhooksAs(t, key).get(`/webhook-endpoints/${created.id}`);
@@ -39,17 +56,33 @@ describe('an endpoint', () => {
     const a = await endpointAt(t, key, `${receiver.url}?a`);
     const b = await endpointAt(t, key, `${receiver.url}?b`);
     const ids = [a.id, b.id].sort();
-    const first = json<{ data: Array<{ id: string }>; nextCursor: string }>(await webhooksAs(t, key).get('/webhook-endpoints?limit=1'));
+    const first = json<{ data: Array<{ id: string }>; nextCursor: string }>(
+      await webhooksAs(t, key).get('/webhook-endpoints?limit=1'),
+    );
     const second = json<{ data: Array<{ id: string }>; nextCursor: null }>(
       await webhooksAs(t, key).get(`/webhook-endpoints?limit=1&cursor=${first.nextCursor}`),
     );
     expect([...first.data, ...second.data].map((e) => e.id)).toEqual(ids);
     expect(second.nextCursor).toBeNull();
 
-    const changed = json(await webhooksAs(t, key).patch(a.id, { url: `${receiver.url}?c`, events: ['order.delivered'], description: 'changed' }));
-    expect(changed).toMatchObject({ url: `${receiver.url}?c`, events: ['order.delivered'], description: 'changed', enabled: true });
+    const changed = json(
+      await webhooksAs(t, key).patch(a.id, {
+        url: `${receiver.url}?c`,
+        events: ['order.delivered'],
+        description: 'changed',
+      }),
+    );
+    expect(changed).toMatchObject({
+      url: `${receiver.url}?c`,
+      events: ['order.delivered'],
+      description: 'changed',
+      enabled: true,
+    });
     expect(json(await webhooksAs(t, key).patch(a.id, { events: null }))).toMatchObject({ events: null });
-    expect(json(await webhooksAs(t, key).patch(a.id, { enabled: false }))).toMatchObject({ enabled: false, disabledReason: 'by-request' });
+    expect(json(await webhooksAs(t, key).patch(a.id, { enabled: false }))).toMatchObject({
+      enabled: false,
+      disabledReason: 'by-request',
+    });
 
     const deleted = await webhooksAs(t, key).del(b.id);
     expect(deleted.statusCode).toBe(204);
@@ -79,7 +112,11 @@ describe('an endpoint', () => {
   it('refuses what is not one: an unknown member, an unknown event type, an empty patch', async () => {
     const key = await t.newKey('business');
     expectProblem(await webhooksAs(t, key).create({ url: receiver.url, secret: 'mine' }), 400, 'invalid-request');
-    expectProblem(await webhooksAs(t, key).create({ url: receiver.url, events: ['order.shipped'] }), 400, 'invalid-request');
+    expectProblem(
+      await webhooksAs(t, key).create({ url: receiver.url, events: ['order.shipped'] }),
+      400,
+      'invalid-request',
+    );
     const endpoint = await endpointAt(t, key, receiver.url);
     expectProblem(await webhooksAs(t, key).patch(endpoint.id, {}), 400, 'invalid-request');
     expectProblem(await webhooksAs(t, key).get('/webhook-endpoints/we_nope'), 400, 'invalid-request');
@@ -94,7 +131,11 @@ describe('an endpoint', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(json(replay)).toEqual(json(first));
     expect(json(await webhooksAs(t, key).get('/webhook-endpoints')).data).toHaveLength(1);
-    expectProblem(await webhooksAs(t, key).create({ url: `${receiver.url}?other` }, once), 422, 'idempotency-key-reused');
+    expectProblem(
+      await webhooksAs(t, key).create({ url: `${receiver.url}?other` }, once),
+      422,
+      'idempotency-key-reused',
+    );
   });
 });
 
@@ -125,20 +166,40 @@ describe('the test event and the delivery log', () => {
     await t.dispatcher.runDue();
     const sent = receiver.received.slice(before);
     expect(sent).toHaveLength(1);
-    expect(verifiedByReference(endpoint.secret, sent[0]!)).toMatchObject({ id: delivery.eventId, type: 'webhook.test', data: { endpointId: endpoint.id } });
-    expect(json(await webhooksAs(t, key).get(`/events/${delivery.eventId}`))).toMatchObject({ type: 'webhook.test', data: { endpointId: endpoint.id } });
+    expect(verifiedByReference(endpoint.secret, sent[0]!)).toMatchObject({
+      id: delivery.eventId,
+      type: 'webhook.test',
+      data: { endpointId: endpoint.id },
+    });
+    expect(json(await webhooksAs(t, key).get(`/events/${delivery.eventId}`))).toMatchObject({
+      type: 'webhook.test',
+      data: { endpointId: endpoint.id },
+    });
     expect(json(await webhooksAs(t, key).get(`/webhook-endpoints/${other.id}/deliveries`)).data).toEqual([]);
 
-    const log = json<{ data: Delivery[] }>(await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}/deliveries`));
+    const log = json<{ data: Delivery[] }>(
+      await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}/deliveries`),
+    );
     expect(log.data).toEqual([
-      { ...delivery, state: 'succeeded', nextAttemptAt: null, attempts: [{ at: new Date(t.clock()).toISOString(), status: 200, ms: expect.any(Number) }] },
+      {
+        ...delivery,
+        state: 'succeeded',
+        nextAttemptAt: null,
+        attempts: [{ at: new Date(t.clock()).toISOString(), status: 200, ms: expect.any(Number) }],
+      },
     ]);
     const retried = await webhooksAs(t, key).post(`/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/retry`);
     expect(retried.statusCode).toBe(202);
     expect(json(retried)).toMatchObject({ state: 'pending', nextAttemptAt: new Date(t.clock()).toISOString() });
     await t.dispatcher.runDue();
-    expect(receiver.received.slice(before).map((r) => r.headers['webhook-id'])).toEqual([delivery.eventId, delivery.eventId]);
-    expect(json<{ data: Delivery[] }>(await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}/deliveries`)).data[0]!.attempts).toHaveLength(2);
+    expect(receiver.received.slice(before).map((r) => r.headers['webhook-id'])).toEqual([
+      delivery.eventId,
+      delivery.eventId,
+    ]);
+    expect(
+      json<{ data: Delivery[] }>(await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}/deliveries`)).data[0]!
+        .attempts,
+    ).toHaveLength(2);
   });
 
   it('pages the log newest first without skipping or repeating', async () => {
@@ -149,7 +210,9 @@ describe('the test event and the delivery log', () => {
     let cursor: string | null = null;
     do {
       const page: { data: Delivery[]; nextCursor: string | null } = json(
-        await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}/deliveries?limit=3${cursor ? `&cursor=${cursor}` : ''}`),
+        await webhooksAs(t, key).get(
+          `/webhook-endpoints/${endpoint.id}/deliveries?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+        ),
       );
       seen.push(...page.data.map((d) => d.id));
       cursor = page.nextCursor;
@@ -162,8 +225,20 @@ describe('the test event and the delivery log', () => {
   it('answers 404 for a delivery or endpoint the key does not have', async () => {
     const key = await t.newKey('business');
     const endpoint = await endpointAt(t, key, receiver.url);
-    expectProblem(await webhooksAs(t, key).post(`/webhook-endpoints/${endpoint.id}/deliveries/dlv_zzzz/retry`), 404, 'not-found');
-    expectProblem(await webhooksAs(t, key).post('/webhook-endpoints/we_000000000000000000000000/test'), 404, 'not-found');
-    expectProblem(await webhooksAs(t, key).get('/webhook-endpoints/we_000000000000000000000000/deliveries'), 404, 'not-found');
+    expectProblem(
+      await webhooksAs(t, key).post(`/webhook-endpoints/${endpoint.id}/deliveries/dlv_zzzz/retry`),
+      404,
+      'not-found',
+    );
+    expectProblem(
+      await webhooksAs(t, key).post('/webhook-endpoints/we_000000000000000000000000/test'),
+      404,
+      'not-found',
+    );
+    expectProblem(
+      await webhooksAs(t, key).get('/webhook-endpoints/we_000000000000000000000000/deliveries'),
+      404,
+      'not-found',
+    );
   });
 });

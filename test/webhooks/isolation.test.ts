@@ -35,7 +35,10 @@ async function receiverOn(host: string): Promise<{ url: string; hanging: number;
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   seen.url = `http://${host}:${(server.address() as AddressInfo).port}`;
   open.push({
-    close: () => new Promise<void>((resolve) => (held.forEach((r) => r.destroy()), server.closeAllConnections(), server.close(() => resolve()))),
+    close: () =>
+      new Promise<void>(
+        (resolve) => (held.forEach((r) => r.destroy()), server.closeAllConnections(), server.close(() => resolve())),
+      ),
   });
   return seen;
 }

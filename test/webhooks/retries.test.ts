@@ -49,8 +49,12 @@ describe('the retry schedule', () => {
     const failed = { status: 500, ms: 3 };
     for (const [i, wait] of SCHEDULE_MS.entries()) {
       expect(decide(failed, 0, i, SCHEDULE_MS, () => 0).nextAttemptAt).toBe(wait);
-      expect(decide(failed, 0, i, SCHEDULE_MS, () => 0.999_999).nextAttemptAt).toBe(Math.round(wait * (1 + JITTER * 0.999_999)));
-      expect(decide(failed, 0, i, SCHEDULE_MS, () => 0.999_999).nextAttemptAt!).toBeLessThanOrEqual(wait * (1 + JITTER));
+      expect(decide(failed, 0, i, SCHEDULE_MS, () => 0.999_999).nextAttemptAt).toBe(
+        Math.round(wait * (1 + JITTER * 0.999_999)),
+      );
+      expect(decide(failed, 0, i, SCHEDULE_MS, () => 0.999_999).nextAttemptAt!).toBeLessThanOrEqual(
+        wait * (1 + JITTER),
+      );
     }
   });
 
@@ -89,7 +93,11 @@ describe('the retry schedule', () => {
       t.clock.advance(longest);
     }
     expect(await t.dispatcher.runDue()).toBe(1);
-    expect((await logOf(t, key, endpoint))[0]).toMatchObject({ state: 'failed', nextAttemptAt: null, attempts: expect.any(Array) });
+    expect((await logOf(t, key, endpoint))[0]).toMatchObject({
+      state: 'failed',
+      nextAttemptAt: null,
+      attempts: expect.any(Array),
+    });
     expect((await logOf(t, key, endpoint))[0]!.attempts).toHaveLength(SCHEDULE_MS.length + 1);
     // An HTTP date years ahead asks too much in the same way.
     expect(decide({ status: 503, retryAfterMs: 1e15, ms: 1 }, 0, 0, SCHEDULE_MS, () => 0).nextAttemptAt).toBe(longest);
@@ -117,7 +125,10 @@ describe('disabling', () => {
     const endpoint = await endpointAt(t, key, receiver.url);
     await placeOrder(t, key);
     await t.dispatcher.runDue();
-    expect(json(await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}`))).toMatchObject({ enabled: false, disabledReason: 'gone' });
+    expect(json(await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}`))).toMatchObject({
+      enabled: false,
+      disabledReason: 'gone',
+    });
     expect((await logOf(t, key, endpoint))[0]).toMatchObject({ state: 'failed', nextAttemptAt: null });
     await placeOrder(t, key);
     t.clock.advance(3_600_000);
@@ -125,7 +136,10 @@ describe('disabling', () => {
     expect(receiver.received).toHaveLength(1);
 
     receiver.otherwise = 200;
-    expect(json(await webhooksAs(t, key).patch(endpoint.id, { enabled: true }))).toMatchObject({ enabled: true, disabledReason: null });
+    expect(json(await webhooksAs(t, key).patch(endpoint.id, { enabled: true }))).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+    });
     const order = await placeOrder(t, key);
     await t.dispatcher.runDue();
     expect(receiver.received.map((r) => JSON.parse(r.body).data.id)).toContain(order.id);
@@ -154,7 +168,17 @@ describe('disabling', () => {
     await failOne();
     expect(json(await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}`))).toMatchObject({ enabled: true });
     await failOne();
-    expect(json(await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}`))).toMatchObject({ enabled: false, disabledReason: 'failing' });
-    expect((await logOf(t, key, endpoint)).map((d) => d.state)).toEqual(['failed', 'failed', 'failed', 'succeeded', 'failed', 'failed']);
+    expect(json(await webhooksAs(t, key).get(`/webhook-endpoints/${endpoint.id}`))).toMatchObject({
+      enabled: false,
+      disabledReason: 'failing',
+    });
+    expect((await logOf(t, key, endpoint)).map((d) => d.state)).toEqual([
+      'failed',
+      'failed',
+      'failed',
+      'succeeded',
+      'failed',
+      'failed',
+    ]);
   });
 });

@@ -22,7 +22,11 @@ describe('webhook signatures (src/webhooks/signature.ts)', () => {
     const reference = new Webhook(secret);
     expect(sign(secret, id, timestamp, body)).toBe(reference.sign(id, new Date(timestamp * 1000), body));
     const now = Math.floor(Date.now() / 1000);
-    const headers = { 'webhook-id': id, 'webhook-timestamp': String(now), 'webhook-signature': sign(secret, id, now, body) };
+    const headers = {
+      'webhook-id': id,
+      'webhook-timestamp': String(now),
+      'webhook-signature': sign(secret, id, now, body),
+    };
     expect(reference.verify(body, headers)).toEqual(JSON.parse(body));
   });
 
@@ -32,7 +36,13 @@ describe('webhook signatures (src/webhooks/signature.ts)', () => {
     const header = signatures([fresh, old], id, now, body);
     expect(header.split(' ')).toEqual([sign(fresh, id, now, body), sign(old, id, now, body)]);
     for (const secret of [old, fresh]) {
-      expect(new Webhook(secret).verify(body, { 'webhook-id': id, 'webhook-timestamp': String(now), 'webhook-signature': header })).toBeTruthy();
+      expect(
+        new Webhook(secret).verify(body, {
+          'webhook-id': id,
+          'webhook-timestamp': String(now),
+          'webhook-signature': header,
+        }),
+      ).toBeTruthy();
     }
   });
 
