@@ -10,6 +10,16 @@ export default defineConfig(
   js.configs.recommended,
   tseslint.configs.recommended,
   prettier,
+  // Prettier owns the layout, at 120 columns (.prettierrc.json), but does not wrap comments: max-len warns of a line
+  // past 120 that is not a string, template, URL or regular expression. After `prettier`, which turns it off.
+  {
+    rules: {
+      'max-len': [
+        'warn',
+        { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreUrls: true, ignoreRegExpLiterals: true },
+      ],
+    },
+  },
   {
     rules: {
       // `_`-prefixed names are deliberately unused (a parameter a signature requires, a member a rest pattern drops).
@@ -20,15 +30,16 @@ export default defineConfig(
     },
   },
   // The rules that need the types: a promise nobody waits for, or one handed where nothing waits for it,
-  // loses its failure. The sizes: a file read whole, a function read at once.
+  // loses its failure. The sizes: a file read whole, a function read at once. They are signals, not gates (warnings):
+  // a file or function near them is split by its meaning, never squeezed onto fewer, longer lines.
   {
     files: ['**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
-      'max-lines': ['error', { max: 300 }],
-      'max-lines-per-function': ['error', { max: 50 }],
+      'max-lines': ['warn', { max: 300 }],
+      'max-lines-per-function': ['warn', { max: 50 }],
     },
   },
   // Exceptions, each with its reason.

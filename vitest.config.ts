@@ -53,7 +53,10 @@ const E2E_TIMED = [
   'fulfilment-instances',
   'shutdown',
 ].map((name) => `test/e2e/${name}.test.ts`);
-/** Each project that stores anything on PostgreSQL copies its stores from one migrated template (test/setup/postgres.ts). */
+/**
+ * Each project that stores anything on PostgreSQL copies its
+ * stores from one migrated template (test/setup/postgres.ts).
+ */
 const POSTGRES = ['test/setup/postgres.ts'];
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 

@@ -63,7 +63,10 @@ export async function overHttp(count: number): Promise<HttpFigures> {
   }
 }
 
-/** `GET /pets/1` once from each of `count` addresses, `IN_FLIGHT` at a time, each on a connection of its own bound to its address. */
+/**
+ * `GET /pets/1` once from each of `count` addresses, `IN_FLIGHT`
+ * at a time, each on a connection of its own bound to its address.
+ */
 async function fromEveryAddress(
   url: string,
   count: number,

@@ -8,7 +8,10 @@ import { DatabaseSync } from 'node:sqlite';
 import { displayPrefix, generateKey, generateKeyId, hashKey } from '../src/keys/key-format.js';
 import { HUGE, migratedSqliteFile } from './setup.js';
 
-/** A fresh store with `petKeys` enterprise keys and one more that placed `orders` orders `ageDays` ago, all due for approval then if `due`. */
+/**
+ * A fresh store with `petKeys` enterprise keys and one more that placed
+ * `orders` orders `ageDays` ago, all due for approval then if `due`.
+ */
 export async function storeWith({
   petKeys,
   orders,

@@ -38,7 +38,10 @@ export interface FulfilmentFigures {
   /** The same while it answered `GET /pets/{petId}` and fulfilled, and once it was done (requests alone). */
   loadedLoopMaxMs: number;
   afterLoopMaxMs: number;
-  /** `GET /pets/{petId}` req/s while the orders were fulfilled over the same service's once they were all, and the CPU µs per request of each. */
+  /**
+   * `GET /pets/{petId}` req/s while the orders were fulfilled over the
+   * same service's once they were all, and the CPU µs per request of each.
+   */
   petsWhileFulfilling: number;
   cpuUsPerRequest: { during: number; after: number };
   /** Orders still due when the load ended: it measured a fulfilment under way throughout. */
@@ -49,7 +52,10 @@ export interface FulfilmentFigures {
 
 export interface RetentionFigures {
   events: number;
-  /** The longest block of the event loop while they were deleted (EVENT_LOOP_RESOLUTION_MS=1), in ms, and how long it took from the start. */
+  /**
+   * The longest block of the event loop while they were deleted
+   * (EVENT_LOOP_RESOLUTION_MS=1), in ms, and how long it took from the start.
+   */
   loopMaxMs: number;
   seconds: number;
 }
@@ -64,7 +70,10 @@ export interface EventGrowthFigures {
 const get = (path: string, keys: string[]): Requests =>
   keys.map((key) => ({ method: 'GET', path, headers: { 'x-api-key': key } }));
 
-/** A reading of the service's metrics: the event loop's longest block since the last reading (prom-client resets it), approvals. */
+/**
+ * A reading of the service's metrics: the event loop's longest
+ * block since the last reading (prom-client resets it), approvals.
+ */
 async function metricsOf(adminUrl: string): Promise<{ loopMaxMs: number; approved: number }> {
   const text = await (await fetch(`${adminUrl}/metrics`)).text();
   const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
@@ -148,7 +157,10 @@ export async function measureFulfilment(
   }
 }
 
-/** A store whose million events all passed the retention: the longest block while the service deletes them, and how long it takes. */
+/**
+ * A store whose million events all passed the retention: the longest
+ * block while the service deletes them, and how long it takes.
+ */
 export async function measureRetention(mode: string, env: Record<string, string>): Promise<RetentionFigures> {
   const store = await storeWith({ petKeys: 0, orders: EVENTS_BENCH.events, due: false, ageDays: 31 });
   const started = performance.now();

@@ -231,7 +231,9 @@ async function measurePeers(run: ModeRun): Promise<ByTurns | undefined> {
   return turns;
 }
 
-/** The paths after `GET /pets/{petId}`: the store's, the refusals (refusals.ts) and the hot key; the refusals' turns. */
+/**
+ * The paths after `GET /pets/{petId}`: the store's, the refusals (refusals.ts) and the hot key; the refusals' turns.
+ */
 async function measureOtherPaths(run: ModeRun): Promise<NonNullable<ModeResult['refusalsByTurns']>> {
   const { keys } = run;
   // Before the orders are placed: 10 s after, the service approves them (tens of thousands embedded),
@@ -286,7 +288,10 @@ async function ordersAgainstPeer(run: ModeRun): Promise<NonNullable<ModeResult['
   return { list, place };
 }
 
-/** Embedded: 100,000 orders falling due at once, a million expired events, a receiver that never answers, `GET /events` with a million (events.ts). */
+/**
+ * Embedded: 100,000 orders falling due at once, a million expired events,
+ * a receiver that never answers, `GET /events` with a million (events.ts).
+ */
 async function measureEvents(
   mode: string,
   env: Record<string, string>,

@@ -24,7 +24,9 @@ function callerAfter(requests: number, policy: Policy): CallerState | undefined 
   return state;
 }
 
-/** A few kept results, so that the optimiser cannot drop the calls being timed (more would age into the old generation). */
+/**
+ * A few kept results, so that the optimiser cannot drop the calls being timed (more would age into the old generation).
+ */
 const kept: unknown[] = new Array(16);
 
 function perSecond(run: () => unknown): number {

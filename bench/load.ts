@@ -115,7 +115,8 @@ export async function measure(target: Target, requests: Requests, settings: Load
 }
 
 /**
- * Two warm targets measured by turns on the same requests, or each on its own (a, b, a, b…, `seconds` each, `rounds` times):
+ * Two warm targets measured by turns on the same requests, or
+ * each on its own (a, b, a, b…, `seconds` each, `rounds` times):
  * each round's req/s of `b` over `a`, and their median. Measured apart, a minute or more between them,
  * the two figures also differ by the machine's own drift (large on a shared two-core machine); by
  * turns, both see the same machine. With them, the median over the rounds of each target's CPU µs per

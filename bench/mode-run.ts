@@ -149,7 +149,9 @@ export function rowRunner(
   };
 }
 
-/** A path's floor: bare node:http sending an answer the service gave (headers, body and status) to the path's requests. */
+/**
+ * A path's floor: bare node:http sending an answer the service gave (headers, body and status) to the path's requests.
+ */
 export async function floorRow(run: ModeRun, floorPath: string, given: Answer, requests: Requests): Promise<void> {
   const floor = await startBaseline(given.body, floorHeaders(given.headers), given.status);
   run.others.push(floor);

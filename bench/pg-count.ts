@@ -130,7 +130,10 @@ function counter(totals: Counts, readerOf: () => MessageReader): (type: number, 
   };
 }
 
-/** How many bytes of a message's body `MessageReader` hands over: enough to tell a `LISTEN`, or a job's query by its SQL. */
+/**
+ * How many bytes of a message's body `MessageReader` hands
+ * over: enough to tell a `LISTEN`, or a job's query by its SQL.
+ */
 const KEEP = 2_000;
 
 /**

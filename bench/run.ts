@@ -27,11 +27,12 @@
  *            with 10,000 pending orders advanced a year beside other keys' load (bench/advance.ts), and a
  *            test key's request against a live key's, by turns (bench/test-keys.ts)
  *
- * BENCH_ONLY=phase,… runs only those (limiter, memory, addresses, hot-key, paths, config, peers, growth, events; default all), e.g.
- * BENCH_ONLY=peers,growth while working on them. BENCH_DURATION (seconds per path, default 10) shortens
- * a run; BENCH_CONNECTIONS (default 50, the concurrency issue 10's figures and targets were set at); BENCH_PROFILE=dir writes the service's CPU profiles there;
- * BENCH_SKIP_BUILD=1 runs the dist/ already built. Results: bench/results/ (not tracked), or BENCH_RESULTS=dir; a run
- * with BENCH_ONLY writes none unless BENCH_RESULTS is set (a part of a run must not replace a whole one).
+ * BENCH_ONLY=phase,… runs only those (limiter, memory, addresses, hot-key, paths, config, peers, growth, events;
+ * default all), e.g. BENCH_ONLY=peers,growth while working on them. BENCH_DURATION (seconds per path, default 10)
+ * shortens a run; BENCH_CONNECTIONS (default 50, the concurrency issue 10's figures and targets were set at);
+ * BENCH_PROFILE=dir writes the service's CPU profiles there; BENCH_SKIP_BUILD=1 runs the dist/ already built. Results:
+ * bench/results/ (not tracked), or BENCH_RESULTS=dir; a run with BENCH_ONLY writes none unless BENCH_RESULTS is set (a
+ * part of a run must not replace a whole one).
  * Each mode is compared with its reference run, the one result the repository keeps (bench/compare.ts);
  * BENCH_SAVE_REFERENCE=1 makes a whole run the new reference.
  */
@@ -102,7 +103,8 @@ if (phases.has('memory')) {
   console.log('\nMemory limiter: active callers, and what the idle sweep gives back');
   console.table(memoryTable(memory));
 }
-// 200,000 addresses: the sweep's loop delay in process, then over HTTP (about 2 min; BENCH_ADDRESSES_HTTP=0 leaves it out).
+// 200,000 addresses: the sweep's loop delay in process, then
+// over HTTP (about 2 min; BENCH_ADDRESSES_HTTP=0 leaves it out).
 let addresses: AddressFigures | null = null;
 if (phases.has('addresses')) {
   addresses = JSON.parse(

@@ -23,7 +23,10 @@ export interface Proc {
   stop(): Promise<number | null>;
 }
 
-/** Starts the built service (`main`: another build's, for bench/ab.ts) on free ports; `BENCH_PROFILE=dir` writes a V8 CPU profile there on exit. */
+/**
+ * Starts the built service (`main`: another build's, for bench/ab.ts) on
+ * free ports; `BENCH_PROFILE=dir` writes a V8 CPU profile there on exit.
+ */
 export async function startService(env: Record<string, string>, main = join(ROOT, 'dist/main.js')): Promise<Proc> {
   const [port, adminPort] = [await freePort(), await freePort()];
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
@@ -43,7 +46,10 @@ export async function startService(env: Record<string, string>, main = join(ROOT
   return { url: proc.url, adminUrl, env, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }
 
-/** The baseline in a process of its own, answering every request with `body` (and `headers` and `status`, when given: a floor). */
+/**
+ * The baseline in a process of its own, answering every request
+ * with `body` (and `headers` and `status`, when given: a floor).
+ */
 export async function startBaseline(body: string, headers?: Record<string, string>, status = 200): Promise<Proc> {
   const port = await freePort();
   const env = {
@@ -137,7 +143,10 @@ function spawnProc(args: string[], env: Record<string, string>, url: string) {
 /** /proc counts CPU time in ticks of USER_HZ, 100 a second on Linux. */
 const TICK_MS = 10;
 
-/** CPU time all cores have spent busy (user, nice, system, irq, softirq) since boot, in ms: the load generator and Redis too; NaN where /proc is missing. */
+/**
+ * CPU time all cores have spent busy (user, nice, system, irq, softirq) since
+ * boot, in ms: the load generator and Redis too; NaN where /proc is missing.
+ */
 export function machineBusyMs(): number {
   try {
     const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')

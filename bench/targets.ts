@@ -3,11 +3,11 @@
  * the run did not measure (BENCH_ONLY, or a mode without them) is left out.
  *
  * Embedded: `GET /pets/{petId}` ≥ 0.6× baseline and ≤ 45 CPU µs/req; each `429` ≥ 0.8× and cheaper in
- * CPU than the admitted `GET /pets/{petId}` (by turns, when the run measured it so); `GET /store/orders` ≥ 0.4×, `POST /store/orders` ≥ 0.25×;
- * p99 < 20 ms on every path of the service; growth rows at most 20 % below their small-store row (by
- * turns for the keys, when the run measured it so).
- * Scaled-out (one Redis or a cluster): `GET /pets/{petId}` ≥ 0.4× baseline and ≥ 0.75× the @fastify/rate-limit Redis-store peer,
- * ≤ 1 Redis round trip per request (every path), 0 PostgreSQL queries per request in steady state;
+ * CPU than the admitted `GET /pets/{petId}` (by turns, when the run measured it so); `GET /store/orders` ≥ 0.4×,
+ * `POST /store/orders` ≥ 0.25×; p99 < 20 ms on every path of the service; growth rows at most 20 % below their
+ * small-store row (by turns for the keys, when the run measured it so).
+ * Scaled-out (one Redis or a cluster): `GET /pets/{petId}` ≥ 0.4× baseline and ≥ 0.75× the @fastify/rate-limit
+ * Redis-store peer, ≤ 1 Redis round trip per request (every path), 0 PostgreSQL queries per request in steady state;
  * a flood of random unknown keys ≤ 0.05 PostgreSQL queries per request, and a valid key's p99 during
  * it at most twice its p99 without it (issue 32).
  * Both: at the default log level (info), `GET /pets/{petId}` at most 20 % below its figure at warn (by
@@ -37,7 +37,10 @@ export interface Verdict {
 const P99_MS = 20;
 /** The longest a background job (the fulfilment) may hold the event loop. */
 const LOOP_HOLD_MS = 20;
-/** Each row with a ratio target, and its floor: bare node:http sending the service's own answer to it (mode-run.ts `floorRow`). */
+/**
+ * Each row with a ratio target, and its floor: bare node:http
+ * sending the service's own answer to it (mode-run.ts `floorRow`).
+ */
 const FLOORS: Readonly<Record<string, string>> = {
   [PATHS.pets]: PATHS.floor,
   [PATHS.banned]: PATHS.bannedFloor,

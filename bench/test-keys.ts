@@ -1,6 +1,6 @@
 /**
- * What a test key's request costs beside a live key's (README, "Is my client a good API citizen?": every request of a test key is
- * graded; §11: its clock is read at each; faults/: its preferences are looked at): one embedded service,
+ * What a test key's request costs beside a live key's (README, "Is my client a good API citizen?": every request of a
+ * test key is graded; §11: its clock is read at each; faults/: its preferences are looked at): one embedded service,
  * the same path, 200 live keys and 200 test keys of the same plan, by turns (bench/load.ts `byTurns`),
  * CPU µs per request of each. In the events phase of
  * `npm run bench` (embedded), and alone: `npm run bench:test-keys` (TEST_KEYS_ROUNDS, default 10).
@@ -17,7 +17,10 @@ const KEYS = 200;
 export const TEST_KEY_PATHS = ['/pets/1', '/pets?limit=5'] as const;
 
 export interface TestKeyFigures {
-  /** By path: live (a) against test (b) keys, by turns; `dearer` is the test key's CPU µs/req over the live key's, less 1. */
+  /**
+   * By path: live (a) against test (b) keys, by turns; `dearer`
+   * is the test key's CPU µs/req over the live key's, less 1.
+   */
   paths: { path: string; turns: ByTurns; dearer: number }[];
 }
 

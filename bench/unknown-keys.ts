@@ -64,7 +64,10 @@ export async function measureUnknownKeys(run: ModeRun): Promise<UnknownKeyFigure
 /** From the flood's first answer to the measure beside it: time for its address to be banned. */
 const FLOOD_SETTLE_SECONDS = 1;
 
-/** The flood, from a process of its own (bench/unknown-keys-flood.ts): `started` at its first answer, `done` with its figures. */
+/**
+ * The flood, from a process of its own (bench/unknown-keys-flood.ts):
+ * `started` at its first answer, `done` with its figures.
+ */
 function floodFrom(
   url: string,
   connections: number,

@@ -1,7 +1,8 @@
 /**
  * What a request for an older version costs (docs/versions.md, issue 34): the oldest version against the
  * newest, by turns on one service (b: the oldest, a: the newest), on `GET /pets/{petId}` and `GET
- * /store/orders` (memory keeps one answer, or page, per version). The newest against the build before versions is `npm run bench:ab`.
+ * /store/orders` (memory keeps one answer, or page, per version). The newest against the build before versions is
+ * `npm run bench:ab`.
  */
 import { NEWEST_VERSION, OLDEST_VERSION } from '../src/versions/versions.js';
 import { type ByTurns, byTurns, type Requests } from './load.js';

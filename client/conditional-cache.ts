@@ -21,7 +21,9 @@ export class ConditionalCache {
     this.#entries.set(url, { etag, body });
   }
 
-  /** A `304`: the body kept, counted as a request saved; undefined if none is kept (then the 304 is not ours to answer). */
+  /**
+   * A `304`: the body kept, counted as a request saved; undefined if none is kept (then the 304 is not ours to answer).
+   */
   recall(url: string): string | undefined {
     const entry = this.#entries.get(url);
     if (!entry) return undefined;

@@ -58,7 +58,10 @@ export class OrderNotCancellableError extends ConflictError {}
 /** A `delivered` or `cancelled` order: `advanceOrder` has no step left to take. */
 export class OrderNotAdvanceableError extends ConflictError {}
 export class ForbiddenError extends PetstoreError {}
-/** A test-mode operation (`advanceOrder`, the test clock, `resetTestData`) with a live key: only test keys (`pet_test_…`) have them. */
+/**
+ * A test-mode operation (`advanceOrder`, the test clock, `resetTestData`)
+ * with a live key: only test keys (`pet_test_…`) have them.
+ */
 export class TestKeyRequiredError extends ForbiddenError {}
 /** `testClock.advance` to an instant before the key's now: a test key's clock only moves forward. */
 export class ClockCannotGoBackError extends ConflictError {}
@@ -117,7 +120,10 @@ export class RateLimitedError extends TooManyRequestsError {
 /** The client address held too many connections at once; this one was closed before any request was read. */
 export class TooManyConnectionsError extends TooManyRequestsError {}
 
-/** A connection from the client address sent many pipelined requests without reading the answers: its connections are refused for `retryAfter` seconds. */
+/**
+ * A connection from the client address sent many pipelined requests without
+ * reading the answers: its connections are refused for `retryAfter` seconds.
+ */
 export class PipeliningFloodError extends TooManyRequestsError {}
 
 /** The key is banned for a while for sending after 429s. Without a `problem`, the client did not send. */

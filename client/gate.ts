@@ -138,7 +138,9 @@ export class Gate {
   async #wait(ms: number, maxWaitMs: number, banned: boolean): Promise<void> {
     if (ms > maxWaitMs) {
       const retryAfter = Math.ceil(ms / 1000);
-      const message = `Not sent: the key ${banned ? 'is banned' : 'has no request left'} for ${retryAfter} s, longer than maxWaitMs`;
+      const message =
+        `Not sent: the key ${banned ? 'is banned' : 'has no request left'} for ${retryAfter} s, longer than ` +
+        `maxWaitMs`;
       throw new (banned ? BannedError : RateLimitedError)(message, { status: 429, retryAfter });
     }
     await this.options.sleep(ms);

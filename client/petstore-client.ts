@@ -212,7 +212,10 @@ export class PetstoreClient {
     });
   }
 
-  /** `POST /webhook-endpoints/{endpointId}/rotate-secret` (experimental): a new secret, this once; the old one signs beside it for 24 hours. */
+  /**
+   * `POST /webhook-endpoints/{endpointId}/rotate-secret` (experimental):
+   * a new secret, this once; the old one signs beside it for 24 hours.
+   */
   rotateWebhookSecret(
     endpointId: string,
     { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {},
@@ -226,7 +229,10 @@ export class PetstoreClient {
     });
   }
 
-  /** `POST /webhook-endpoints/{endpointId}/test` (experimental): a `webhook.test` event, sent to this endpoint now; answers its delivery. */
+  /**
+   * `POST /webhook-endpoints/{endpointId}/test` (experimental): a
+   * `webhook.test` event, sent to this endpoint now; answers its delivery.
+   */
   testWebhookEndpoint(
     endpointId: string,
     { idempotencyKey = crypto.randomUUID() }: { idempotencyKey?: string } = {},

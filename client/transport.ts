@@ -37,7 +37,10 @@ export interface TransportOptions {
   pace?: boolean;
   /** Attempts per call, the first included. Default: 5. */
   maxAttempts?: number;
-  /** Exponential backoff (500, 502, 503, 504, a 409 idempotency-key-in-progress, network errors): `random() * min(cap, base * 2^(attempt-1))`. */
+  /**
+   * Exponential backoff (500, 502, 503, 504, a 409 idempotency-key-in-progress,
+   * network errors): `random() * min(cap, base * 2^(attempt-1))`.
+   */
   backoffBaseMs?: number;
   backoffCapMs?: number;
   /** Added at random to a 429's `Retry-After`, so that refused clients do not come back together. Default: 1000. */
@@ -250,7 +253,10 @@ export class Transport {
     return url.href;
   }
 
-  /** A new Request per attempt: a body can be read only once. A read of a URL whose answer is kept asks whether it is still current. */
+  /**
+   * A new Request per attempt: a body can be read only once. A read
+   * of a URL whose answer is kept asks whether it is still current.
+   */
   #request({ method, body, headers = {} }: Call, url: string): Request {
     const all = new Headers({ accept: 'application/json', 'x-api-key': this.apiKey, ...headers });
     const etag = method === 'GET' ? this.#cache.etagOf(url) : undefined;
@@ -262,7 +268,9 @@ export class Transport {
   }
 }
 
-/** The error of a call not sent because what it asks for answered `410` before: the same class, problem and request id. */
+/**
+ * The error of a call not sent because what it asks for answered `410` before: the same class, problem and request id.
+ */
 function goneAgain(operation: string, first: SunsetError): SunsetError {
   const Gone = first.constructor as typeof SunsetError;
   const what = first instanceof VersionSunsetError ? 'its version is' : `${operation} is`;

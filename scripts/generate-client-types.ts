@@ -27,7 +27,10 @@ const HEADER = `/**
 
 `;
 
-/** The document exactly as `/openapi.json` serves it, from an app over a new in-memory SQLite store (migrated: building the app reads its secrets). */
+/**
+ * The document exactly as `/openapi.json` serves it, from an app over a new
+ * in-memory SQLite store (migrated: building the app reads its secrets).
+ */
 export async function servedDocument(): Promise<OpenAPI3> {
   const config = loadConfig(FIXED_ENV);
   const db = openDatabase({ kind: 'sqlite', file: ':memory:' });

@@ -27,7 +27,10 @@ export interface RedisCluster {
   nodes: ClusterNode[];
   /** The port of the primary that serves `key`'s slot now. */
   primaryOf(key: string): Promise<number>;
-  /** Waits until every slot is served by a primary that answers (`cluster_state:ok` on every live node) and every live replica is in sync with its primary. */
+  /**
+   * Waits until every slot is served by a primary that answers (`cluster_state:ok`
+   * on every live node) and every live replica is in sync with its primary.
+   */
   healthy(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }

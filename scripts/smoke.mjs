@@ -75,8 +75,11 @@ let failures = 0;
 
 /**
  * Calls one operation and checks its status.
- * @param {string} method @param {string} template the path as the document writes it
- * @param {string} path @param {number} expected @param {{ key?: string, body?: unknown, headers?: Record<string, string> }} [options]
+ * @param {string} method
+ * @param {string} template the path as the document writes it
+ * @param {string} path
+ * @param {number} expected
+ * @param {{ key?: string, body?: unknown, headers?: Record<string, string> }} [options]
  * @returns {Promise<any>} the answer's JSON body, or its text
  */
 async function call(method, template, path, expected, { key, body, headers = {} } = {}) {

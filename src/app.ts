@@ -33,7 +33,10 @@ import { NEWEST_VERSION, VERSION_HEADER } from './versions/versions.js';
 import { versionsRoutes } from './versions/routes.js';
 import { requestSteps } from './steps.js';
 
-/** An answer given before a request could be read (malformed, a CONNECT, an address refused) is shaped as a request without a key is: in the newest version. */
+/**
+ * An answer given before a request could be read (malformed, a CONNECT, an address
+ * refused) is shaped as a request without a key is: in the newest version.
+ */
 const UNREAD_ANSWER_HEADERS = { [VERSION_HEADER]: NEWEST_VERSION };
 
 import type { PublicConfig } from './config.js';
@@ -119,7 +122,10 @@ export async function buildPublicApp({
   return app;
 }
 
-/** Fastify's options for the public listener: its server (http/server.ts), its logger, its limits, and how it answers what never reaches a route. */
+/**
+ * Fastify's options for the public listener: its server (http/server.ts),
+ * its logger, its limits, and how it answers what never reaches a route.
+ */
 function fastifyOptions(
   { config, changes, limiter, metrics, clock, logger }: Omit<PublicAppDeps, 'db'>,
   first: Step[],
@@ -132,7 +138,8 @@ function fastifyOptions(
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
     genReqId: requestIdOf,
-    logController: new LogController({ disableRequestLogging: true }), // one access-log line a request, when answered (app.ts `everyRequest`)
+    // one access-log line a request, when answered (app.ts `everyRequest`)
+    logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
     routerOptions: { maxParamLength: MAX_HEAD_BYTES },
@@ -194,7 +201,10 @@ interface EveryRequestDeps {
   watch: Pick<ReturnType<typeof cardWatch>, 'noteBody' | 'cut'>;
 }
 
-/** What every request of the public listener passes through Fastify: its steps in order, and what is recorded of its answer. */
+/**
+ * What every request of the public listener passes through
+ * Fastify: its steps in order, and what is recorded of its answer.
+ */
 function everyRequest(
   app: App,
   { steps, faults, versions, answered, logger, publicUrl, watch }: EveryRequestDeps,

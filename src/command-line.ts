@@ -51,7 +51,8 @@ export async function runCommandLine(
     .addCommand(ordersCommand(orderStores, { out }))
     .addCommand(webhooksCommand({ out }, clock))
     .addCommand(reportCardCommand({ out, err, exit: (code) => void (exitCode = code) }));
-  // Usage errors throw (and exit 2) instead of exiting from deep inside commander; help and usage go where the output goes.
+  // Usage errors throw (and exit 2) instead of exiting from deep
+  // inside commander; help and usage go where the output goes.
   const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
   for (const command of everyCommand(program))
     command.exitOverride().configureOutput({ writeOut: stdout, writeErr: stderr });

@@ -11,7 +11,10 @@ export interface WebhookConfig {
   disableAfter: number;
   /** Private, loopback and link-local destinations: refused in production unless WEBHOOK_ALLOW_PRIVATE. */
   allowPrivate: boolean;
-  /** Attempts one instance makes at once: in all, for one key (its share), and for one of its endpoints (within the key's). */
+  /**
+   * Attempts one instance makes at once: in all, for one key (its
+   * share), and for one of its endpoints (within the key's).
+   */
   concurrency: { total: number; perKey: number; perEndpoint: number };
 }
 

@@ -28,7 +28,9 @@ export interface Config {
   /** Unset: the admin API (`/admin/*`) is switched off. */
   adminToken: string | null;
   database: DatabaseConfig;
-  /** Where the limiter keeps its state: one Redis (REDIS_URL), a Redis Cluster (REDIS_CLUSTER_NODES), or none (memory). */
+  /**
+   * Where the limiter keeps its state: one Redis (REDIS_URL), a Redis Cluster (REDIS_CLUSTER_NODES), or none (memory).
+   */
   redis: RedisConfig | null;
   /** Starts every limiter key in Redis, so that several services can share one Redis. */
   redisKeyPrefix: string;
@@ -36,7 +38,10 @@ export interface Config {
   production: boolean;
   demoKeys: boolean;
   logLevel: string;
-  /** `pretty`: lines for people (pino-pretty); `json`: one JSON object a line; `auto` (unset): pretty when stdout is a terminal. */
+  /**
+   * `pretty`: lines for people (pino-pretty); `json`: one JSON
+   * object a line; `auto` (unset): pretty when stdout is a terminal.
+   */
   logFormat: LogFormat;
   /** Proxy addresses whose `X-Forwarded-For` is believed (Fastify's `trustProxy`); false: none. */
   trustProxy: false | string[];
@@ -75,11 +80,17 @@ export interface Timeouts {
   requestMs: number;
   /** An idle kept-alive connection is closed after this. */
   keepAliveMs: number;
-  /** A connection on which nothing moves for this long while a request is handled is closed: an answer nobody reads is abandoned. */
+  /**
+   * A connection on which nothing moves for this long while a request
+   * is handled is closed: an answer nobody reads is abandoned.
+   */
   sendMs: number;
   /** The most connections one client address may hold at once (not behind a trusted proxy, whose own limits apply). */
   connectionsPerAddress: number;
-  /** How long a connection is not read once a banned caller's refusal on it is written; 0: not at all (http/pipelining.ts). */
+  /**
+   * How long a connection is not read once a banned caller's
+   * refusal on it is written; 0: not at all (http/pipelining.ts).
+   */
   bannedReadPauseMs: number;
 }
 

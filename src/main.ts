@@ -93,7 +93,10 @@ async function openStores(config: Config, logger: Logger) {
   return { db, checkpoints, changes };
 }
 
-/** Off the request path: orders falling due move, webhooks go out, and events past their retention and Idempotency-Keys past their window go. */
+/**
+ * Off the request path: orders falling due move, webhooks go out, and
+ * events past their retention and Idempotency-Keys past their window go.
+ */
 function backgroundJobs(
   config: Config,
   db: Db,

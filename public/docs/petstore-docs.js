@@ -4,7 +4,8 @@
 //   x-stability       → a badge on the operation (beta, experimental)
 //   deprecated + x-deprecated-sunset → a "deprecated · sunset YYYY-MM-DD" badge
 //   x-hideTryItPanel  → no "Try it out" for that operation
-//   versions          → the document of the version chosen above the page, and its Petstore-Version on every "Try it out"
+//   versions          → the document of the version chosen above the page,
+//                     and its Petstore-Version on every "Try it out"
 // Beside the operations, in a column at the page's right (#petstore-side): the live meter of the
 // authorised key, and a test key's report card (petstore-card.js).
 (() => {

@@ -27,9 +27,9 @@ export interface Checkpointer {
  * The log starts again from its beginning only when a writer begins while every frame of it has been
  * copied. Under writes that never pause, a PASSIVE checkpoint never catches up (the frames committed
  * while it copied are left), so the log would grow for as long as the writes last, each commit
- * extending the file (the kernel zeroing and allocating its new pages, on the event loop). So once the log is past `restartPages` (SQLite's own
- * checkpoint threshold), the PASSIVE checkpoint, which copied the bulk while the writers went on, is
- * followed by a RESTART: it holds new writers back while it copies the few frames committed since and
+ * extending the file (the kernel zeroing and allocating its new pages, on the event loop). So once the log is past
+ * `restartPages` (SQLite's own checkpoint threshold), the PASSIVE checkpoint, which copied the bulk while the writers
+ * went on, is followed by a RESTART: it holds new writers back while it copies the few frames committed since and
  * syncs (at most `RESTART_WAIT_MS` waiting for a reader), and the next
  * commit starts the log again, over pages the file already has. The service's transactions take the
  * write lock when they begin (./group-commit.ts), so they wait for it rather than fail.

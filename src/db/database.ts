@@ -23,7 +23,10 @@ export function sqliteHandleOf(db: Db): Connection {
 /** The files of each embedded store kept in a file, watched for being deleted or replaced (./store-files.ts). */
 const watchedFiles = new WeakMap<Db, StoreFiles>();
 
-/** Whether the embedded store's files were deleted or replaced under the service: then nothing it reads is true any more. */
+/**
+ * Whether the embedded store's files were deleted or replaced
+ * under the service: then nothing it reads is true any more.
+ */
 export function storeMoved(db: Db): boolean {
   return watchedFiles.get(db)?.moved ?? false;
 }
@@ -62,7 +65,8 @@ function openSqlite(file: string): Db {
   // A first read creates the `-wal` and `-shm` files, so that all three are known from the start.
   database.prepare('SELECT count(*) FROM sqlite_master').get();
   const files = StoreFiles.watch(database);
-  // Every query of the store, whoever sends it: none reads or writes files that are no longer the store's (./store-files.ts).
+  // Every query of the store, whoever sends it: none reads or
+  // writes files that are no longer the store's (./store-files.ts).
   const refuseMoved = () => {
     if (files?.moved) throw new StoreMovedError();
   };

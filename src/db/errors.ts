@@ -49,7 +49,10 @@ export function isUniqueViolation(error: unknown): boolean {
   return sqlite === SQLITE.constraintPrimaryKey || sqlite === SQLITE.constraintUnique;
 }
 
-/** Raised for every read of an embedded store whose files were deleted or replaced: only a restart opens the files the path now names. */
+/**
+ * Raised for every read of an embedded store whose files were deleted
+ * or replaced: only a restart opens the files the path now names.
+ */
 export class StoreMovedError extends Error {
   readonly code = STORE_MOVED;
   constructor() {

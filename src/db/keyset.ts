@@ -7,7 +7,10 @@ import type { PageRequest, Rows } from '../http/pagination.js';
  * repeated however the table changes between pages. (How the id travels to clients, as a cursor, and
  * what a page request and a page of rows are, is the HTTP API's business: http/pagination.ts.)
  */
-/** Runs `query` (a table with an `id` column, filtered as the caller wants) for one page: one row beyond the limit is read, only to say whether more follow. */
+/**
+ * Runs `query` (a table with an `id` column, filtered as the caller wants) for
+ * one page: one row beyond the limit is read, only to say whether more follow.
+ */
 export async function pageOfRows<DB, TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
   page: PageRequest,

@@ -31,7 +31,10 @@ function required(columns: Record<string, 'text' | 'integer'>) {
     );
 }
 
-/** What a migration needs to know of its dialect: the one place the dialects differ, how an integer key generates itself. */
+/**
+ * What a migration needs to know of its dialect: the one place
+ * the dialects differ, how an integer key generates itself.
+ */
 interface Dialect {
   kind: Kind;
   serialId: 'bigserial' | 'integer';

@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 
-/** At most this many statements are named; beyond, queries go unnamed (a shape built per request would otherwise grow every connection). */
+/**
+ * At most this many statements are named; beyond, queries go unnamed
+ * (a shape built per request would otherwise grow every connection).
+ */
 const MAX_NAMED = 500;
 
 /**

@@ -87,7 +87,9 @@ export interface OrdersTable {
 export interface IdempotencyTable {
   api_key_id: string;
   idempotency_key: string;
-  /** SHA-256 of what the request asked (its operation and canonical body): the same key with another request is refused. */
+  /**
+   * SHA-256 of what the request asked (its operation and canonical body): the same key with another request is refused.
+   */
   request_hash: string;
   /** The original response's status and body, replayed as they were. */
   status: number;

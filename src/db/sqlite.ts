@@ -21,7 +21,9 @@ import {
 export type Connection = DatabaseSync;
 export type Statement = StatementSync;
 
-/** A connection to the store in `file` (or `:memory:`), writers queueing for up to `busyTimeoutMs` instead of failing. */
+/**
+ * A connection to the store in `file` (or `:memory:`), writers queueing for up to `busyTimeoutMs` instead of failing.
+ */
 export function openConnection(file: string, busyTimeoutMs: number): Connection {
   return new DatabaseSync(file, { timeout: busyTimeoutMs });
 }

@@ -1,7 +1,10 @@
 import { statSync } from 'node:fs';
 import { type Connection, fileOf } from './sqlite.js';
 
-/** How often the files are looked at: a store moved from under the service is refused within this (and well within a second). */
+/**
+ * How often the files are looked at: a store moved from under
+ * the service is refused within this (and well within a second).
+ */
 export const WATCH_MS = 250;
 
 /**

@@ -13,7 +13,8 @@ type Kind = 'sqlite' | 'postgres';
  * event written. A key's events are read by walking back from its newest (events/repository.ts): an
  * index of events by key would cost every order placed a page of the write-ahead log of its own (a
  * leaf per key), where the heads' few pages are shared. Written by the store, in the change's own
- * statement, because a statement of their own made placing an order far slower (docs/performance.md, "Background work").
+ * statement, because a statement of their own made placing an order far slower (docs/performance.md, "Background
+ * work").
  */
 /** What follows every event written: the key's newest, and the order's. */
 const FOLLOW = sql`

@@ -16,7 +16,8 @@ export function getEvent(app: App, { events }: { events: EventsRepository }): vo
         operationId: 'getEvent',
         summary: 'Get one of your events',
         description:
-          "One event of yours, as a webhook delivery carries it. Another key's event is not found (`404`), never forbidden.",
+          "One event of yours, as a webhook delivery carries it. Another key's event is not found (`404`), never " +
+          'forbidden.',
         tags: [TAG.events],
         'x-stability': 'beta',
         params: EventParams,

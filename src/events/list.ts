@@ -16,8 +16,12 @@ export function listEvents(app: App, { events, cursors }: { events: EventsReposi
         operationId: 'listEvents',
         summary: 'List your events',
         description:
-          'Every move of your orders, newest first, optionally only some types or one order. Paginate with `cursor`: a page never skips or repeats an event, however many arrive while you read. To catch up, read from the first page down to the newest event you already have: for one key, events appear in the order they were written, so none is missed. ' +
-          `With \`type\`, a page looks through at most ${WALK_LIMIT.toLocaleString('en')} events and may hold fewer than \`limit\`: go on while \`nextCursor\` is not null.`,
+          'Every move of your orders, newest first, optionally only some types or one order. Paginate with ' +
+          '`cursor`: a page never skips or repeats an event, however many arrive while you read. To catch up, read ' +
+          'from the first page down to the newest event you already have: for one key, events appear in the order ' +
+          'they were written, so none is missed. ' +
+          `With \`type\`, a page looks through at most ${WALK_LIMIT.toLocaleString('en')} events and may hold ` +
+          `fewer than \`limit\`: go on while \`nextCursor\` is not null.`,
         tags: [TAG.events],
         'x-stability': 'beta',
         querystring: EventListQuery,

@@ -29,7 +29,8 @@ export const Event = Type.Object(
       pattern: VERSION_PATTERN,
       maxLength: 10,
       description:
-        'The version of the API that shaped this event: the request’s for `GET /events`, the key’s pinned version for a webhook delivery.',
+        'The version of the API that shaped this event: the request’s for `GET /events`, the key’s pinned version ' +
+        'for a webhook delivery.',
     }),
     data: Type.Union([ref(Order), ref(WebhookTestData)], {
       description: 'The order as of the event; for `webhook.test`, the endpoint tested.',
@@ -39,14 +40,17 @@ export const Event = Type.Object(
     $id: 'Event',
     additionalProperties: false,
     description:
-      'Something that happened to one of your orders (`data`: the order as of the event), or a test a webhook endpoint asked for. Events are kept for the retention period, then deleted.',
+      'Something that happened to one of your orders (`data`: the order as of the event), or a test a webhook ' +
+      'endpoint asked for. Events are kept for the retention period, then deleted.',
   },
 );
 export type Event = Static<typeof Event>;
 /** An event as the store keeps it: the version that shapes it is its reader's (versions/). */
 export type StoredEvent = Omit<Event, 'apiVersion'>;
 
-/** An event in a version's words, its members in the schema's order: the newest shape (older ones: versions/shape.ts). */
+/**
+ * An event in a version's words, its members in the schema's order: the newest shape (older ones: versions/shape.ts).
+ */
 export function eventIn({ id, type, timestamp, livemode, data }: StoredEvent, apiVersion: string): Event {
   return { id, type, timestamp, livemode, apiVersion, data };
 }

@@ -64,8 +64,21 @@ function unquote(value: string): string {
 }
 
 /** How the document describes `Prefer` (a parameter of every operation that counts) and `Preference-Applied`. */
-export const PREFER_DESCRIPTION = `Test keys (\`pet_test_…\`) only; a live key's preferences are ignored. RFC 7240 preferences: \`fault=503\`, \`fault=500\`, \`fault=429\` or \`fault=reset\` make this request fail as the real failure would (a \`503\` with \`Retry-After\`; a \`500\`; a \`429\` with real headers and \`Retry-After\` that counts toward a ban; the request handled in full and its connection reset instead of answered), and \`latency=<ms>\` (0 to ${MAX_LATENCY_MS}) delays it. Example: \`fault=503, latency=800\`. The faults that apply are named in \`${PREFERENCE_APPLIED_HEADER}\`.`;
-export const PREFERENCE_APPLIED_DESCRIPTION = `The preferences of \`${PREFER_HEADER}\` this answer applied (test keys only), e.g. \`fault=503\`. Absent when none was.`;
+export const PREFER_DESCRIPTION =
+  `Test keys (\`pet_test_…\`) only; a live key's preferences are ignored. RFC 7240 preferences: \`fault=503\`, ` +
+  `\`fault=500\`, \`fault=429\` or \`fault=reset\` make this request fail as the real failure would (a \`503\` ` +
+  `with \`Retry-After\`; a \`500\`; a \`429\` with real headers and \`Retry-After\` that counts toward a ban; the ` +
+  `request handled in full and its connection reset instead of answered), and \`latency=<ms>\` (0 to ` +
+  `${MAX_LATENCY_MS}) delays it. Example: \`fault=503, latency=800\`. The faults that apply are named in ` +
+  `\`${PREFERENCE_APPLIED_HEADER}\`.`;
+export const PREFERENCE_APPLIED_DESCRIPTION =
+  `The preferences of \`${PREFER_HEADER}\` this answer applied (test keys only), e.g. \`fault=503\`. Absent when ` +
+  `none was.`;
 
 /** The test keys in a paragraph, for the document's description. */
-export const TEST_KEYS_IN_WORDS = `**Test keys.** A \`pet_test_…\` key has the same plans and limits and its own orders, and misbehaves on demand: send \`${PREFER_HEADER}: fault=503\` (or \`500\`, \`429\`, \`reset\`) or \`latency=800\`, and that request fails or waits as the real thing would, counted as the real thing would be; \`${PREFERENCE_APPLIED_HEADER}\` says what was applied. A test key may also carry a standing profile (a fault rate and a latency range, drawn from a seeded sequence so that a run can be replayed). Use them to prove a client's retries and backoff.`;
+export const TEST_KEYS_IN_WORDS =
+  `**Test keys.** A \`pet_test_…\` key has the same plans and limits and its own orders, and misbehaves on demand: ` +
+  `send \`${PREFER_HEADER}: fault=503\` (or \`500\`, \`429\`, \`reset\`) or \`latency=800\`, and that request ` +
+  `fails or waits as the real thing would, counted as the real thing would be; \`${PREFERENCE_APPLIED_HEADER}\` ` +
+  `says what was applied. A test key may also carry a standing profile (a fault rate and a latency range, drawn ` +
+  `from a seeded sequence so that a run can be replayed). Use them to prove a client's retries and backoff.`;

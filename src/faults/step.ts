@@ -52,7 +52,9 @@ export function faultSteps(publicUrl: string, draws: FaultDraws) {
     return latencyMs > 0 ? delay(latencyMs).then(() => undefined) : undefined;
   }
 
-  /** Once the request is admitted and its body read (`preValidation`): a `503` or a `500` here, in place of the route. */
+  /**
+   * Once the request is admitted and its body read (`preValidation`): a `503` or a `500` here, in place of the route.
+   */
   function failNow(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
     const fault = request.fault;
     if (fault?.fault === '503') return sendProblem(reply, publicUrl, injected(storeUnavailable(), fault.by));
@@ -60,7 +62,10 @@ export function faultSteps(publicUrl: string, draws: FaultDraws) {
     return undefined;
   }
 
-  /** An `onSend` step: the answer of a `reset` is never sent; the connection is reset instead (and so no access line follows). */
+  /**
+   * An `onSend` step: the answer of a `reset` is never sent; the
+   * connection is reset instead (and so no access line follows).
+   */
   function resetInstead(request: FastifyRequest, reply: FastifyReply): void {
     if (request.fault?.fault !== 'reset') return;
     request.raw.socket?.resetAndDestroy();

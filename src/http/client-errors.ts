@@ -68,7 +68,9 @@ export function addressRefusals(
     },
     flooding(socket, retryAfterS) {
       counted('pipelining-flood');
-      const detail = `A connection from this address sent more than ${CLOSE_ABOVE} requests without reading their answers; its connections are refused for ${retryAfterS} more seconds.`;
+      const detail =
+        `A connection from this address sent more than ${CLOSE_ABOVE} requests without reading their answers; its ` +
+        `connections are refused for ${retryAfterS} more seconds.`;
       answerOnSocket(
         socket,
         to,

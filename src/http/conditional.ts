@@ -122,7 +122,8 @@ const CONDITIONAL = {
       Type.String({
         maxLength: 1_000,
         description:
-          'The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current the answer is `304` with no body, and it counts nothing.',
+          'The `ETag` of the representation you hold (or several, comma-separated, or `*`): if it is still current ' +
+          'the answer is `304` with no body, and it counts nothing.',
       }),
     ),
   }),
@@ -136,7 +137,8 @@ const CONDITIONAL = {
       // No body: @fastify/swagger declares a response of type `null` without content (a `304` has none).
       type: 'null',
       description:
-        'Not modified: the representation you hold (its `ETag` in `If-None-Match`) is current. No body; counts nothing toward your limits.',
+        'Not modified: the representation you hold (its `ETag` in `If-None-Match`) is current. No body; counts ' +
+        'nothing toward your limits.',
       headers: { etag: { type: 'string', maxLength: 100, description: 'The current `ETag`, the one you sent.' } },
     },
   },

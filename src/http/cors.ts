@@ -16,7 +16,10 @@ export const ALLOW_ORIGIN_HEADER = 'Access-Control-Allow-Origin';
  */
 const EXPOSE_ALL = '*';
 
-/** What the app lets browsers send; the lists are assembled where the app is wired (app.ts), from each component's header names. */
+/**
+ * What the app lets browsers send; the lists are assembled where
+ * the app is wired (app.ts), from each component's header names.
+ */
 export interface CorsLists {
   /** Request headers a script may send. */
   allowed: readonly string[];

@@ -71,7 +71,10 @@ export class Cursors {
   }
 }
 
-/** A listing's scope: the collection, the key reading it, and its filters as sent (absent ones empty, several values in order). */
+/**
+ * A listing's scope: the collection, the key reading it, and its
+ * filters as sent (absent ones empty, several values in order).
+ */
 export function scopeOf(
   collection: string,
   keyId: string,
@@ -86,7 +89,8 @@ export function scopeOf(
 function notIssued(): ProblemError {
   return new ProblemError(
     'invalid-request',
-    'The cursor is not one this API issued for this listing: it belongs to the same key, collection and filters as the page that gave it.',
+    'The cursor is not one this API issued for this listing: it belongs to the same key, collection and filters as ' +
+      'the page that gave it.',
     {
       errors: [
         { in: 'query', name: 'cursor', message: 'must be the nextCursor of a previous page of the same listing' },

@@ -30,7 +30,10 @@ export function readSlowly(req: IncomingMessage): void {
 }
 
 export interface PipeliningBound {
-  /** Counts a request in, before either entrance sees it; false when its connection was closed (nothing more is done with it). */
+  /**
+   * Counts a request in, before either entrance sees it; false
+   * when its connection was closed (nothing more is done with it).
+   */
   admit(req: IncomingMessage, res: ServerResponse): boolean;
 }
 

@@ -20,7 +20,8 @@ export const Problem = Type.Object(
       maxLength: 100,
       pattern: '^[a-z]+(-[a-z]+)*$',
       description:
-        "The problem type's slug, the last segment of `type`: the same on every deployment, for code to tell problems apart.",
+        "The problem type's slug, the last segment of `type`: the same on every deployment, for code to tell " +
+        'problems apart.',
     }),
     title: Type.String({ maxLength: 200 }),
     status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599 }),
@@ -48,7 +49,10 @@ export const InputErrorSchema = Type.Object(
 /** The members of problem types beyond the common ones, by type. */
 export type ProblemMembers = Partial<Record<ProblemSlug, Record<string, TSchema>>>;
 
-/** The members of the edge's own problem types that have more than the common ones (the components give theirs: `problemSchemaList`). */
+/**
+ * The members of the edge's own problem types that have more than
+ * the common ones (the components give theirs: `problemSchemaList`).
+ */
 const OWN_MEMBERS: ProblemMembers = {
   'invalid-request': { errors: Type.Array(InputErrorSchema, { maxItems: 1_000 }) },
   'key-banned': {
@@ -106,7 +110,10 @@ const BEFORE_ANY_ROUTE = new Set<ProblemSlug>([
 /** The problem types an operation may answer with. */
 export const ROUTE_PROBLEM_SLUGS = PROBLEM_SLUGS.filter((slug) => !BEFORE_ANY_ROUTE.has(slug));
 
-/** A route's reference to a problem type's schema, by its name (the schema is registered with the others: `problemSchemaList`). */
+/**
+ * A route's reference to a problem type's schema, by its name (the
+ * schema is registered with the others: `problemSchemaList`).
+ */
 export function problemRef(slug: ProblemSlug) {
   return Type.Unsafe<Static<typeof Problem>>({ $ref: `${schemaName(slug)}#` });
 }

@@ -7,13 +7,15 @@ export const PROBLEM_TYPES = {
     status: 400,
     title: 'Invalid request',
     description:
-      'Part of the request is not valid: a path or query parameter, a header or the body. The `errors` member lists every invalid input as `{in, name, message}`; fix them all and send the request again.',
+      'Part of the request is not valid: a path or query parameter, a header or the body. The `errors` member ' +
+      'lists every invalid input as `{in, name, message}`; fix them all and send the request again.',
   },
   unauthorized: {
     status: 401,
     title: 'Missing or invalid API key',
     description:
-      'Every API operation needs a valid key in the `X-API-Key` header. The key is missing, is not of the form `pet_…`, is unknown, or was revoked. Requests without a valid key are rate limited per client address.',
+      'Every API operation needs a valid key in the `X-API-Key` header. The key is missing, is not of the form ' +
+      '`pet_…`, is unknown, or was revoked. Requests without a valid key are rate limited per client address.',
   },
   'not-found': {
     status: 404,
@@ -35,67 +37,84 @@ export const PROBLEM_TYPES = {
     status: 409,
     title: 'Order cannot be cancelled',
     description:
-      'Only a `placed` or `approved` order can be cancelled: a delivered order can no longer be. Cancelling an order that is already cancelled succeeds and changes nothing.',
+      'Only a `placed` or `approved` order can be cancelled: a delivered order can no longer be. Cancelling an ' +
+      'order that is already cancelled succeeds and changes nothing.',
   },
   'order-not-advanceable': {
     status: 409,
     title: 'Order cannot be advanced',
     description:
-      'A `delivered` or `cancelled` order has reached the end of its lifecycle: `advance` has no step left to take. Place a new order to go through the steps again.',
+      'A `delivered` or `cancelled` order has reached the end of its lifecycle: `advance` has no step left to ' +
+      'take. Place a new order to go through the steps again.',
   },
   'webhook-endpoint-limit': {
     status: 409,
     title: 'Too many webhook endpoints',
     description:
-      'A key has at most its allowance of webhook endpoints. Delete one you no longer use, or send several event types to one endpoint.',
+      'A key has at most its allowance of webhook endpoints. Delete one you no longer use, or send several event ' +
+      'types to one endpoint.',
   },
   'test-key-required': {
     status: 403,
     title: 'Test key required',
     description:
-      'This operation is for test keys (`pet_test_…`) only: it lets a client practise against moves that live orders only make on their own schedule. Create a test key with `petstore keys create --test`, or wait for the live order to move.',
+      'This operation is for test keys (`pet_test_…`) only: it lets a client practise against moves that live ' +
+      'orders only make on their own schedule. Create a test key with `petstore keys create --test`, or wait for ' +
+      'the live order to move.',
   },
   'test-key-limit': {
     status: 409,
     title: 'Too many child test keys',
     description:
-      'A test key has at most 100 child keys alive (`POST /test-keys`): one for each job of a parallel test run. Delete the ones a finished run no longer needs (`DELETE /test-keys/{keyId}`), or reset your key (`DELETE /test-data`), which deletes them all.',
+      'A test key has at most 100 child keys alive (`POST /test-keys`): one for each job of a parallel test run. ' +
+      'Delete the ones a finished run no longer needs (`DELETE /test-keys/{keyId}`), or reset your key (`DELETE ' +
+      '/test-data`), which deletes them all.',
   },
   'clock-cannot-go-back': {
     status: 409,
     title: 'Test clock cannot go back',
     description:
-      "A test key's clock only moves forward: `POST /test-clock/advance` with a `to` before the key's now would undo what already happened in its time (orders moved, bans ended). The clock did not move. Advance to a later instant, or reset the key (`DELETE /test-data`) to put its clock back to the real time along with everything it made.",
+      "A test key's clock only moves forward: `POST /test-clock/advance` with a `to` before the key's now would " +
+      'undo what already happened in its time (orders moved, bans ended). The clock did not move. Advance to a ' +
+      'later instant, or reset the key (`DELETE /test-data`) to put its clock back to the real time along with ' +
+      'everything it made.',
   },
   sunset: {
     status: 410,
     title: 'Operation sunset',
     description:
-      'This operation was deprecated and has reached its sunset date: it no longer answers. Its `Deprecation`, `Sunset` and `Link` headers told clients in advance. See /docs/deprecations.',
+      'This operation was deprecated and has reached its sunset date: it no longer answers. Its `Deprecation`, ' +
+      '`Sunset` and `Link` headers told clients in advance. See /docs/deprecations.',
   },
   'unknown-version': {
     status: 400,
     title: 'Unknown API version',
     description:
-      'The `Petstore-Version` header names no version of the API. The `versions` member lists those there are (also at `GET /versions`); send one of them, or no header to get the version your key is pinned to.',
+      'The `Petstore-Version` header names no version of the API. The `versions` member lists those there are ' +
+      '(also at `GET /versions`); send one of them, or no header to get the version your key is pinned to.',
   },
   'version-sunset': {
     status: 410,
     title: 'API version sunset',
     description:
-      'The version this request was answered in (its `Petstore-Version` header, or the version your key is pinned to) has reached its sunset and no longer answers. Its `Deprecation`, `Sunset` and `Link` headers told clients in advance. Move to a newer version: see /docs/versions for what changed, then send `Petstore-Version` or pin your key to it.',
+      'The version this request was answered in (its `Petstore-Version` header, or the version your key is pinned ' +
+      'to) has reached its sunset and no longer answers. Its `Deprecation`, `Sunset` and `Link` headers told ' +
+      'clients in advance. Move to a newer version: see /docs/versions for what changed, then send ' +
+      '`Petstore-Version` or pin your key to it.',
   },
   'request-timeout': {
     status: 408,
     title: 'Request timeout',
     description:
-      'The request (its headers, or its body) did not arrive within the time the service allows, and the connection was closed. Send the whole request promptly.',
+      'The request (its headers, or its body) did not arrive within the time the service allows, and the ' +
+      'connection was closed. Send the whole request promptly.',
   },
   'expectation-failed': {
     status: 417,
     title: 'Expectation failed',
     description:
-      'The request carried an `Expect` header the service cannot meet. The only expectation it knows is `100-continue`; send the request without any other.',
+      'The request carried an `Expect` header the service cannot meet. The only expectation it knows is ' +
+      '`100-continue`; send the request without any other.',
   },
   'payload-too-large': {
     status: 413,
@@ -116,43 +135,55 @@ export const PROBLEM_TYPES = {
     status: 422,
     title: 'Idempotency key reused with another request',
     description:
-      'An `Idempotency-Key` may be replayed only with the same request body within the idempotency window. Use a new key for a new request.',
+      'An `Idempotency-Key` may be replayed only with the same request body within the idempotency window. Use a ' +
+      'new key for a new request.',
   },
   'idempotency-key-in-progress': {
     status: 409,
     title: 'A request with this idempotency key is in progress',
     description:
-      'The original request with this `Idempotency-Key` is still being processed. Retry after a moment: once it is done, a retry with the same key and body gets its response.',
+      'The original request with this `Idempotency-Key` is still being processed. Retry after a moment: once it is ' +
+      'done, a retry with the same key and body gets its response.',
   },
   'too-many-connections': {
     status: 429,
     title: 'Too many connections',
     description:
-      'The client address already holds as many connections as the service allows one address (`MAX_CONNECTIONS_PER_ADDRESS`); this one was closed before any request was read. Reuse connections (keep-alive) or close some.',
+      'The client address already holds as many connections as the service allows one address ' +
+      '(`MAX_CONNECTIONS_PER_ADDRESS`); this one was closed before any request was read. Reuse connections ' +
+      '(keep-alive) or close some.',
   },
   'pipelining-flood': {
     status: 429,
     title: 'Connections refused after a pipelining flood',
     description:
-      "A connection from the client address sent more pipelined requests than the service holds unanswered for one connection without reading the answers, so it was closed, and for a while the address's connections are closed before any request is read. Wait the number of seconds in `Retry-After`. Pipelined requests are answered in order; a connection with several unanswered is not read until the client reads an answer.",
+      'A connection from the client address sent more pipelined requests than the service holds unanswered for one ' +
+      "connection without reading the answers, so it was closed, and for a while the address's connections are " +
+      'closed before any request is read. Wait the number of seconds in `Retry-After`. Pipelined requests are ' +
+      'answered in order; a connection with several unanswered is not read until the client reads an answer.',
   },
   'rate-limited': {
     status: 429,
     title: 'Too many requests',
     description:
-      'The request exceeds a limit of your plan. Wait the number of seconds in `Retry-After` (also in the `retryAfter` member) before retrying, and back off exponentially if you are refused again. `window` says which limit, `minute` or `day`, refused the request. A client that keeps sending after a 429 is banned for a while.',
+      'The request exceeds a limit of your plan. Wait the number of seconds in `Retry-After` (also in the ' +
+      '`retryAfter` member) before retrying, and back off exponentially if you are refused again. `window` says ' +
+      'which limit, `minute` or `day`, refused the request. A client that keeps sending after a 429 is banned for ' +
+      'a while.',
   },
   'key-banned': {
     status: 429,
     title: 'Temporarily banned',
     description:
-      'The API key (or, without a key, the client address) kept sending requests after being rate limited and is banned until the time given by `Retry-After`. Requests during a ban do not extend it.',
+      'The API key (or, without a key, the client address) kept sending requests after being rate limited and is ' +
+      'banned until the time given by `Retry-After`. Requests during a ban do not extend it.',
   },
   'internal-error': {
     status: 500,
     title: 'Internal server error',
     description:
-      'The service failed to handle the request. Nothing about the failure is disclosed; quote the `X-Request-Id` when you report it.',
+      'The service failed to handle the request. Nothing about the failure is disclosed; quote the `X-Request-Id` ' +
+      'when you report it.',
   },
   'service-unavailable': {
     status: 503,

@@ -8,7 +8,10 @@ export const CACHE_CONTROL_HEADER = 'Cache-Control';
 /** How long to wait before trying again: a `429`'s, a `503`'s, a refused connection's. */
 export const RETRY_AFTER_HEADER = 'Retry-After';
 
-/** An answer no cache may keep: a refusal (README, "Plans and rate limits"), a secret shown once. Declared where it is sent. */
+/**
+ * An answer no cache may keep: a refusal (README, "Plans and
+ * rate limits"), a secret shown once. Declared where it is sent.
+ */
 /** The content type Fastify gives a body its serialiser wrote: what an answer from memory says too. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -27,7 +30,9 @@ export const NO_STORE_HEADER = {
  */
 const BY_STATUS: Record<number, { description: string; schema: object }> = Object.fromEntries(
   Object.entries({
-    400: 'Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`).',
+    400:
+      'Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown ' +
+      '`Petstore-Version` (`unknown-version`).',
     401: PROBLEM_TYPES.unauthorized.title,
     403: PROBLEM_TYPES['test-key-required'].title,
     404: 'Not found.',

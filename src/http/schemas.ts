@@ -16,7 +16,10 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
-/** The most seconds a `Retry-After` says, as the documents declare it: a day, the longest wait of the day window (ratelimit/). */
+/**
+ * The most seconds a `Retry-After` says, as the documents declare
+ * it: a day, the longest wait of the day window (ratelimit/).
+ */
 export const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
 
 /** Whole seconds to wait: at most a day (the day window's reset). */

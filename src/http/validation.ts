@@ -118,7 +118,9 @@ function validationError(errors: ErrorObject[]): Error {
   return Object.assign(new Error('validation failed'), { validation: errors });
 }
 
-/** Ajv's errors in the form of the `errors` member of a `400`: one entry per input, every broken rule in its message. */
+/**
+ * Ajv's errors in the form of the `errors` member of a `400`: one entry per input, every broken rule in its message.
+ */
 export function inputErrors(part: HttpPart, errors: ErrorObject[]): InputError[] {
   const byInput = new Map<string, InputError>();
   for (const error of errors.map((e) => inputError(part, e))) {

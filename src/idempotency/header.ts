@@ -9,7 +9,9 @@ export const IDEMPOTENCY_KEY_HEADER = IDEMPOTENCY_KEY_HEADER_NAME.toLowerCase() 
 /** Set on the answer to a replayed request. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
-/** The request headers of every operation that honours `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header). */
+/**
+ * The request headers of every operation that honours `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header).
+ */
 export const IdempotencyHeaders = Type.Object({
   [IDEMPOTENCY_KEY_HEADER]: Type.Optional(
     Type.String({
@@ -18,7 +20,12 @@ export const IdempotencyHeaders = Type.Object({
       // either way the key has 1 to 255 characters.
       pattern:
         '^(?:[\\x21\\x23-\\x7E][\\x21-\\x7E]{0,254}|"(?:[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]|\\\\[\\\\"]){1,255}")$',
-      description: `Makes the request safe to retry: the same key and request within ${IDEMPOTENCY_WINDOW_IN_WORDS} get the original response; the same key with another request gets \`422\`; a retry while the original is still being processed gets \`409\`. A bare token (\`8e03…\`) or, as in draft-ietf-httpapi-idempotency-key-header, a Structured Field string (\`"8e03…"\`): the same key either way.`,
+      description:
+        `Makes the request safe to retry: the same key and request within ${IDEMPOTENCY_WINDOW_IN_WORDS} get the ` +
+        `original response; the same key with another request gets \`422\`; a retry while the original is still ` +
+        `being processed gets \`409\`. A bare token (\`8e03…\`) or, as in ` +
+        `draft-ietf-httpapi-idempotency-key-header, a Structured Field string (\`"8e03…"\`): the same key either ` +
+        `way.`,
     }),
   ),
 });
@@ -33,7 +40,10 @@ export const REPLAYED_RESPONSE_HEADER = {
   },
 } as const;
 
-/** The key an `Idempotency-Key` header names (the schema has checked its form): a string's content, or the token itself; undefined without one. */
+/**
+ * The key an `Idempotency-Key` header names (the schema has checked its
+ * form): a string's content, or the token itself; undefined without one.
+ */
 export function idempotencyKeyOf(headers: { [IDEMPOTENCY_KEY_HEADER]?: string }): string | undefined {
   const header = headers[IDEMPOTENCY_KEY_HEADER];
   if (header === undefined) return undefined;

@@ -189,7 +189,10 @@ export class KeysRepository {
     return this.#update(id, (row) => row.set({ fault_profile: faults && JSON.stringify(faults) }));
   }
 
-  /** Starts a test key's fault sequence over, on every instance, with its profile unchanged (a reset: test-mode/reset.ts). */
+  /**
+   * Starts a test key's fault sequence over, on every instance,
+   * with its profile unchanged (a reset: test-mode/reset.ts).
+   */
   async restartFaults(id: string): Promise<KeyRecord | undefined> {
     const found = await this.get(id);
     if (!found?.faults) return found;
@@ -215,7 +218,10 @@ export class KeysRepository {
     return profileOf(input, new Date(this.clock()).toISOString(), () => randomInt(MAX_SEED));
   }
 
-  /** Changes the key's row, then tells the caches (every instance's, through the change feed) before answering the record as it is now. */
+  /**
+   * Changes the key's row, then tells the caches (every instance's,
+   * through the change feed) before answering the record as it is now.
+   */
   async #update(id: string, change: (row: KeyRowUpdate) => KeyRowUpdate): Promise<KeyRecord | undefined> {
     await change(this.db.updateTable('api_keys').where('id', '=', id)).execute();
     this.changes?.changed('api_keys', id);

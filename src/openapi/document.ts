@@ -56,7 +56,12 @@ const HEADERS: Record<string, { description: string; schema: object; required?: 
     schema: { type: 'string', maxLength: 100, pattern: `^"minute";q=\\d+;w=${MINUTE_S}, "day";q=\\d+;w=${DAY_S}$` },
   },
   [RATE_LIMIT_HEADER]: {
-    description: `What is left in each window (\`r\`) and \`t\` (draft-ietf-httpapi-ratelimit-headers-11): while quota remains, the seconds the window in effect still runs (the minute: until its oldest counted request leaves, ${MINUTE_S} when none is counted; the day: until the next UTC midnight); with none left, the seconds until one more request is admitted. On a \`429\` the window that refused comes first: \`"minute";r=59;t=60, "day";r=999;t=43200\`.`,
+    description:
+      `What is left in each window (\`r\`) and \`t\` (draft-ietf-httpapi-ratelimit-headers-11): while quota ` +
+      `remains, the seconds the window in effect still runs (the minute: until its oldest counted request leaves, ` +
+      `${MINUTE_S} when none is counted; the day: until the next UTC midnight); with none left, the seconds until ` +
+      `one more request is admitted. On a \`429\` the window that refused comes first: \`"minute";r=59;t=60, ` +
+      `"day";r=999;t=43200\`.`,
     schema: { type: 'string', maxLength: 100, pattern: '^"(minute|day)";r=\\d+;t=\\d+, "(minute|day)";r=\\d+;t=\\d+$' },
   },
   [REQUEST_ID_HEADER]: {
@@ -97,18 +102,24 @@ const HEADERS: Record<string, { description: string; schema: object; required?: 
   },
   [VERSION_HEADER]: {
     description:
-      'The version of the API that shaped this answer: the one the request named, else its key’s pinned version, else the newest. See `GET /versions`.',
+      'The version of the API that shaped this answer: the one the request named, else its key’s pinned version, ' +
+      'else the newest. See `GET /versions`.',
     schema: { type: 'string', enum: [...VERSIONS] },
   },
 };
 
-/** Parameters declared once under `components.parameters`: `Prefer`, on every operation that counts (test keys' faults). */
+/**
+ * Parameters declared once under `components.parameters`: `Prefer`, on every operation that counts (test keys' faults).
+ */
 const PARAMETERS = {
   [VERSION_HEADER]: {
     in: 'header',
     name: VERSION_HEADER,
     required: false,
-    description: `The version of the API to answer in (\`GET /versions\`); without it, the version your key is pinned to (keys made before versions: ${OLDEST_VERSION}; new keys: the newest). An unknown one is a \`400\` (\`unknown-version\`).`,
+    description:
+      `The version of the API to answer in (\`GET /versions\`); without it, the version your key is pinned to ` +
+      `(keys made before versions: ${OLDEST_VERSION}; new keys: the newest). An unknown one is a \`400\` ` +
+      `(\`unknown-version\`).`,
     schema: { type: 'string', enum: [...VERSIONS] },
   },
   [PREFER_HEADER]: {
@@ -168,16 +179,21 @@ export function plansTable(): string {
 
 function description(rules: BanRules): string {
   return [
-    'A demonstration pet store that behaves like a commercial API: API keys tied to plans, exact rate limits, temporary bans, a deprecated operation with a sunset date, and operations marked **beta** (complete, but may still change) or **experimental** (may change or go away at any time).',
+    'A demonstration pet store that behaves like a commercial API: API keys tied to plans, exact rate limits, ' +
+      'temporary bans, a deprecated operation with a sunset date, and operations marked **beta** (complete, but may ' +
+      'still change) or **experimental** (may change or go away at any time).',
     '',
     `**Authentication.** Send your key in the \`${API_KEY_HEADER}\` header on every operation.`,
     '',
-    '**Rate limits.** Counted per key (without a valid key: per client address, with the free numbers). The minute window slides: at most N requests in any 60 seconds. The day window is the UTC calendar day. Every response carries the rate-limit headers; a refused request gets `429` with `Retry-After`. Back off exponentially. ' +
+    '**Rate limits.** Counted per key (without a valid key: per client address, with the free numbers). The minute ' +
+      'window slides: at most N requests in any 60 seconds. The day window is the UTC calendar day. Every response ' +
+      'carries the rate-limit headers; a refused request gets `429` with `Retry-After`. Back off exponentially. ' +
       bansInWords(rules),
     '',
     plansTable(),
     '',
-    '**Errors** are `application/problem+json` (RFC 9457); each `type` URL explains itself, and `code` holds its slug (`not-found`), the same on every deployment: each problem type is a schema of its own.',
+    '**Errors** are `application/problem+json` (RFC 9457); each `type` URL explains itself, and `code` holds its ' +
+      'slug (`not-found`), the same on every deployment: each problem type is a schema of its own.',
     '',
     TEST_KEYS_IN_WORDS,
   ].join('\n');
@@ -250,7 +266,9 @@ function operationsOf(document: OpenApiDocument): Operation[] {
   return operationsByPath(document).map(([, operation]) => operation);
 }
 
-/** A stability mark also in words and as a badge (Scalar, Redocly), for SDKs and renderers that ignore `x-stability`. */
+/**
+ * A stability mark also in words and as a badge (Scalar, Redocly), for SDKs and renderers that ignore `x-stability`.
+ */
 function withStability(document: OpenApiDocument): OpenApiDocument {
   for (const operation of operationsOf(document)) {
     const mark = operation['x-stability'];
@@ -277,7 +295,9 @@ function withPathExamples(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
-/** Every operation takes `Petstore-Version`; every operation that counts takes `Prefer` (test keys' faults, faults/). */
+/**
+ * Every operation takes `Petstore-Version`; every operation that counts takes `Prefer` (test keys' faults, faults/).
+ */
 function withParameters(document: OpenApiDocument): OpenApiDocument {
   document.components = { ...document.components, parameters: PARAMETERS };
   const refTo = (name: string) => ({ $ref: `#/components/parameters/${name}` }) as never;

@@ -51,7 +51,8 @@ export const TAG_GROUPS = [
       {
         name: TAG.testing,
         description:
-          "Test keys only: move your key's own clock (windows, bans, orders, sunsets follow it) and start its data over. Counts nothing.",
+          "Test keys only: move your key's own clock (windows, bans, orders, sunsets follow it) and start its data " +
+          'over. Counts nothing.',
       },
     ],
   },

@@ -111,7 +111,9 @@ export function stdout(format: 'json' | 'pretty'): pino.DestinationStream {
   });
 }
 
-/** A line's message for people: an access line reads as `GET /pets/1 200 1.2 ms`; every line ends with its request id. */
+/**
+ * A line's message for people: an access line reads as `GET /pets/1 200 1.2 ms`; every line ends with its request id.
+ */
 function prettyMessage(line: Record<string, unknown>, messageKey: string): string {
   const req = line.req as { method?: string; url?: string; remoteAddress?: string } | undefined;
   const responseTime = typeof line.responseTime === 'number' ? ` ${line.responseTime.toFixed(1)} ms` : '';

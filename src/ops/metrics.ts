@@ -38,7 +38,10 @@ function httpMetrics(registers: Registers) {
     }),
     connectionsClosed: new Counter({
       name: 'petstore_http_connections_closed_total',
-      help: 'Connections the public listener closed itself, by why: pipelining (more requests sent unanswered than one connection may hold), pipelining-flood (refused: its address flooded a moment ago), too-many-connections (refused: its address holds its allowance).',
+      help:
+        'Connections the public listener closed itself, by why: pipelining (more requests sent unanswered than one ' +
+        'connection may hold), pipelining-flood (refused: its address flooded a moment ago), too-many-connections ' +
+        '(refused: its address holds its allowance).',
       labelNames: ['reason'] as const,
       registers,
     }),
@@ -56,7 +59,9 @@ function limitMetrics(registers: Registers) {
     }),
     limiterStore: new Gauge({
       name: 'petstore_ratelimit_deciding_store',
-      help: 'Where rate limits are decided now (1) and not (0): redis, or memory (alone, or as the fallback while Redis is down).',
+      help:
+        'Where rate limits are decided now (1) and not (0): redis, or memory (alone, or as the fallback while ' +
+        'Redis is down).',
       labelNames: ['store'] as const,
       registers,
     }),
@@ -80,7 +85,9 @@ function workMetrics(registers: Registers) {
     }),
     webhookAttempts: new Counter({
       name: 'petstore_webhook_attempts_total',
-      help: 'Webhook delivery attempts made here, by what they came to: succeeded, retrying (failed, another is due), failed (the last failed), gone (a 410 disabled the endpoint).',
+      help:
+        'Webhook delivery attempts made here, by what they came to: succeeded, retrying (failed, another is due), ' +
+        'failed (the last failed), gone (a 410 disabled the endpoint).',
       labelNames: ['outcome'] as const,
       registers,
     }),

@@ -10,8 +10,8 @@ import { setFlagsFromString } from 'node:v8';
  * eight had V8 so decide for an array made for every request: a turn's `[req, res]` pair (since gone,
  * http/server.ts), or the one `EventEmitter` makes when an event gets its second listener (every
  * response has two for `finish`, Node's and Fastify's). Each such array, allocated old, keeps its
- * request alive until a full collection: every request was promoted, full collections ran every second, and the process answered
- * at two thirds of its speed for its whole life. Without pretenuring a long-lived object is copied once
+ * request alive until a full collection: every request was promoted, full collections ran every second, and the process
+ * answered at two thirds of its speed for its whole life. Without pretenuring a long-lived object is copied once
  * more before it settles, which costs nothing measurable here (docs/performance.md, "One speed per process").
  */
 export function tuneV8(): void {

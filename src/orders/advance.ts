@@ -32,7 +32,10 @@ export function advanceOrder(app: App, { writes, moves, clock }: AdvanceOrderDep
         operationId: 'advanceOrder',
         summary: 'Move one of your orders one step now (test keys)',
         description:
-          'For test keys (`pet_test_…`) only: moves the order one step, `placed` to `approved` or `approved` to `delivered`, at once, with its event, and returns it. A live key gets `403`; a `delivered` or `cancelled` order, `409`. Send an `Idempotency-Key` to make a retry safe: a replay gets the original answer and moves nothing.',
+          'For test keys (`pet_test_…`) only: moves the order one step, `placed` to `approved` or `approved` to ' +
+          '`delivered`, at once, with its event, and returns it. A live key gets `403`; a `delivered` or ' +
+          '`cancelled` order, `409`. Send an `Idempotency-Key` to make a retry safe: a replay gets the original ' +
+          'answer and moves nothing.',
         tags: [TAG.orders],
         'x-stability': 'experimental',
         params: OrderParams,

@@ -28,7 +28,9 @@ export function cancelOrder(app: App, { db, moves, clock }: CancelOrderDeps): vo
         operationId: 'cancelOrder',
         summary: 'Cancel one of your orders',
         description:
-          'Sets the status of a `placed` or `approved` order to `cancelled` (an `order.cancelled` event) and returns the order. Cancelling a cancelled order changes nothing; a delivered order cannot be cancelled (`409`).',
+          'Sets the status of a `placed` or `approved` order to `cancelled` (an `order.cancelled` event) and ' +
+          'returns the order. Cancelling a cancelled order changes nothing; a delivered order cannot be cancelled ' +
+          '(`409`).',
         tags: [TAG.orders],
         'x-stability': 'experimental',
         params: OrderParams,

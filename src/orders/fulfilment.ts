@@ -28,7 +28,10 @@ export async function catchUp(
   }
 }
 
-/** How often each instance looks for orders that fell due: a move happens within this of falling due, and the time to make it. */
+/**
+ * How often each instance looks for orders that fell due: a move
+ * happens within this of falling due, and the time to make it.
+ */
 export const FULFILMENT_INTERVAL_MS = 500;
 
 /**
@@ -96,7 +99,10 @@ export class Fulfilment {
     return total;
   }
 
-  /** Looks now, then every `FULFILMENT_INTERVAL_MS`; resolves once the first look (what fell due while no instance ran) is done. */
+  /**
+   * Looks now, then every `FULFILMENT_INTERVAL_MS`; resolves once
+   * the first look (what fell due while no instance ran) is done.
+   */
   start(): Promise<void> {
     return this.#job.start(() => this.runDue());
   }

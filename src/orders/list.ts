@@ -28,7 +28,10 @@ export function listOrders(
       operationId: 'listOrders',
       summary: 'List your orders',
       description:
-        'The orders placed with your API key, in ascending id order, optionally filtered by status. Paginate with `cursor`.\n\nThe interactive docs offer no "Try it out" here: the answer lists every order of the key you authorized with, which a page shown on a shared screen or in a screenshot should not reveal. Call it from your own client.',
+        'The orders placed with your API key, in ascending id order, optionally filtered by status. Paginate with ' +
+        '`cursor`.\n\nThe interactive docs offer no "Try it out" here: the answer lists every order of the key you ' +
+        'authorized with, which a page shown on a shared screen or in a screenshot should not reveal. Call it from ' +
+        'your own client.',
       tags: [TAG.orders],
       'x-hideTryItPanel': true,
       querystring: OrderListQuery,
@@ -63,7 +66,9 @@ export function listOrders(
   );
 }
 
-/** The route's last `onSend` step: a live key's page read from the store and answered in full is kept, in its version. */
+/**
+ * The route's last `onSend` step: a live key's page read from the store and answered in full is kept, in its version.
+ */
 function keepPage(orderPages: OrderPages, readSince: WeakMap<FastifyRequest, ReadStart>) {
   return function keepPage(
     request: FastifyRequest,

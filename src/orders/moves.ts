@@ -182,8 +182,8 @@ export class OrderMoves {
   }
 
   /**
-   * A test key's moves that fell due by `to` in its time (README, "Testing your client in seconds": an advance is as if the time had
-   * passed): each made at the instant it fell due, in the order they fell due, at most `limit` of them.
+   * A test key's moves that fell due by `to` in its time (README, "Testing your client in seconds": an advance is as if
+   * the time had passed): each made at the instant it fell due, in the order they fell due, at most `limit` of them.
    * A move makes its order due again (its next step): rows are taken in due order up to the earliest
    * instant a move made here falls due again, then taken again. Answers the moves, and whether more may be due.
    */
@@ -218,7 +218,10 @@ export class OrderMoves {
     return { moved, more: true };
   }
 
-  /** The test keys whose clock a test moved, running, with orders still to move: the fulfilment's `catchUp` of each, in its time. */
+  /**
+   * The test keys whose clock a test moved, running, with orders
+   * still to move: the fulfilment's `catchUp` of each, in its time.
+   */
   async runningClocksWithDueOrders(db: Db): Promise<{ owner: string; offsetMs: number }[]> {
     const rows = await db
       .selectFrom('test_clocks')

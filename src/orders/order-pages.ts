@@ -19,7 +19,10 @@ export interface OrderPagesOptions {
   clock: Clock;
 }
 
-/** The longest a page is served under its stamp: the bound on what a change Redis never took can leave (ratelimit/failover-store.ts). */
+/**
+ * The longest a page is served under its stamp: the bound on what a
+ * change Redis never took can leave (ratelimit/failover-store.ts).
+ */
 export const STAMPED_PAGE_MAX_AGE_MS = 1_000;
 
 /** When a page's read began: the feed's generation, the key's stamp, the instant. */
@@ -36,8 +39,8 @@ interface Held extends PageAnswer {
 
 /**
  * The pages of `GET /store/orders` a key was answered, by key, request URL and version, so that a key's
- * repeated reads of its orders are answered from memory (./list.ts). A page read before a change of the key's orders is never served
- * after that change is answered, on any instance. Two rules make it so, by where the service runs:
+ * repeated reads of its orders are answered from memory (./list.ts). A page read before a change of the key's orders is
+ * never served after that change is answered, on any instance. Two rules make it so, by where the service runs:
  *
  * - Told: where every change to orders is heard before the next request (`feed.immediate`: the embedded
  *   store). There this process's own writes are told by the repository before it answers, and another

@@ -16,7 +16,9 @@ export function placeOrder(app: App, { placement, publicUrl }: { placement: Orde
         operationId: 'placeOrder',
         summary: 'Place an order',
         description:
-          'Orders an `available` pet. Send an `Idempotency-Key` to make retries safe: a replay gets the original `201` (with `Idempotent-Replayed: true`). Placing an order does not reserve the pet. The order then moves by itself (`order.placed`, then `order.approved`, then `order.delivered`: see `GET /events`).',
+          'Orders an `available` pet. Send an `Idempotency-Key` to make retries safe: a replay gets the original ' +
+          '`201` (with `Idempotent-Replayed: true`). Placing an order does not reserve the pet. The order then ' +
+          'moves by itself (`order.placed`, then `order.approved`, then `order.delivered`: see `GET /events`).',
         tags: [TAG.orders],
         'x-stability': 'beta',
         headers: IdempotencyHeaders,

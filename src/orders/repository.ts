@@ -28,7 +28,9 @@ export class OrdersRepository {
     return row && toOrder(row);
   }
 
-  /** The owner's newest orders, with when each was placed, last moved and moves next (the admin's view: orders/cli.ts). */
+  /**
+   * The owner's newest orders, with when each was placed, last moved and moves next (the admin's view: orders/cli.ts).
+   */
   async recent(owner: string, filter: { status?: OrderStatus }, limit: number): Promise<AdminOrder[]> {
     let query = this.db
       .selectFrom('orders')
@@ -53,7 +55,10 @@ export class OrdersRepository {
   }
 }
 
-/** An order as the admin sees it: the record, when it was placed and entered its state, and when it moves next by itself (null: never). */
+/**
+ * An order as the admin sees it: the record, when it was placed and
+ * entered its state, and when it moves next by itself (null: never).
+ */
 export interface AdminOrder extends Order {
   placedAt: string;
   movedAt: string;

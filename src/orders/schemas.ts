@@ -10,7 +10,9 @@ export const Order = Type.Object(
     shipDate: Type.String({ format: 'date-time', maxLength: 30 }),
     status: StringEnum(ORDER_STATUSES, {
       description:
-        'Where the order is: `placed`, then `approved`, then `delivered`; `placed` or `approved` orders can be `cancelled`. The store moves orders by itself (see the API description); a test key can move its own at once with `advance`.',
+        'Where the order is: `placed`, then `approved`, then `delivered`; `placed` or `approved` orders can be ' +
+        '`cancelled`. The store moves orders by itself (see the API description); a test key can move its own at ' +
+        'once with `advance`.',
     }),
   },
   { $id: 'Order', additionalProperties: false, description: 'An order placed by the API key that reads it.' },
@@ -26,7 +28,9 @@ export const NewOrder = Type.Object(
         format: 'date-time',
         maxLength: 35,
         description:
-          'RFC 3339, with its offset; kept as the same instant in UTC, to the millisecond. A leap second (`:60`) and an instant outside the years 0000–9999 in UTC are refused. Defaults to two days after the order is placed. An estimate: the order moves on its own schedule, not on this date.',
+          'RFC 3339, with its offset; kept as the same instant in UTC, to the millisecond. A leap second (`:60`) ' +
+          'and an instant outside the years 0000–9999 in UTC are refused. Defaults to two days after the order is ' +
+          'placed. An estimate: the order moves on its own schedule, not on this date.',
       }),
     ),
   },

@@ -32,7 +32,9 @@ export function getPet(app: App, { catalogue, clock, deprecation, shapes }: GetP
     {
       operationId: 'getPet',
       summary: 'Get a pet',
-      description: `Deprecated: answers \`410\` from ${dayOrInstant(deprecation.sunsetAt)} on. Every response carries \`Deprecation\`, \`Sunset\` and \`Link\` headers. The pet stays available in \`GET /pets\`.`,
+      description:
+        `Deprecated: answers \`410\` from ${dayOrInstant(deprecation.sunsetAt)} on. Every response carries ` +
+        `\`Deprecation\`, \`Sunset\` and \`Link\` headers. The pet stays available in \`GET /pets\`.`,
       tags: [TAG.catalogue],
       deprecated: true,
       'x-deprecated-sunset': sunsetDay(deprecation),

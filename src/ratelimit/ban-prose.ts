@@ -14,7 +14,8 @@ export function spanInWords(ms: number): string {
 /** The ban rules in a sentence, from the configuration: the document's intro and the `key-banned` page say it. */
 export function bansInWords(rules: BanRules): string {
   return (
-    `A client that gets ${rules.rejections} or more \`429\`s within ${spanInWords(rules.withinMs)} is banned for ${spanInWords(rules.firstBanMs)}; ` +
-    `each further ban within ${spanInWords(rules.escalationWindowMs)} of the last one lasts twice as long, up to ${spanInWords(rules.maxBanMs)}.`
+    `A client that gets ${rules.rejections} or more \`429\`s within ${spanInWords(rules.withinMs)} is banned ` +
+    `for ${spanInWords(rules.firstBanMs)}; each further ban within ${spanInWords(rules.escalationWindowMs)} of the ` +
+    `last one lasts twice as long, up to ${spanInWords(rules.maxBanMs)}.`
   );
 }

@@ -17,8 +17,8 @@ interface Held {
 
 /**
  * Refuses a banned caller without asking the store (a Redis round trip) until the ban's end, which the
- * store told on the first request of the ban. Answers only what the store itself would: the same ban, policy and unban signal
- * (an unban anywhere raises the signal on the key's row, or comes through `unban` here), and only while
+ * store told on the first request of the ban. Answers only what the store itself would: the same ban, policy and unban
+ * signal (an unban anywhere raises the signal on the key's row, or comes through `unban` here), and only while
  * the same window binds the headers (`bindingUntil`). It stops short of the ban's end by `MARGIN_MS`,
  * so that a difference between the clocks can only send a request to the store, never refuse one the
  * store would admit. Only banned callers are held, at most `max`.

@@ -20,8 +20,8 @@ export interface Answered {
 }
 
 /**
- * The reply, or `TIMED_OUT` once it is really late (see `FailoverLimiterStore`, ./failover-store.ts). `answered`: the replies
- * of the connection the command is on, when they come in order (one Redis).
+ * The reply, or `TIMED_OUT` once it is really late (see `FailoverLimiterStore`, ./failover-store.ts). `answered`: the
+ * replies of the connection the command is on, when they come in order (one Redis).
  */
 export function withinDeadline<T>(pending: Promise<T>, answered?: Answered): Promise<T | typeof TIMED_OUT> {
   return new Promise((resolve, reject) => {

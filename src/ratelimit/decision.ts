@@ -15,7 +15,9 @@ export interface BanRules {
   readonly rejections: number;
   readonly withinMs: number;
   readonly firstBanMs: number;
-  /** Each further ban that starts within `escalationWindowMs` of the previous one's end lasts twice as long, up to this. */
+  /**
+   * Each further ban that starts within `escalationWindowMs` of the previous one's end lasts twice as long, up to this.
+   */
   readonly maxBanMs: number;
   readonly escalationWindowMs: number;
 }
@@ -113,7 +115,9 @@ function refuse(state: CallerState, assessment: Assessment, rules: BanRules): De
   return { verdict: rateLimited(assessment, started.bannedUntil), state: started };
 }
 
-/** Starts a ban; `state` is pruned, so a `banLevel` above 0 means the previous ban ended within the escalation window. */
+/**
+ * Starts a ban; `state` is pruned, so a `banLevel` above 0 means the previous ban ended within the escalation window.
+ */
 function startBan(state: CallerState, now: number, rules: BanRules): CallerState {
   const banLevel = state.banLevel + 1;
   const until = now + Math.min(rules.firstBanMs * 2 ** (banLevel - 1), rules.maxBanMs);

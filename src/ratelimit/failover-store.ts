@@ -39,7 +39,10 @@ export interface FailoverLimiterStoreOptions extends Omit<RedisLimiterStoreOptio
 /** How either client reconnects: soon, then every second, never giving up. */
 const reconnectAfter = (attempt: number) => Math.min(attempt * 250, 1000);
 
-/** What every connection to a Redis server is told: a command is never retried, nor resent after a reconnect (its script may already have run). */
+/**
+ * What every connection to a Redis server is told: a command is never
+ * retried, nor resent after a reconnect (its script may already have run).
+ */
 const NEVER_TWICE = { maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false } as const;
 
 /**
@@ -154,7 +157,10 @@ export class FailoverLimiterStore implements LimiterStore {
 
   readonly stamps = true;
 
-  /** Restamps in Redis within a call's deadline: a change is answered even while Redis does not take its stamp (orders/order-pages.ts). */
+  /**
+   * Restamps in Redis within a call's deadline: a change is answered
+   * even while Redis does not take its stamp (orders/order-pages.ts).
+   */
   async restamp(callers: readonly string[]): Promise<void> {
     const done = await withinDeadline(this.#primary.restamp(callers), this.#answered).catch(() => TIMED_OUT);
     if (done === TIMED_OUT && this.#mode === 'redis')
@@ -207,7 +213,10 @@ export class FailoverLimiterStore implements LimiterStore {
     else if (this.#redis.status === 'ready') this.#redis.disconnect(true);
   }
 
-  /** Until the cluster serves every slot from a primary that answers, asks again every `CLUSTER_PROBE_MS`; then decides there again. */
+  /**
+   * Until the cluster serves every slot from a primary that answers,
+   * asks again every `CLUSTER_PROBE_MS`; then decides there again.
+   */
   #probeCluster(delayMs = CLUSTER_PROBE_MS): void {
     if (this.#probe || this.#closing) return;
     const cluster = this.#redis as Cluster;

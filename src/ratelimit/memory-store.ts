@@ -176,7 +176,9 @@ export class MemoryLimiterStore implements LimiterStore {
     else this.#sweeping = null;
   };
 
-  /** Looks at up to `count` callers, fewer when none is left (`done`) or once `deadline` (performance.now()) has passed. */
+  /**
+   * Looks at up to `count` callers, fewer when none is left (`done`) or once `deadline` (performance.now()) has passed.
+   */
   #sweepSome(
     callers: Iterator<[string, CallerState]>,
     count: number,

@@ -5,7 +5,10 @@
 export const PLAN_NAMES = ['free', 'pro', 'business', 'enterprise'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
-/** The most requests a window may allow (an enterprise key's own numbers): what the stores' integer column holds (PostgreSQL's `integer`). */
+/**
+ * The most requests a window may allow (an enterprise key's own numbers):
+ * what the stores' integer column holds (PostgreSQL's `integer`).
+ */
 export const MAX_LIMIT = 2_147_483_647;
 
 /** The limits in force for one caller. `name` is what the 429 body reports as `plan`. */

@@ -10,7 +10,9 @@ export const RATE_LIMIT_PROBLEM_MEMBERS: ProblemMembers = {
     limit: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_LIMIT }),
     plan: StringEnum([...PLAN_NAMES, 'anonymous', 'documentation'], {
       description:
-        "The key's plan; `anonymous` for a request without a valid key (counted per client address); `documentation` for the per-address throttle of the paths that count nothing (the docs, the document, the problem pages, `/usage`).",
+        "The key's plan; `anonymous` for a request without a valid key (counted per client address); " +
+        '`documentation` for the per-address throttle of the paths that count nothing (the docs, the document, the ' +
+        'problem pages, `/usage`).',
     }),
     retryAfter: RetryAfterSeconds('Seconds, the same as the `Retry-After` header.'),
   },

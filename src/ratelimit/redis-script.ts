@@ -3,10 +3,16 @@ import { STAMP_FUNCTION } from './redis-stamp.js';
 import { LIMITER_STATE_FIELDS } from './redis-state.js';
 import { DAY_MS, MINUTE_MS } from './state.js';
 
-/** How long a caller's minute log may outlive its newest entry in Redis: its lifetime is set once in this long, not at every admission. */
+/**
+ * How long a caller's minute log may outlive its newest entry in Redis:
+ * its lifetime is set once in this long, not at every admission.
+ */
 export const LOG_SLACK_MS = 5_000;
 
-/** How many pairs that left the minute may stay at its list's head before they are cut off in one go (as ./minute-log.ts keeps a buffer's forgotten start). */
+/**
+ * How many pairs that left the minute may stay at its list's head before they
+ * are cut off in one go (as ./minute-log.ts keeps a buffer's forgotten start).
+ */
 export const LOG_DEAD_PAIRS = 64;
 
 /**

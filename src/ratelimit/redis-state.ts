@@ -16,7 +16,10 @@ export const LIMITER_STATE_FIELDS = [
   'mhead',
 ] as const;
 
-/** A caller's state as the script keeps it in Redis, read (for tests and the bench: the service only ever reads it in the script). */
+/**
+ * A caller's state as the script keeps it in Redis, read (for tests
+ * and the bench: the service only ever reads it in the script).
+ */
 export function readLimiterState(packed: Buffer): Record<(typeof LIMITER_STATE_FIELDS)[number], number> {
   return Object.fromEntries(LIMITER_STATE_FIELDS.map((field, i) => [field, packed.readDoubleLE(8 * i)])) as Record<
     (typeof LIMITER_STATE_FIELDS)[number],

@@ -94,7 +94,10 @@ export class RedisLimiterStore implements LimiterStore {
   readonly #ruleArgs: readonly number[];
   /** Whether the client is one Redis (not a cluster): then any calls may share a run. */
   readonly #single: boolean;
-  /** This turn's calls, sent once its I/O is done, by the run they may share: all one on one Redis, by caller on a cluster. */
+  /**
+   * This turn's calls, sent once its I/O is done, by the run they
+   * may share: all one on one Redis, by caller on a cluster.
+   */
   readonly #pending = new TurnBatch<Call>((calls) => this.#sendAll(calls));
   /** This turn's restamps: each caller's stamp is changed once for all of them. */
   readonly #restamps = new TurnBatch<Restamp>((restamps) => this.#restampAll(restamps));
@@ -266,7 +269,9 @@ function answer(call: Call, reply: unknown[]): void {
   }
 }
 
-/** The verdict shapes of ./decision.ts, built by the same functions of ./verdict.ts from the numbers the script decided. */
+/**
+ * The verdict shapes of ./decision.ts, built by the same functions of ./verdict.ts from the numbers the script decided.
+ */
 function verdictOf(reply: Reply, policy: Policy): Verdict {
   const [
     kind,

@@ -10,8 +10,8 @@ const HASHED_CHARS = 16;
  * A Map by string, split into tables by a hash of the name. V8 rebuilds a Map's whole table when the
  * Map grows past a power of two, and when deletions leave it a quarter full: with hundreds of thousands
  * of callers in one Map, one such rebuild holds the event loop for milliseconds. Split, each table
- * holds a few hundred names and a rebuild takes microseconds. The hash is seeded per process, so that names chosen by a client (its
- * addresses) cannot be piled into one table.
+ * holds a few hundred names and a rebuild takes microseconds. The hash is seeded per process, so that names chosen by a
+ * client (its addresses) cannot be piled into one table.
  */
 export class ShardedMap<V> {
   readonly #tables: Map<string, V>[];

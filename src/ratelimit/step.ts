@@ -151,8 +151,8 @@ export interface LimitSettings {
 /**
  * The least `Retry-After` of a forced refusal (a test key's `429` fault): the ban rule's pace, so that a
  * client that waits what each refusal says never gathers a ban's rejections within its span, however
- * many refusals its faults force (README, "Is my client a good API citizen?", `not-banned`). A refusal of full windows says when a
- * slot frees, after which the client is admitted; a forced one would say 1 s, and be forced again.
+ * many refusals its faults force (README, "Is my client a good API citizen?", `not-banned`). A refusal of full windows
+ * says when a slot frees, after which the client is admitted; a forced one would say 1 s, and be forced again.
  */
 export function banPaceSeconds({ rejections, withinMs }: BanPace): number {
   return Math.ceil(withinMs / Math.max(1, rejections - 1) / 1000);
@@ -247,11 +247,15 @@ export function refusalBody(publicUrl: string) {
     if (verdict.kind === 'rate-limited') {
       const { window, limit, plan, retryAfterSeconds } = verdict;
       const forced = forcedBy ? `Injected for this test key (${forcedBy}): ` : '';
-      const detail = `${forced}The ${plan} plan allows ${limit} requests per ${window}. Retry after ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`;
+      const detail =
+        `${forced}The ${plan} plan allows ${limit} requests per ${window}. Retry after ${retryAfterSeconds} ` +
+        `second${retryAfterSeconds === 1 ? '' : 's'}.`;
       members = `"detail":"${detail}","instance":${instance},"window":"${window}","limit":${limit},"plan":"${plan}","retryAfter":${retryAfterSeconds}`;
     } else {
       const until = new Date(verdict.bannedUntil).toISOString();
-      const detail = `Banned until ${until} for sending requests after being rate limited. Requests during the ban do not extend it.`;
+      const detail =
+        `Banned until ${until} for sending requests after being rate limited. Requests during the ban do not ` +
+        `extend it.`;
       members = `"detail":"${detail}","instance":${instance},"retryAfter":${verdict.retryAfterSeconds},"bannedUntil":"${until}"`;
     }
     return `${heads[verdict.kind]},${members}}`;

@@ -1,6 +1,6 @@
 /**
- * The checks of a test key's report card (README, "Is my client a good API citizen?"), in the card's order: what each watches, its
- * rule, what a good client does and a sketch of it. One place for each check's words: the card's
+ * The checks of a test key's report card (README, "Is my client a good API citizen?"), in the card's order: what each
+ * watches, its rule, what a good client does and a sketch of it. One place for each check's words: the card's
  * `title` and `advice`, and its page (`/checks/<id>`, ./pages.ts), read them here.
  */
 export const CHECK_IDS = [
@@ -30,11 +30,20 @@ export interface CheckText {
   sketch: string;
 }
 
-/** The allowance for a request sent while an answer was on its way (README, "Is my client a good API citizen?", "in flight"). */
+/**
+ * The allowance for a request sent while an answer was on its
+ * way (README, "Is my client a good API citizen?", "in flight").
+ */
 export const IN_FLIGHT_MS = 50;
-/** How long a received `ETag`, or a failed `POST`, keeps its situation open (README, "Is my client a good API citizen?"). */
+/**
+ * How long a received `ETag`, or a failed `POST`, keeps its
+ * situation open (README, "Is my client a good API citizen?").
+ */
 export const RECENT_MS = 10 * 60_000;
-/** The timers' tolerance: a wait this much shorter than asked still counts as the wait (a timer may fire a millisecond early). */
+/**
+ * The timers' tolerance: a wait this much shorter than asked still
+ * counts as the wait (a timer may fire a millisecond early).
+ */
 export const TIMER_SLACK_MS = 5;
 /** `backs-off`: the repeats after one failure that make the situation. */
 export const REPEATS = 3;
@@ -48,17 +57,26 @@ export const GONE_REPEATS = 3;
 /** `revalidates`: this many `GET`s in a row without `If-None-Match` go wrong. */
 export const UNREVALIDATED = 3;
 
-const IN_FLIGHT = `A request that arrived within ${IN_FLIGHT_MS} ms of that answer, on another connection, while the key had other requests under way, may have been sent before the client could read it, and is forgiven; a client with one request at a time gets no such allowance.`;
+const IN_FLIGHT =
+  `A request that arrived within ${IN_FLIGHT_MS} ms of that answer, on another connection, while the key had other ` +
+  `requests under way, may have been sent before the client could read it, and is forgiven; a client with one ` +
+  `request at a time gets no such allowance.`;
 const KEY_TIME =
-  "Waits are measured in your key's time (an advance of its test clock counts as time waited; a frozen clock stands still).";
+  "Waits are measured in your key's time (an advance of its test clock counts as time waited; a frozen clock " +
+  'stands still).';
 
 export const CHECKS: Readonly<Record<CheckId, CheckText>> = {
   'honours-retry-after': {
     title: 'Honours Retry-After',
     situation: 'An answer `429`, or a `503` with `Retry-After`.',
-    rule: `After a \`429\`, any request of the key that arrives before its \`Retry-After\` elapsed goes wrong: the limit is the key's, not the request's. After a \`503\`, the same request (method, path and body) repeated before its \`Retry-After\` elapsed goes wrong. ${IN_FLIGHT} ${KEY_TIME} (A timer may fire ${TIMER_SLACK_MS} ms early.)`,
+    rule:
+      `After a \`429\`, any request of the key that arrives before its \`Retry-After\` elapsed goes wrong: the ` +
+      `limit is the key's, not the request's. After a \`503\`, the same request (method, path and body) repeated ` +
+      `before its \`Retry-After\` elapsed goes wrong. ${IN_FLIGHT} ${KEY_TIME} (A timer may fire ${TIMER_SLACK_MS} ` +
+      `ms early.)`,
     advice:
-      'After a 429, send nothing with this key until Retry-After has elapsed; after a 503, wait Retry-After before repeating the request.',
+      'After a 429, send nothing with this key until Retry-After has elapsed; after a 503, wait Retry-After before ' +
+      'repeating the request.',
     sketch: `const answer = await fetch(url, init);
 if (answer.status === 429 || answer.status === 503) {
   const seconds = Number(answer.headers.get('Retry-After') ?? 1);
@@ -70,7 +88,9 @@ await sleep(Math.max(0, pausedUntil - clock()));`,
   'not-banned': {
     title: 'Never banned',
     situation: 'An answer `429`.',
-    rule: 'The key is banned: it kept sending after being rate limited, as many times as the plan allows before a ban (see `/problems/key-banned`).',
+    rule:
+      'The key is banned: it kept sending after being rate limited, as many times as the plan allows before a ban ' +
+      '(see `/problems/key-banned`).',
     advice: 'Stop at the first 429 and wait its Retry-After: a client that does is never banned.',
     sketch: `// One gate for the whole key: a 429 on any request pauses them all.
 if (answer.status === 429) gate.pauseFor(Number(answer.headers.get('Retry-After')) * 1000);`,
@@ -78,7 +98,10 @@ if (answer.status === 429) gate.pauseFor(Number(answer.headers.get('Retry-After'
   paces: {
     title: 'Paces itself',
     situation: 'An answer with `X-RateLimit-Remaining: 0`.',
-    rule: `A request of the key that arrives before the binding window frees a slot goes wrong (the \`429\` it earns was announced). The \`RateLimit\` header's \`t\` says when: with \`r=0\`, the seconds until the next slot. ${IN_FLIGHT} ${KEY_TIME}`,
+    rule:
+      `A request of the key that arrives before the binding window frees a slot goes wrong (the \`429\` it earns ` +
+      `was announced). The \`RateLimit\` header's \`t\` says when: with \`r=0\`, the seconds until the next slot. ` +
+      `${IN_FLIGHT} ${KEY_TIME}`,
     advice:
       'When X-RateLimit-Remaining is 0, wait until the window frees a slot (RateLimit t=) before the next request.',
     sketch: `const remaining = Number(answer.headers.get('X-RateLimit-Remaining'));
@@ -91,9 +114,15 @@ if (remaining === 0) {
   'backs-off': {
     title: 'Backs off',
     situation: `A request repeated ${REPEATS} times (same method, path and body) after a \`500\` or a reset connection.`,
-    rule: `The ${REPEATS} waits (each from the failed answer to the next repeat's arrival) do not back off: all within ${AT_ONCE_MS} ms (at once), or all the same to within ${FIXED_PACE_MS} ms plus ${FIXED_PACE_SHARE * 100} % of the shortest (a fixed pace). A client waiting base × 2^n (base 100 ms to 1 s) with full or equal jitter passes in at least 999 of 1,000 runs (the suite's seeded simulation: test/report-card/backs-off.test.ts); one repeating at once or at a fixed interval fails in all. ${KEY_TIME}`,
+    rule:
+      `The ${REPEATS} waits (each from the failed answer to the next repeat's arrival) do not back off: all within ` +
+      `${AT_ONCE_MS} ms (at once), or all the same to within ${FIXED_PACE_MS} ms plus ${FIXED_PACE_SHARE * 100} % ` +
+      `of the shortest (a fixed pace). A client waiting base × 2^n (base 100 ms to 1 s) with full or equal jitter ` +
+      `passes in at least 999 of 1,000 runs (the suite's seeded simulation: test/report-card/backs-off.test.ts); ` +
+      `one repeating at once or at a fixed interval fails in all. ${KEY_TIME}`,
     advice:
-      'Retry a 500 or a reset connection after an exponentially growing, jittered wait, not at once or at a fixed pace.',
+      'Retry a 500 or a reset connection after an exponentially growing, jittered wait, not at once or at a fixed ' +
+      'pace.',
     sketch: `for (let attempt = 0; ; attempt++) {
   const answer = await send().catch(() => undefined);        // a reset connection: no answer
   if (answer && answer.status < 500) return answer;
@@ -105,8 +134,12 @@ if (remaining === 0) {
   'idempotent-retries': {
     title: 'Retries POSTs idempotently',
     situation:
-      'A `POST` repeated (same path and body) within 10 minutes of an answer that was not `2xx` or `4xx`, or of a connection reset or cut before the answer.',
-    rule: 'The repeat carries no `Idempotency-Key`, or another one than the first try: the first try may have been carried out, and only the same key lets the service answer the repeat with its result instead of doing it twice.',
+      'A `POST` repeated (same path and body) within 10 minutes of an answer that was not `2xx` or `4xx`, or of a ' +
+      'connection reset or cut before the answer.',
+    rule:
+      'The repeat carries no `Idempotency-Key`, or another one than the first try: the first try may have been ' +
+      'carried out, and only the same key lets the service answer the repeat with its result instead of doing it ' +
+      'twice.',
     advice: 'Send an Idempotency-Key with every POST, and the same one on each retry of it.',
     sketch: `const idempotencyKey = crypto.randomUUID();                 // once per operation, not per attempt
 await retry(() => fetch(url, { method: 'POST', body, headers: { 'Idempotency-Key': idempotencyKey } }));`,
@@ -114,7 +147,9 @@ await retry(() => fetch(url, { method: 'POST', body, headers: { 'Idempotency-Key
   revalidates: {
     title: 'Revalidates with If-None-Match',
     situation: 'A `GET` of a URL whose `ETag` the key received in the last 10 minutes.',
-    rule: `The ${UNREVALIDATED === 3 ? 'third' : UNREVALIDATED + 'th'} such \`GET\` in a row without \`If-None-Match\` goes wrong (a \`304\` counts nothing toward the limits and carries no body).`,
+    rule:
+      `The ${UNREVALIDATED === 3 ? 'third' : UNREVALIDATED + 'th'} such \`GET\` in a row without \`If-None-Match\` ` +
+      `goes wrong (a \`304\` counts nothing toward the limits and carries no body).`,
     advice: 'Keep the ETag of what you read and send it back as If-None-Match; a 304 means your copy is current.',
     sketch: `const cached = cache.get(url);
 const answer = await fetch(url, { headers: cached ? { 'If-None-Match': cached.etag } : {} });
@@ -124,14 +159,19 @@ cache.set(url, { etag: answer.headers.get('ETag'), body: await answer.json() });
   'pins-version': {
     title: 'Pins a version',
     situation: 'Any request.',
-    rule: "The request carries no `Petstore-Version` header, or one naming no version this API knows. Any known version satisfies it; without one, the key's pinned version answers, and a change of that pin changes your answers.",
+    rule:
+      'The request carries no `Petstore-Version` header, or one naming no version this API knows. Any known ' +
+      "version satisfies it; without one, the key's pinned version answers, and a change of that pin changes your " +
+      'answers.',
     advice: 'Send Petstore-Version with every request: the version your client was written against.',
     sketch: `const headers = { 'X-API-Key': key, 'Petstore-Version': '2026-11-26' };   // on every request`,
   },
   'stops-after-gone': {
     title: 'Stops after 410 Gone',
     situation: 'An answer `410` (an operation past its sunset, or a version past its sunset).',
-    rule: `The key asks for the same gone operation, or in the same gone version, ${GONE_REPEATS} more times. A \`410\` is for good: retrying it never helps.`,
+    rule:
+      `The key asks for the same gone operation, or in the same gone version, ${GONE_REPEATS} more times. A ` +
+      `\`410\` is for good: retrying it never helps.`,
     advice: 'Treat a 410 as permanent: stop calling that operation (or move to a newer version) instead of retrying.',
     sketch: `if (answer.status === 410) {
   gone.add(operationId);                      // never call it again
@@ -141,7 +181,9 @@ cache.set(url, { etag: answer.headers.get('ETag'), body: await answer.json() });
   'cursor-untouched': {
     title: 'Leaves cursors untouched',
     situation: 'A request with `cursor`.',
-    rule: "The cursor is not one the service gave this key, for this listing (the same collection and filters): edited, made up, or another key's.",
+    rule:
+      'The cursor is not one the service gave this key, for this listing (the same collection and filters): ' +
+      "edited, made up, or another key's.",
     advice: 'Pass nextCursor back exactly as received, with the same filters; never build or edit a cursor.',
     sketch: `let cursor: string | undefined;
 do {
@@ -153,9 +195,14 @@ do {
   'webhook-receiver': {
     title: 'Webhook receiver passes its exam',
     situation: "An exam of one of the key's webhook endpoints (`POST /webhook-endpoints/{endpointId}/exam`).",
-    rule: 'Any case of the latest exam went wrong: a receiver must answer `2xx` to a valid delivery and to a duplicate, and `4xx` to a wrong secret, an unsigned, stale (10 minutes old), future (10 minutes ahead) or tampered delivery, and `2xx` to one with two signatures of which the second is valid. The check takes the status of the latest exam.',
+    rule:
+      'Any case of the latest exam went wrong: a receiver must answer `2xx` to a valid delivery and to a ' +
+      'duplicate, and `4xx` to a wrong secret, an unsigned, stale (10 minutes old), future (10 minutes ahead) or ' +
+      'tampered delivery, and `2xx` to one with two signatures of which the second is valid. The check takes the ' +
+      'status of the latest exam.',
     advice:
-      'Verify every delivery as Standard Webhooks says (signature over id.timestamp.body, a 5-minute tolerance, any of the signatures), and acknowledge a duplicate.',
+      'Verify every delivery as Standard Webhooks says (signature over id.timestamp.body, a 5-minute tolerance, ' +
+      'any of the signatures), and acknowledge a duplicate.',
     sketch: `import { Webhook } from 'standardwebhooks';
 const verifier = new Webhook(secret);                         // whsec_…
 try {

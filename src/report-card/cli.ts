@@ -14,15 +14,16 @@ export interface ReportCardCliIo {
 const TIMEOUT_MS = 15_000;
 
 /**
- * `petstore report-card --url … --key …`: a test key's report card (README, "Is my client a good API citizen?"), read over HTTP as any
- * client of the service would (`GET /report-card`), for a person or a client's CI: a line per check,
+ * `petstore report-card --url … --key …`: a test key's report card (README, "Is my client a good API citizen?"), read
+ * over HTTP as any client of the service would (`GET /report-card`), for a person or a client's CI: a line per check,
  * the latest failure under a failed one; exit code 1 when a check failed, 0 otherwise, 2 when no card
  * could be read. The key is sent, never printed.
  */
 export function reportCardCommand(io: ReportCardCliIo): Command {
   return new Command('report-card')
     .description(
-      "a test key's report card, read from a running service: how its client behaved, check by check (exit code 1 when a check failed)",
+      "a test key's report card, read from a running service: how its client behaved, check by check (exit code 1 " +
+        'when a check failed)',
     )
     .requiredOption('--url <url>', 'the service, e.g. http://localhost:8080', baseUrl)
     .requiredOption('--key <key>', 'the test key (pet_test_…) whose card to read')

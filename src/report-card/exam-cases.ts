@@ -3,8 +3,8 @@ import type { Sent } from '../webhooks/sender.js';
 import { newSecret, sign } from '../webhooks/signature.js';
 
 /**
- * The cases of the receiver exam (README, "Is my client a good API citizen?"; ./exam.ts sends them): what each sends and the status
- * class a receiver written to the Standard Webhooks specification answers it.
+ * The cases of the receiver exam (README, "Is my client a good API citizen?"; ./exam.ts sends them): what each sends
+ * and the status class a receiver written to the Standard Webhooks specification answers it.
  */
 
 /** How long a case waits for its answer (from the start of connecting), unless the sender's own timeout is shorter. */
@@ -45,7 +45,10 @@ const signed = ({ id, body }: Written, secrets: readonly string[], timestamp: nu
   headers: deliveryHeaders(secrets, id, timestamp, body),
 });
 
-/** The exam, in the order it is sent. Every case but `duplicate` carries an event of its own, so that each is judged alone. */
+/**
+ * The exam, in the order it is sent. Every case but `duplicate`
+ * carries an event of its own, so that each is judged alone.
+ */
 export const EXAM_CASES = [
   {
     id: 'valid',
@@ -57,7 +60,8 @@ export const EXAM_CASES = [
     id: 'duplicate',
     expected: '2xx',
     sends:
-      'the same delivery again, with the same `webhook-id`, signed anew as a retry is; a duplicate is acknowledged, not an error',
+      'the same delivery again, with the same `webhook-id`, signed anew as a retry is; a duplicate is ' +
+      'acknowledged, not an error',
     build: (s, now) => signed(s.first, s.secrets, now),
   },
   {
@@ -92,7 +96,8 @@ export const EXAM_CASES = [
     id: 'tampered',
     expected: '4xx',
     sends:
-      'the body changed after signing: the same event with other whitespace, which a receiver that checks the bytes it received refuses (one that verifies a re-serialisation of what it parsed accepts it)',
+      'the body changed after signing: the same event with other whitespace, which a receiver that checks the ' +
+      'bytes it received refuses (one that verifies a re-serialisation of what it parsed accepts it)',
     build: (s, now) => {
       const letter = signed(s.another(), s.secrets, now);
       return { ...letter, body: JSON.stringify(JSON.parse(letter.body), null, 2) };
@@ -102,7 +107,8 @@ export const EXAM_CASES = [
     id: 'second-signature',
     expected: '2xx',
     sends:
-      'two signatures, the first by a secret the endpoint does not have, then the valid one, as during a rotation; one that matches is enough',
+      'two signatures, the first by a secret the endpoint does not have, then the valid one, as during a rotation; ' +
+      'one that matches is enough',
     build: (s, now) => {
       const written = s.another();
       const letter = signed(written, s.secrets, now);

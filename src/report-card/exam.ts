@@ -19,8 +19,8 @@ import { EXAM_CASE_LIMIT_MS, EXAM_CASES, judged, type Sitting, type Written } fr
 import { examined } from './grade.js';
 
 /**
- * The exam of a webhook receiver (README, "Is my client a good API citizen?"): eight deliveries of a `webhook.test` event, sent to
- * a test key's endpoint one after the other, each judged by the status it earns. Nothing is written:
+ * The exam of a webhook receiver (README, "Is my client a good API citizen?"): eight deliveries of a `webhook.test`
+ * event, sent to a test key's endpoint one after the other, each judged by the status it earns. Nothing is written:
  * the events are made in memory, no delivery enters the endpoint's log, and its count of failures
  * toward disabling it does not move. Only the key's report card learns how it went.
  */
@@ -40,7 +40,8 @@ export const WebhookExamCase = Type.Object(
     got: Type.String({
       maxLength: 300,
       description:
-        'What the receiver answered: its status (`"204"`), or why there was none (`"no answer within 5 s"`, `"connection refused"`, a refused destination).',
+        'What the receiver answered: its status (`"204"`), or why there was none (`"no answer within 5 s"`, ' +
+        '`"connection refused"`, a refused destination).',
     }),
     passed: Type.Boolean(),
     ms: Type.Integer({
@@ -124,7 +125,19 @@ class Shares {
 
 const CASE_LIST = EXAM_CASES.map((c) => `- \`${c.id}\` (a \`${c.expected}\` expected): ${c.sends}.`).join('\n');
 
-const DESCRIPTION = `Sends to the endpoint's URL, one after the other, eight deliveries of a \`webhook.test\` event (its \`data\` is \`{"endpointId": …}\`), each signed as every delivery is unless the case says otherwise, and answers how the receiver judged each once all are judged. The cases, in this order:\n\n${CASE_LIST}\n\nA case passes when its answer has the expected status class within ${EXAM_CASE_LIMIT_MS / 1000} s of connecting (or the service's webhook timeout, when shorter); no answer in time, a failed connection or a refused destination (the service's own rules for where webhooks go apply, at every case) fail it, and \`got\` says why. Every case but \`duplicate\` carries an event id of its own; none is a stored event (\`GET /events/{eventId}\` does not find them). The exam changes nothing: no event is written, no delivery enters the endpoint's log, its count of failures toward disabling it does not move, and a disabled endpoint can be examined too. The latest exam decides your report card's \`webhook-receiver\` check. For test keys' endpoints (a live key gets \`403\` \`test-key-required\`); it counts like the other endpoint operations. As it writes nothing, repeating it is safe (an \`Idempotency-Key\` is accepted and changes nothing).`;
+const DESCRIPTION =
+  `Sends to the endpoint's URL, one after the other, eight deliveries of a \`webhook.test\` event (its \`data\` is ` +
+  `\`{"endpointId": …}\`), each signed as every delivery is unless the case says otherwise, and answers how the ` +
+  `receiver judged each once all are judged. The cases, in this order:\n\n${CASE_LIST}\n\nA case passes when its ` +
+  `answer has the expected status class within ${EXAM_CASE_LIMIT_MS / 1000} s of connecting (or the service's ` +
+  `webhook timeout, when shorter); no answer in time, a failed connection or a refused destination (the service's ` +
+  `own rules for where webhooks go apply, at every case) fail it, and \`got\` says why. Every case but ` +
+  `\`duplicate\` carries an event id of its own; none is a stored event (\`GET /events/{eventId}\` does not find ` +
+  `them). The exam changes nothing: no event is written, no delivery enters the endpoint's log, its count of ` +
+  `failures toward disabling it does not move, and a disabled endpoint can be examined too. The latest exam ` +
+  `decides your report card's \`webhook-receiver\` check. For test keys' endpoints (a live key gets \`403\` ` +
+  `\`test-key-required\`); it counts like the other endpoint operations. As it writes nothing, repeating it is ` +
+  `safe (an \`Idempotency-Key\` is accepted and changes nothing).`;
 
 /** Sends the cases: the sender of deliveries, with the exam's time limit, within the key's share. */
 class Examiner {
@@ -168,7 +181,10 @@ class Examiner {
   }
 }
 
-/** What the cases are made from: `webhook.test` events in memory, in the key's time, shaped as the endpoint's deliveries are. */
+/**
+ * What the cases are made from: `webhook.test` events in memory,
+ * in the key's time, shaped as the endpoint's deliveries are.
+ */
 function sittingOf(destination: Destination, keyNowMs: number): Sitting {
   const written = (): Written => {
     const event: StoredEvent = {
@@ -184,7 +200,10 @@ function sittingOf(destination: Destination, keyNowMs: number): Sitting {
   return { first: written(), another: written, secrets: destination.secrets };
 }
 
-/** `POST /webhook-endpoints/{endpointId}/exam` (examWebhookEndpoint): how a test key's receiver answers what a delivery may be. */
+/**
+ * `POST /webhook-endpoints/{endpointId}/exam` (examWebhookEndpoint):
+ * how a test key's receiver answers what a delivery may be.
+ */
 export const examWebhookEndpoint = (app: App, { webhooks, cards }: { webhooks: WebhookDeps; cards: Cards }): void => {
   const { endpoints, clock } = webhooks;
   const examiner = new Examiner(webhooks);
@@ -211,10 +230,12 @@ export const examWebhookEndpoint = (app: App, { webhooks, cards }: { webhooks: W
       if (!key.test)
         throw new ProblemError(
           'test-key-required',
-          'Only a test key’s endpoint can be examined: an exam is practice, and a live key’s receivers get only real deliveries.',
+          'Only a test key’s endpoint can be examined: an exam is practice, and a live key’s receivers get only ' +
+            'real deliveries.',
         );
       const { endpointId } = request.params;
-      // The events are in the key's time, as its others (test-mode/); their `webhook-timestamp`s in the real time, so that signatures verify.
+      // The events are in the key's time, as its others (test-mode/); their
+      // `webhook-timestamp`s in the real time, so that signatures verify.
       const keyNowMs = callerNow(request.identity.clock, clock());
       const destination =
         (await endpoints.find(key.id, endpointId)) && (await endpoints.destination(endpointId, clock()));

@@ -14,8 +14,8 @@ import { type CheckId, GONE_REPEATS, IN_FLIGHT_MS, RECENT_MS, TIMER_SLACK_MS, UN
 import { judgeRepeats } from './repeats.js';
 
 /**
- * The grader (README, "Is my client a good API citizen?"): pure. `grade` folds one graded request of a key into its card (./card.ts),
- * its arrival and its answer together, once the answer is known and before it is sent.
+ * The grader (README, "Is my client a good API citizen?"): pure. `grade` folds one graded request of a key into its
+ * card (./card.ts), its arrival and its answer together, once the answer is known and before it is sent.
  */
 
 /** Folds one graded request into `card` (in place). */
@@ -88,7 +88,8 @@ function judgeWaits(card: Card, request: Arrival, fail: Fail): void {
     if (early)
       fail(
         'paces',
-        `sent ${seconds(request.key - exhausted.sentKey)} after X-RateLimit-Remaining: 0; the next slot was free ${seconds(exhausted.until - exhausted.sentKey)} after it`,
+        `sent ${seconds(request.key - exhausted.sentKey)} after X-RateLimit-Remaining: 0; the next slot was free ` +
+          `${seconds(exhausted.until - exhausted.sentKey)} after it`,
       );
     if (early !== undefined) card.exhausted = undefined;
   }
@@ -105,7 +106,8 @@ function judgeRevalidation(card: Card, request: Arrival, answer: Answer, fail: F
       entry.streak = 0;
       fail(
         'revalidates',
-        `GET ${request.path} ${UNREVALIDATED} times in a row without If-None-Match, its ETag received ${seconds(request.key - entry.sentKey)} before`,
+        `GET ${request.path} ${UNREVALIDATED} times in a row without If-None-Match, its ETag received ` +
+          `${seconds(request.key - entry.sentKey)} before`,
       );
     }
   }
@@ -131,7 +133,8 @@ function judgeGone(card: Card, request: Arrival, answer: Answer, fail: Fail): vo
       entry.asked = 0;
       fail(
         'stops-after-gone',
-        `asked for ${operation ? request.operation : `version ${request.version}`} ${GONE_REPEATS} more times after its 410`,
+        `asked for ${operation ? request.operation : `version ${request.version}`} ${GONE_REPEATS} more times ` +
+          `after its 410`,
       );
     }
     return;

@@ -8,7 +8,8 @@ import { CHECK_IDS, CHECKS, type CheckId } from './checks.js';
 function checkPage(id: CheckId): string {
   const { title, situation, rule, advice, sketch } = CHECKS[id];
   const body = [
-    `<p>A check of the <a href="/docs">report card</a> of a test key (<code>GET /report-card</code>). Id <code>${id}</code>.</p>`,
+    `<p>A check of the <a href="/docs">report card</a> of a test key (<code>GET /report-card</code>). Id ` +
+      `<code>${id}</code>.</p>`,
     `<h2>What it watches</h2>\n<p>${inlineCode(situation)} Until this happens, the check is <code>untested</code>.</p>`,
     `<h2>When it goes wrong</h2>\n<p>${inlineCode(rule)}</p>`,
     `<h2>What a good client does</h2>\n<p>${inlineCode(advice)}</p>\n<pre><code>${escapeHtml(sketch)}</code></pre>`,

@@ -15,7 +15,11 @@ export interface ReportCardDeps {
   publicUrl: string;
 }
 
-const ABOUT = `Every request of a test key to an API operation is graded on what a good client does with the answers it gets (README, "Is my client a good API citizen?"): each check is \`untested\` until its situation arises, \`failed\` once it went wrong, else \`passed\`. Each check's \`docs\` page gives its rule and a sketch of a good client. ${TEST_MODE_ABOUT}`;
+const ABOUT =
+  `Every request of a test key to an API operation is graded on what a good client does with the answers it gets ` +
+  `(README, "Is my client a good API citizen?"): each check is \`untested\` until its situation arises, \`failed\` ` +
+  `once it went wrong, else \`passed\`. Each check's \`docs\` page gives its rule and a sketch of a good client. ` +
+  `${TEST_MODE_ABOUT}`;
 
 /** The card of a request's key: its own, or a new one from the key's creation. */
 async function cardOf(request: FastifyRequest, cards: Cards) {
@@ -51,7 +55,9 @@ export function resetReportCard(app: App, { cards, publicUrl, clock }: ReportCar
       schema: {
         operationId: 'resetReportCard',
         summary: "Start your test key's report card over",
-        description: `Every check back to \`untested\`, the counts to 0, \`since\` your key's now; answers the fresh card. ${ABOUT}`,
+        description:
+          `Every check back to \`untested\`, the counts to 0, \`since\` your key's now; answers the fresh card. ` +
+          `${ABOUT}`,
         tags: [TAG.testing],
         'x-stability': 'experimental',
         response: { 200: ref(ReportCard), ...problemResponses(403, 429) },

@@ -11,7 +11,8 @@ export const ReportCheck = Type.Object(
     title: Type.String({ maxLength: 100 }),
     status: StringEnum(['passed', 'failed', 'untested'] as const, {
       description:
-        "`untested` until its situation arises, `failed` once it went wrong since `since`, else `passed` (`webhook-receiver`: the latest exam's).",
+        '`untested` until its situation arises, `failed` once it went wrong since `since`, else `passed` ' +
+        "(`webhook-receiver`: the latest exam's).",
     }),
     seen: Type.Integer({ format: 'int64', minimum: 0, description: 'How many times its situation arose.' }),
     failed: Type.Integer({ format: 'int64', minimum: 0, description: 'How many times it went wrong.' }),

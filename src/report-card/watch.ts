@@ -15,7 +15,10 @@ import { grade } from './grade.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** An API operation a test key's card grades (README, "Is my client a good API citizen?"); set for every API route, false for the test-mode ones. */
+    /**
+     * An API operation a test key's card grades (README, "Is my client a good
+     * API citizen?"); set for every API route, false for the test-mode ones.
+     */
     graded?: boolean;
     /** The operation's method and path as the document writes them (`GET /pets/{petId}`), named once per route. */
     operation?: string;
@@ -26,7 +29,10 @@ declare module 'fastify' {
   }
 }
 
-/** The route option of the operations the card neither grades nor counts: the card's own, the clock's, the reset, the test keys'. */
+/**
+ * The route option of the operations the card neither grades nor
+ * counts: the card's own, the clock's, the reset, the test keys'.
+ */
 export const UNGRADED = { graded: false } as const;
 
 const IDEMPOTENCY_FIELD = IDEMPOTENCY_KEY_HEADER_NAME.toLowerCase();
@@ -128,7 +134,10 @@ export function gradeEveryRoute(graded: onSendHookHandler) {
   };
 }
 
-/** A hash of the request's body as sent: '' when it sent none, null when one was sent and not read (a request refused before it). */
+/**
+ * A hash of the request's body as sent: '' when it sent none, null
+ * when one was sent and not read (a request refused before it).
+ */
 function bodyOf({ headers }: FastifyRequest, watched: NonNullable<FastifyRequest['watched']>): string | null {
   if (headers['transfer-encoding'] === undefined && !(Number(headers['content-length']) > 0)) return '';
   return watched.body ?? null;
@@ -192,7 +201,9 @@ function answerOf(
   };
 }
 
-/** The operation's method and path, as the document writes it (`GET /pets/{petId}`): a HEAD of a GET route is its own. */
+/**
+ * The operation's method and path, as the document writes it (`GET /pets/{petId}`): a HEAD of a GET route is its own.
+ */
 const operationOf = (request: FastifyRequest) =>
   request.method === 'HEAD'
     ? `HEAD ${documentPath(request.routeOptions.url ?? '')}`

@@ -1,14 +1,20 @@
 import { type KeyClock, keyNow, offsetAt } from '../clock.js';
 
 /**
- * How a test moves a key's clock (README, "Testing your client in seconds"): pure, the instants in and out in ms since the epoch.
+ * How a test moves a key's clock (README, "Testing your client in
+ * seconds"): pure, the instants in and out in ms since the epoch.
  * What a key's clock is, and the caller's now, are ../clock.ts's.
  */
 
-/** The most one advance may move a clock: two years, leap day included (README, "Testing your client in seconds": more is a `400`). */
+/**
+ * The most one advance may move a clock: two years, leap day included
+ * (README, "Testing your client in seconds": more is a `400`).
+ */
 export const MAX_ADVANCE_MS = 731 * 86_400_000;
 
-/** The clock moved forward to the key's instant `to` (at least its now: the caller checks), frozen or running as it was. */
+/**
+ * The clock moved forward to the key's instant `to` (at least its now: the caller checks), frozen or running as it was.
+ */
 export function advancedTo(clock: KeyClock, realNow: number, to: number): KeyClock {
   return clock.frozenAt === null ? { offsetMs: to - realNow, frozenAt: null } : { offsetMs: 0, frozenAt: to };
 }

@@ -11,11 +11,19 @@ import { type KeyClock, keyNow, offsetAt, REAL_TIME } from '../clock.js';
 import { TestClock } from './schemas.js';
 import { UNGRADED } from '../report-card/watch.js';
 
-/** What every test-mode operation is: for test keys, uncounted, answered in any version and during a ban (README, "Testing your client in seconds"). */
+/**
+ * What every test-mode operation is: for test keys, uncounted, answered in
+ * any version and during a ban (README, "Testing your client in seconds").
+ */
 export const TEST_MODE_ABOUT =
-  'For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).';
+  'For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real ' +
+  'time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; ' +
+  'like every path that counts nothing, it is throttled per client address (`429`).';
 
-/** The route options every test-mode operation shares: answered past a version's sunset (versions/step.ts), and not graded (report-card/). */
+/**
+ * The route options every test-mode operation shares: answered past a
+ * version's sunset (versions/step.ts), and not graded (report-card/).
+ */
 export const TEST_MODE_CONFIG = { everyVersion: true, ...UNGRADED } as const;
 
 /** The clock as the operations answer it, at the real instant `realNow`. */
@@ -47,7 +55,10 @@ export function getTestClock(app: App, { clock }: { clock: Clock }): void {
       schema: {
         operationId: 'getTestClock',
         summary: "Your test key's clock",
-        description: `Where your key's clock stands: its now, how far it is from the real now, and whether it is frozen. Every time-dependent behaviour of the key goes by it: both windows (the day's midnight is the key's), \`Retry-After\`, \`RateLimit\` and bans. ${TEST_MODE_ABOUT}`,
+        description:
+          `Where your key's clock stands: its now, how far it is from the real now, and whether it is frozen. ` +
+          `Every time-dependent behaviour of the key goes by it: both windows (the day's midnight is the key's), ` +
+          `\`Retry-After\`, \`RateLimit\` and bans. ${TEST_MODE_ABOUT}`,
         tags: [TAG.testing],
         'x-stability': 'experimental',
         response: { 200: ref(TestClock), ...problemResponses(403, 429) },

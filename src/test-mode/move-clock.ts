@@ -81,7 +81,11 @@ const moved = (description: string) => ({ 200: { ...ref(TestClock), description,
 export function advanceTestClock(app: App, deps: MoveClockDeps): void {
   const schema = {
     summary: "Move your test key's clock forward",
-    description: `Moves your key's clock forward by \`seconds\` or to \`to\`, as if the time had passed: a window that would have emptied is empty, a ban that would have ended has ended. A frozen clock stays frozen where it lands. More than two years in one call is a \`400\`; a \`to\` before your key's now, \`409\` \`clock-cannot-go-back\`; neither moves the clock. ${IDEMPOTENT} ${TEST_MODE_ABOUT}`,
+    description:
+      `Moves your key's clock forward by \`seconds\` or to \`to\`, as if the time had passed: a window that would ` +
+      `have emptied is empty, a ban that would have ended has ended. A frozen clock stays frozen where it lands. ` +
+      `More than two years in one call is a \`400\`; a \`to\` before your key's now, \`409\` ` +
+      `\`clock-cannot-go-back\`; neither moves the clock. ${IDEMPOTENT} ${TEST_MODE_ABOUT}`,
     body: ref(ClockAdvance),
     response: {
       ...moved('The clock, moved.'),
@@ -111,7 +115,9 @@ export function advanceTestClock(app: App, deps: MoveClockDeps): void {
 export function freezeTestClock(app: App, deps: MoveClockDeps): void {
   const schema = {
     summary: "Stop your test key's clock",
-    description: `Stops your key's clock where it stands: from now on it moves only by \`advance\`, until \`resume\`. Freezing a frozen clock changes nothing. ${IDEMPOTENT} ${TEST_MODE_ABOUT}`,
+    description:
+      `Stops your key's clock where it stands: from now on it moves only by \`advance\`, until \`resume\`. ` +
+      `Freezing a frozen clock changes nothing. ${IDEMPOTENT} ${TEST_MODE_ABOUT}`,
     response: {
       ...moved('The clock, frozen.'),
       ...problemResponses(403, 422, 429),
@@ -127,7 +133,9 @@ export function freezeTestClock(app: App, deps: MoveClockDeps): void {
 export function resumeTestClock(app: App, deps: MoveClockDeps): void {
   const schema = {
     summary: "Start your test key's clock again",
-    description: `Starts your key's frozen clock again, running on from where it stands (so it may then be behind the real time). Resuming a running clock changes nothing. ${IDEMPOTENT} ${TEST_MODE_ABOUT}`,
+    description:
+      `Starts your key's frozen clock again, running on from where it stands (so it may then be behind the real ` +
+      `time). Resuming a running clock changes nothing. ${IDEMPOTENT} ${TEST_MODE_ABOUT}`,
     response: {
       ...moved('The clock, running.'),
       ...problemResponses(403, 422, 429),

@@ -8,7 +8,10 @@ import type { TestData } from './test-data.js';
 import type { Cards } from '../report-card/cards.js';
 import { cardStart, forgetSituations } from '../report-card/card.js';
 
-/** `DELETE /test-data` (resetTestData, README, "Testing your client in seconds"): a test key starts over as a new key of its plan (./test-data.ts). */
+/**
+ * `DELETE /test-data` (resetTestData, README, "Testing your client in
+ * seconds"): a test key starts over as a new key of its plan (./test-data.ts).
+ */
 export function resetTestData(app: App, { testData, cards }: { testData: TestData; cards: Cards }): void {
   app.delete(
     '/test-data',
@@ -17,7 +20,12 @@ export function resetTestData(app: App, { testData, cards }: { testData: TestDat
       schema: {
         operationId: 'resetTestData',
         summary: "Start your test key's data over",
-        description: `Removes everything your test key made (its orders, events, webhook endpoints and their deliveries, Idempotency-Key records, and its child keys with all of theirs), clears its windows, its ban and the history that doubles bans, puts its clock back to the real time, running, and starts its fault sequence over. Your key, its plan and its pinned version stay. Answers how many of each of your key's own were removed. ${TEST_MODE_ABOUT}`,
+        description:
+          `Removes everything your test key made (its orders, events, webhook endpoints and their deliveries, ` +
+          `Idempotency-Key records, and its child keys with all of theirs), clears its windows, its ban and the ` +
+          `history that doubles bans, puts its clock back to the real time, running, and starts its fault sequence ` +
+          `over. Your key, its plan and its pinned version stay. Answers how many of each of your key's own were ` +
+          `removed. ${TEST_MODE_ABOUT}`,
         tags: [TAG.testing],
         'x-stability': 'experimental',
         response: { 200: ref(TestDataRemoved), ...problemResponses(403, 429) },

@@ -39,7 +39,8 @@ export const ClockAdvance = Type.Object(
         format: 'date-time',
         maxLength: 35,
         description:
-          "Where to move the clock: an instant no earlier than your key's now (`409` `clock-cannot-go-back` otherwise) and at most two years after it.",
+          "Where to move the clock: an instant no earlier than your key's now (`409` `clock-cannot-go-back` " +
+          'otherwise) and at most two years after it.',
       }),
     ),
   },

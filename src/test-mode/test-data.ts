@@ -16,8 +16,8 @@ export interface TestDataDeps {
 }
 
 /**
- * What a test key made, and how it starts over (README, "Testing your client in seconds"). Its records go in one transaction
- * (deliveries, endpoints, Idempotency-Key records, events and their chain's head, orders, its clock);
+ * What a test key made, and how it starts over (README, "Testing your client in seconds"). Its records go in one
+ * transaction (deliveries, endpoints, Idempotency-Key records, events and their chain's head, orders, its clock);
  * then its windows, ban and ban history (the limiter's state), its pages held in memory (a new stamp)
  * and its fault sequence. Every statement names the key: nothing of any other key is touched.
  */
@@ -28,7 +28,10 @@ export class TestData {
     this.#restamp = restampKeys(deps.limiter, deps.changes);
   }
 
-  /** The key starts over as a new key of its plan, and its children (and theirs) are deleted. Answers what it removed of its own. */
+  /**
+   * The key starts over as a new key of its plan, and its children
+   * (and theirs) are deleted. Answers what it removed of its own.
+   */
   async reset(keyId: string, faults: boolean): Promise<TestDataRemoved> {
     const removed = await this.#startOver(keyId);
     if (faults) await this.deps.keys.restartFaults(keyId);
@@ -36,7 +39,9 @@ export class TestData {
     return removed;
   }
 
-  /** A child key deleted: its data, its children, and the key itself (revoked: it answers `401` from its next request). */
+  /**
+   * A child key deleted: its data, its children, and the key itself (revoked: it answers `401` from its next request).
+   */
   async delete(keyId: string): Promise<void> {
     await this.reset(keyId, false);
     await this.deps.keys.revoke(keyId);

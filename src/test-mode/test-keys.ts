@@ -42,7 +42,12 @@ export function createTestKey(app: App, { db, keys, writes, testKeySecret }: Tes
       schema: {
         operationId: 'createTestKey',
         summary: 'Make a child test key',
-        description: `For test keys only: a new test key of your key's plan, limits and version, with its own clock, data and limits, for one job of a parallel test run. Its key is shown this once (and to a retry with the same \`Idempotency-Key\`). Your key has at most ${MAX_CHILDREN} children alive (\`409\` \`test-key-limit\`); \`DELETE /test-keys/{keyId}\` removes one, and your \`DELETE /test-data\` removes them all. A live key gets \`403\` \`test-key-required\`.`,
+        description:
+          `For test keys only: a new test key of your key's plan, limits and version, with its own clock, data and ` +
+          `limits, for one job of a parallel test run. Its key is shown this once (and to a retry with the same ` +
+          `\`Idempotency-Key\`). Your key has at most ${MAX_CHILDREN} children alive (\`409\` \`test-key-limit\`); ` +
+          `\`DELETE /test-keys/{keyId}\` removes one, and your \`DELETE /test-data\` removes them all. A live key ` +
+          `gets \`403\` \`test-key-required\`.`,
         tags: [TAG.testing],
         'x-stability': 'experimental',
         headers: IdempotencyHeaders,
@@ -71,7 +76,8 @@ export function createTestKey(app: App, { db, keys, writes, testKeySecret }: Tes
           if ((await childrenOf(trx, parent.id)).length >= MAX_CHILDREN) {
             throw new ProblemError(
               'test-key-limit',
-              `Your key has ${MAX_CHILDREN} child keys alive: delete one (DELETE /test-keys/{keyId}) or reset (DELETE /test-data).`,
+              `Your key has ${MAX_CHILDREN} child keys alive: delete one (DELETE /test-keys/{keyId}) or reset ` +
+                `(DELETE /test-data).`,
             );
           }
           const id = generateKeyId();
@@ -123,7 +129,9 @@ export function deleteTestKey(app: App, { db, testData }: { db: Db; testData: Te
         operationId: 'deleteTestKey',
         summary: 'Delete a child test key',
         description:
-          "For test keys only: deletes one of your child keys, with its data and its own children; it answers `401` from its next request. A key that is not your child (another key's, or none) is a `404`. A live key gets `403` `test-key-required`.",
+          'For test keys only: deletes one of your child keys, with its data and its own children; it answers ' +
+          "`401` from its next request. A key that is not your child (another key's, or none) is a `404`. A live " +
+          'key gets `403` `test-key-required`.',
         tags: [TAG.testing],
         'x-stability': 'experimental',
         params: TestKeyParams,

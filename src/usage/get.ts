@@ -38,12 +38,19 @@ export function getUsage(app: App, { limiter }: { limiter: LimiterStore }): void
         operationId: 'getUsage',
         summary: 'Your usage',
         description: [
-          "Your plan, each window (its limit, what is used and left, when the next slot frees, when it resets), the ban in force and today's count. Asking counts nothing: it does not use up the quota it reports, as GitHub's `GET /rate_limit`.",
+          'Your plan, each window (its limit, what is used and left, when the next slot frees, when it resets), ' +
+            "the ban in force and today's count. Asking counts nothing: it does not use up the quota it reports, as " +
+            "GitHub's `GET /rate_limit`.",
           '',
-          '- **A banned key** gets `200`, its ban in `ban` (asking neither counts nor extends it), and the headers show the ban.',
-          "- **`429`** comes only from the throttle every path that counts nothing shares, per client address (plan `documentation`: 300 a minute, 20,000 a day), never from your key's own limits.",
-          "- **A test key's `Prefer: fault=…`** does not apply: faults apply to the operations that count (`Preference-Applied` is never sent here).",
-          '- **`503`** (with `Retry-After`) when the store of keys cannot be reached and the key cannot be checked: at once for a key not held in memory, within a second for one held in memory. `500` only when the service fails in a way it did not foresee.',
+          '- **A banned key** gets `200`, its ban in `ban` (asking neither counts nor extends it), and the headers ' +
+            'show the ban.',
+          '- **`429`** comes only from the throttle every path that counts nothing shares, per client address ' +
+            "(plan `documentation`: 300 a minute, 20,000 a day), never from your key's own limits.",
+          "- **A test key's `Prefer: fault=…`** does not apply: faults apply to the operations that count " +
+            '(`Preference-Applied` is never sent here).',
+          '- **`503`** (with `Retry-After`) when the store of keys cannot be reached and the key cannot be ' +
+            'checked: at once for a key not held in memory, within a second for one held in memory. `500` only when ' +
+            'the service fails in a way it did not foresee.',
         ].join('\n'),
         tags: [TAG.usage],
         'x-stability': 'beta',

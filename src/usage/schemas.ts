@@ -15,10 +15,12 @@ const UsageWindow = (name: string) =>
         description: `Requests the ${name} allows.`,
       }),
       used: Count(
-        `Requests counted in the ${name} (at most its limit: after a downgrade, counts above the new limit show as the limit).`,
+        `Requests counted in the ${name} (at most its limit: after a downgrade, counts above the new limit show as ` +
+          `the limit).`,
       ),
       remaining: Count(
-        `Requests left in the ${name} by your own counts (during a ban none is admitted, whatever this says: see \`ban\`).`,
+        `Requests left in the ${name} by your own counts (during a ban none is admitted, whatever this says: see ` +
+          `\`ban\`).`,
       ),
       nextSlotAt: Instant(`When one more request fits in the ${name}: now, while requests remain.`),
       resetsAt: Instant(`When the ${name} is empty again.`),

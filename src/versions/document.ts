@@ -41,7 +41,10 @@ export function documentFor(version: string, newest: object): object {
 }
 
 function deprecateAll(document: Document): void {
-  document.info.description = `**This version (${OLDEST_VERSION}) is deprecated**: every answer carries \`Deprecation\`, \`Sunset\` and \`Link\`, and from its sunset on every request for it is a \`410\` (\`version-sunset\`). The newest is ${VERSIONS.at(-1)}: see \`GET /versions\` for what changed.\n\n${document.info.description ?? ''}`;
+  document.info.description =
+    `**This version (${OLDEST_VERSION}) is deprecated**: every answer carries \`Deprecation\`, \`Sunset\` and ` +
+    `\`Link\`, and from its sunset on every request for it is a \`410\` (\`version-sunset\`). The newest is ` +
+    `${VERSIONS.at(-1)}: see \`GET /versions\` for what changed.\n\n${document.info.description ?? ''}`;
   const deprecation = Object.fromEntries(
     [DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
   );
@@ -50,7 +53,8 @@ function deprecateAll(document: Document): void {
       operation.deprecated = true;
       const responses = operation.responses ?? {};
       for (const response of Object.values(responses)) response.headers = { ...response.headers, ...deprecation };
-      // The API's operations (those that take a key) refuse a sunset version; the key's own 401 has every header a refusal carries.
+      // The API's operations (those that take a key) refuse a sunset
+      // version; the key's own 401 has every header a refusal carries.
       const refusal = responses['401'];
       if (!refusal || operation.security?.length === 0) continue;
       const sunset = responses['410'];

@@ -63,7 +63,11 @@ export function versionsRoutes(app: App, { oldest }: { oldest: Notice }): void {
       schema: {
         operationId: 'listVersions',
         summary: 'The versions of the API',
-        description: `Every version, oldest first, with what each changed and why. Needs no key and counts nothing (the per-address throttle of the documentation applies). A request names its version in \`${VERSION_HEADER}\`; without it, it gets its key's pinned version (keys made before versions: ${OLDEST_VERSION}; new keys: the newest).`,
+        description:
+          `Every version, oldest first, with what each changed and why. Needs no key and counts nothing (the ` +
+          `per-address throttle of the documentation applies). A request names its version in ` +
+          `\`${VERSION_HEADER}\`; without it, it gets its key's pinned version (keys made before versions: ` +
+          `${OLDEST_VERSION}; new keys: the newest).`,
         tags: [TAG.versions],
         'x-stability': 'beta',
         security: [],
@@ -83,7 +87,8 @@ function changelog(versions: ReturnType<typeof versionList>['data'], oldest: Not
   const sections = [...versions].reverse().map(({ version, status, changes }) => {
     const state =
       status === 'deprecated'
-        ? `Deprecated since ${dayOrInstant(oldest.deprecatedAt)}; from ${dayOrInstant(oldest.sunsetAt)} on its requests are answered <code>410</code> (<code>version-sunset</code>).`
+        ? `Deprecated since ${dayOrInstant(oldest.deprecatedAt)}; from ${dayOrInstant(oldest.sunsetAt)} on its ` +
+          `requests are answered <code>410</code> (<code>version-sunset</code>).`
         : version === NEWEST_VERSION
           ? 'The newest: new keys are pinned to it.'
           : 'Current.';
@@ -92,5 +97,9 @@ function changelog(versions: ReturnType<typeof versionList>['data'], oldest: Not
       : '<p>The first version: the classic Petstore records (keys made before versions are pinned to it).</p>';
     return `<h2 id="v${version}"><code>${version}</code></h2>\n<p>${state}</p>\n${list}`;
   });
-  return `<p>Send <code>${VERSION_HEADER}: YYYY-MM-DD</code> to choose a version; without it a request gets its key's pinned version (<code>petstore keys set-version</code> changes it). Every response names its version in <code>${VERSION_HEADER}</code>.</p>\n${sections.join('\n')}`;
+  return (
+    `<p>Send <code>${VERSION_HEADER}: YYYY-MM-DD</code> to choose a version; without it a request gets its key's ` +
+    `pinned version (<code>petstore keys set-version</code> changes it). Every response names its version in ` +
+    `<code>${VERSION_HEADER}</code>.</p>\n${sections.join('\n')}`
+  );
 }

@@ -10,14 +10,20 @@ import { isVersion, NEWEST_VERSION, VERSION_FIELD, VERSION_HEADER, VERSIONS } fr
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route answers in every version, past its sunset too (a test key's clock, test-mode/): `refuseVersion` lets it through. */
+    /**
+     * The route answers in every version, past its sunset too (a test
+     * key's clock, test-mode/): `refuseVersion` lets it through.
+     */
     everyVersion?: boolean;
   }
 }
 
 const VERSION = fieldName(VERSION_HEADER);
 
-/** The version a request is answered in: the one it names, else its key's, else the newest. An unknown one: the newest shapes its `400`. */
+/**
+ * The version a request is answered in: the one it names, else its
+ * key's, else the newest. An unknown one: the newest shapes its `400`.
+ */
 function versionOf(request: Pick<FastifyRequest, 'headers' | 'identity'>): string {
   const sent = request.headers[VERSION_FIELD];
   if (sent !== undefined) return isVersion(sent) ? sent : NEWEST_VERSION;
@@ -59,7 +65,8 @@ function versionRefusal(
   if (refusal === 'sunset') {
     return new ProblemError(
       'version-sunset',
-      `Version ${request.apiVersion} reached its sunset on ${dayOrInstant(oldest.sunsetAt)} and no longer answers: move to ${NEWEST_VERSION}.`,
+      `Version ${request.apiVersion} reached its sunset on ${dayOrInstant(oldest.sunsetAt)} and no longer answers: ` +
+        `move to ${NEWEST_VERSION}.`,
     );
   }
   return undefined;

@@ -58,7 +58,10 @@ export type Versioning = ReturnType<typeof versioning>;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set when the answer's body is already in its version (an answer held in memory as it was made): `inVersion` leaves it. */
+    /**
+     * Set when the answer's body is already in its version (an
+     * answer held in memory as it was made): `inVersion` leaves it.
+     */
     inVersionAlready: boolean;
   }
 }

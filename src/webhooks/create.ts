@@ -23,7 +23,10 @@ export function createWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
       schema: {
         operationId: 'createWebhookEndpoint',
         summary: 'Create a webhook endpoint',
-        description: `Your events (every type, or those in \`events\`) are sent to \`url\`, signed with the secret answered here, this once (Standard Webhooks: verify \`webhook-signature\` with it). At most ${MAX_ENDPOINTS_PER_KEY} endpoints a key. Send an \`Idempotency-Key\` to make a retry safe.`,
+        description:
+          `Your events (every type, or those in \`events\`) are sent to \`url\`, signed with the secret answered ` +
+          `here, this once (Standard Webhooks: verify \`webhook-signature\` with it). At most ` +
+          `${MAX_ENDPOINTS_PER_KEY} endpoints a key. Send an \`Idempotency-Key\` to make a retry safe.`,
         tags: [TAG.webhooks],
         'x-stability': 'experimental',
         headers: IdempotencyHeaders,

@@ -14,7 +14,8 @@ export function deleteWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
         operationId: 'deleteWebhookEndpoint',
         summary: 'Delete one of your webhook endpoints',
         description:
-          'Nothing more is sent to it, and its delivery log goes with it. To stop it for a while and keep its log, `PATCH` it with `enabled: false`.',
+          'Nothing more is sent to it, and its delivery log goes with it. To stop it for a while and keep its log, ' +
+          '`PATCH` it with `enabled: false`.',
         tags: [TAG.webhooks],
         'x-stability': 'experimental',
         params: EndpointParams,

@@ -7,7 +7,9 @@ import { TAG } from '../openapi/tags.js';
 import { endpointNotFound, type WebhookDeps } from './deps.js';
 import { Delivery, EndpointParams } from './schemas.js';
 
-/** `GET /webhook-endpoints/{endpointId}/deliveries` (listWebhookDeliveries): the endpoint's delivery log, newest first. */
+/**
+ * `GET /webhook-endpoints/{endpointId}/deliveries` (listWebhookDeliveries): the endpoint's delivery log, newest first.
+ */
 export function listWebhookDeliveries(
   app: App,
   { webhooks, cursors }: { webhooks: WebhookDeps; cursors: Cursors },
@@ -19,7 +21,8 @@ export function listWebhookDeliveries(
         operationId: 'listWebhookDeliveries',
         summary: "List one endpoint's deliveries",
         description:
-          'One entry per event sent to the endpoint, newest first, with every attempt (when, the status or the error, how long) and when the next is due. Kept as long as events are.',
+          'One entry per event sent to the endpoint, newest first, with every attempt (when, the status or the ' +
+          'error, how long) and when the next is due. Kept as long as events are.',
         tags: [TAG.webhooks],
         'x-stability': 'experimental',
         params: EndpointParams,

@@ -16,7 +16,10 @@ export interface Claimed {
   eventSeq: number;
   attempts: Attempt[];
   claimedUntil: string;
-  /** For a test key whose clock a test moved: when the attempt fell due in its time, the instant it is made at (test-mode/). */
+  /**
+   * For a test key whose clock a test moved: when the attempt
+   * fell due in its time, the instant it is made at (test-mode/).
+   */
   dueAt?: number;
 }
 
@@ -25,7 +28,10 @@ export interface Recorded {
   attempt: Attempt;
   state: 'pending' | 'succeeded' | 'failed';
   nextAttemptAt: number | null;
-  /** What it does to the endpoint: `succeeded` and `failed` reset or add to its failures in a row, `gone` (a 410) disables it. */
+  /**
+   * What it does to the endpoint: `succeeded` and `failed` reset
+   * or add to its failures in a row, `gone` (a 410) disables it.
+   */
   endpoint: 'succeeded' | 'failed' | 'gone' | 'unchanged';
 }
 
@@ -41,7 +47,9 @@ export interface InFlight {
   endpoints: ReadonlyMap<string, number>;
 }
 
-/** The first `limit` candidates, in their order, that fit in their key's and endpoint's shares beside what is in flight. */
+/**
+ * The first `limit` candidates, in their order, that fit in their key's and endpoint's shares beside what is in flight.
+ */
 function withinShares<C extends { endpoint_id: string; key_id: string }>(
   candidates: C[],
   limit: number,
@@ -134,7 +142,10 @@ export class DeliveriesRepository {
     }));
   }
 
-  /** Every key's due deliveries but the moved clocks', within the shares: each endpoint's first due, then each key's first of those. */
+  /**
+   * Every key's due deliveries but the moved clocks', within the
+   * shares: each endpoint's first due, then each key's first of those.
+   */
   async #dueCandidates(at: string, limit: number, shares: Shares, inFlight: InFlight) {
     const full = (counts: ReadonlyMap<string, number>, share: number) =>
       [...counts].filter(([, n]) => n >= share).map(([id]) => id);
@@ -158,7 +169,9 @@ export class DeliveriesRepository {
     return rows;
   }
 
-  /** The test keys whose clock a test moved with deliveries waiting, each with its now at the real `now` (./clocked.ts). */
+  /**
+   * The test keys whose clock a test moved with deliveries waiting, each with its now at the real `now` (./clocked.ts).
+   */
   clockedKeys(now: number): Promise<ClockedKey[]> {
     return clockedKeys(this.db, now);
   }

@@ -17,7 +17,9 @@ import { signatures } from './signature.js';
 
 /** How often each instance looks for deliveries due: a first attempt leaves within this of its event's commit. */
 export const DISPATCH_INTERVAL_MS = 500;
-/** A claim outlives the attempt's timeout by this much: no other instance attempts it while it may still be under way. */
+/**
+ * A claim outlives the attempt's timeout by this much: no other instance attempts it while it may still be under way.
+ */
 const CLAIM_MARGIN_MS = 5_000;
 
 export interface DispatcherDeps {
@@ -142,7 +144,10 @@ export class Dispatcher {
     );
   }
 
-  /** Stops claiming and cuts the attempts under way: their claims lapse, and they are attempted again (the same `webhook-id`). */
+  /**
+   * Stops claiming and cuts the attempts under way: their claims
+   * lapse, and they are attempted again (the same `webhook-id`).
+   */
   async stop(): Promise<void> {
     this.#stopped.abort();
     await this.#job?.stop();
@@ -225,7 +230,10 @@ export class Dispatcher {
   }
 }
 
-/** A delivery's body: the event as `GET /events/{eventId}` shows it in the version the owner's key is pinned to now (as its `GET /events` answers without a header). */
+/**
+ * A delivery's body: the event as `GET /events/{eventId}` shows it in the version
+ * the owner's key is pinned to now (as its `GET /events` answers without a header).
+ */
 export function deliveryBody(event: StoredEvent, apiVersion: string): string {
   const payload = eventIn(event, apiVersion);
   const shape = PAYLOADS.record('Event', apiVersion);

@@ -1,23 +1,29 @@
 import { EVENT_TYPES } from '../events/schemas.js';
 
-/** The Standard Webhooks headers of every delivery, as the document declares them (the spec writes them in lower case). */
+/**
+ * The Standard Webhooks headers of every delivery, as the document declares them (the spec writes them in lower case).
+ */
 const DELIVERY_HEADERS = [
   {
     name: 'webhook-id',
     description:
-      'The event id (`evt_…`): the same on every attempt of the delivery. Keep the ids you handled, and ignore one you meet again.',
+      'The event id (`evt_…`): the same on every attempt of the delivery. Keep the ids you handled, and ignore one ' +
+      'you meet again.',
     schema: { type: 'string', maxLength: 27, pattern: '^evt_[0-9a-z]{1,11}[0-9a-f]{12}$' },
   },
   {
     name: 'webhook-timestamp',
     description:
-      "Unix seconds of this attempt. Refuse a delivery whose timestamp is far from your clock's (the reference libraries allow five minutes).",
+      "Unix seconds of this attempt. Refuse a delivery whose timestamp is far from your clock's (the reference " +
+      'libraries allow five minutes).',
     schema: { type: 'string', maxLength: 12, pattern: '^[0-9]+$' },
   },
   {
     name: 'webhook-signature',
     description:
-      "Space-separated `v1,<base64>`: the HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the bytes of your endpoint's secret (the base64 after `whsec_`); one per secret in force (two for a day after a rotation). Accept the delivery when one matches.",
+      'Space-separated `v1,<base64>`: the HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the ' +
+      "bytes of your endpoint's secret (the base64 after `whsec_`); one per secret in force (two for a day after a " +
+      'rotation). Accept the delivery when one matches.',
     schema: { type: 'string', maxLength: 400, pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' },
   },
 ];
@@ -39,7 +45,8 @@ export function webhooksSection(): Record<string, unknown> {
           description:
             type === 'webhook.test'
               ? 'Sent to one endpoint when you ask (`POST /webhook-endpoints/{endpointId}/test`); `data` names it.'
-              : `Sent to every endpoint of yours subscribed to \`${type}\` when one of your orders enters its state; \`data\` is the order as of the event.`,
+              : `Sent to every endpoint of yours subscribed to \`${type}\` when one of your orders enters its ` +
+                `state; \`data\` is the order as of the event.`,
           tags: ['Webhooks'],
           security: [],
           parameters: DELIVERY_HEADERS.map((header) => ({ in: 'header', required: true, ...header })),

@@ -15,7 +15,10 @@ export interface EndpointWithSecret extends Endpoint {
   secret: string;
 }
 
-/** What a delivery needs of its endpoint: where, the secrets that sign it now, and the version its owner's key is pinned to. */
+/**
+ * What a delivery needs of its endpoint: where, the secrets that
+ * sign it now, and the version its owner's key is pinned to.
+ */
 export interface Destination {
   id: string;
   url: string;
@@ -156,7 +159,9 @@ export class EndpointsRepository {
   }
 }
 
-/** `,a,b,` for a list of types (the store matches a type with `like '%,type,%'`: migration 006); null for every type. */
+/**
+ * `,a,b,` for a list of types (the store matches a type with `like '%,type,%'`: migration 006); null for every type.
+ */
 function subscribedOf(types: readonly EventType[] | undefined): string | null {
   return types === undefined ? null : `,${types.join(',')},`;
 }

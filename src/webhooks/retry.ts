@@ -21,7 +21,9 @@ export function retryWebhookDelivery(app: App, { webhooks }: { webhooks: Webhook
         operationId: 'retryWebhookDelivery',
         summary: 'Send a delivery again now',
         description:
-          'Whatever its state, the delivery is due again at once (its attempt leaves within a second, with the same `webhook-id`); a failed one goes through its schedule again. Send an `Idempotency-Key` to make a retry of this request safe.',
+          'Whatever its state, the delivery is due again at once (its attempt leaves within a second, with the ' +
+          'same `webhook-id`); a failed one goes through its schedule again. Send an `Idempotency-Key` to make a ' +
+          'retry of this request safe.',
         tags: [TAG.webhooks],
         'x-stability': 'experimental',
         params: DeliveryParams,

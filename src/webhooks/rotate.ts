@@ -24,7 +24,9 @@ export function rotateWebhookSecret(app: App, { webhooks }: { webhooks: WebhookD
         operationId: 'rotateWebhookSecret',
         summary: 'Give one of your webhook endpoints a new signing secret',
         description:
-          'Answers the new secret, this once. For 24 hours the old one keeps signing beside it (`webhook-signature` carries both), so your receiver can take the new one in its own time. Send an `Idempotency-Key` to make a retry safe: a replay answers the same new secret.',
+          'Answers the new secret, this once. For 24 hours the old one keeps signing beside it ' +
+          '(`webhook-signature` carries both), so your receiver can take the new one in its own time. Send an ' +
+          '`Idempotency-Key` to make a retry safe: a replay answers the same new secret.',
         tags: [TAG.webhooks],
         'x-stability': 'experimental',
         params: EndpointParams,

@@ -12,7 +12,8 @@ const Url = Type.String({
   format: 'uri',
   maxLength: 2048,
   description:
-    'Where deliveries are sent: an `http` or `https` URL (in production not one that reaches a private, loopback or link-local address).',
+    'Where deliveries are sent: an `http` or `https` URL (in production not one that reaches a private, loopback ' +
+    'or link-local address).',
 });
 const Description = Type.String({
   maxLength: 500,
@@ -34,7 +35,8 @@ export const Endpoint = Type.Object(
     events: Type.Union([Subscribed, Type.Null()], { description: 'The event types sent to it; `null`: every type.' }),
     enabled: Type.Boolean({
       description:
-        'False once disabled (by a `410` from it, by too many failed deliveries in a row, or by you); `PATCH` enables it again.',
+        'False once disabled (by a `410` from it, by too many failed deliveries in a row, or by you); `PATCH` ' +
+        'enables it again.',
     }),
     disabledReason: Type.Union([StringEnum(['gone', 'failing', 'by-request']), Type.Null()], {
       description:

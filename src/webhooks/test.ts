@@ -9,7 +9,10 @@ import { callerNow } from '../clock.js';
 import { endpointNotFound, type WebhookDeps } from './deps.js';
 import { Delivery, EndpointParams } from './schemas.js';
 
-/** `POST /webhook-endpoints/{endpointId}/test` (testWebhookEndpoint): a `webhook.test` event, sent to this endpoint alone. */
+/**
+ * `POST /webhook-endpoints/{endpointId}/test` (testWebhookEndpoint):
+ * a `webhook.test` event, sent to this endpoint alone.
+ */
 export function testWebhookEndpoint(app: App, { webhooks }: { webhooks: WebhookDeps }): void {
   const { endpoints, deliveries, eventLog, writes, clock } = webhooks;
   app.post(
@@ -19,7 +22,9 @@ export function testWebhookEndpoint(app: App, { webhooks }: { webhooks: WebhookD
         operationId: 'testWebhookEndpoint',
         summary: 'Send a test event to one of your webhook endpoints',
         description:
-          'Writes a `webhook.test` event (its `data` is `{"endpointId": …}`) and sends it to this endpoint now, signed as every delivery is, retried as every delivery is. Answers the delivery: follow it in the endpoint\'s delivery log. Send an `Idempotency-Key` to make a retry safe.',
+          'Writes a `webhook.test` event (its `data` is `{"endpointId": …}`) and sends it to this endpoint now, ' +
+          'signed as every delivery is, retried as every delivery is. Answers the delivery: follow it in the ' +
+          "endpoint's delivery log. Send an `Idempotency-Key` to make a retry safe.",
         tags: [TAG.webhooks],
         'x-stability': 'experimental',
         params: EndpointParams,

@@ -6,7 +6,10 @@ import { TAG } from '../openapi/tags.js';
 import { checkDestination, endpointNotFound, type WebhookDeps } from './deps.js';
 import { Endpoint, EndpointParams, EndpointPatch } from './schemas.js';
 
-/** `PATCH /webhook-endpoints/{endpointId}` (updateWebhookEndpoint): its URL, types, description, or whether it is enabled. */
+/**
+ * `PATCH /webhook-endpoints/{endpointId}` (updateWebhookEndpoint):
+ * its URL, types, description, or whether it is enabled.
+ */
 export function updateWebhookEndpoint(app: App, { webhooks }: { webhooks: WebhookDeps }): void {
   app.patch(
     '/webhook-endpoints/:endpointId',
@@ -15,7 +18,10 @@ export function updateWebhookEndpoint(app: App, { webhooks }: { webhooks: Webhoo
         operationId: 'updateWebhookEndpoint',
         summary: 'Change one of your webhook endpoints',
         description:
-          'Sets what you send, and leaves the rest. `enabled: true` enables an endpoint that was disabled (by a `410`, by failing deliveries, or by you): it receives the events written from then on, and its deliveries still pending resume. Its URL is judged again then, as at creation: a `400` when it may not receive webhooks (any more).',
+          'Sets what you send, and leaves the rest. `enabled: true` enables an endpoint that was disabled (by a ' +
+          '`410`, by failing deliveries, or by you): it receives the events written from then on, and its ' +
+          'deliveries still pending resume. Its URL is judged again then, as at creation: a `400` when it may not ' +
+          'receive webhooks (any more).',
         tags: [TAG.webhooks],
         'x-stability': 'experimental',
         params: EndpointParams,

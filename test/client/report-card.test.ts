@@ -1,6 +1,6 @@
 /**
- * The typed client earns a clean report card (README, "Is my client a good API citizen?"). A soak on a free test key, over HTTP
- * against the real service with a standing fault profile, meets every situation the card grades: 429s,
+ * The typed client earns a clean report card (README, "Is my client a good API citizen?"). A soak on a free test key,
+ * over HTTP against the real service with a standing fault profile, meets every situation the card grades: 429s,
  * 503s with Retry-After, the minute's last request (`X-RateLimit-Remaining: 0`), 500s and resets
  * repeated, orders placed and retried, ETags read again, listings followed by their cursors; then a
  * sunset's 410s, of an operation and of a version, and an exam of a webhook receiver. Its card shows

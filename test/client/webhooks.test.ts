@@ -1,4 +1,7 @@
-/** The client's webhook operations against the real server, and `verifyWebhook` against the specification's reference library. */
+/**
+ * The client's webhook operations against the real server, and
+ * `verifyWebhook` against the specification's reference library.
+ */
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PetstoreClient, verifyWebhook, WebhookVerificationError } from '../../client/index.js';

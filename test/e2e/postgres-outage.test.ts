@@ -48,7 +48,8 @@ describe.skipIf(!available)('PostgreSQL unreachable', () => {
     expect(json(ready)).toMatchObject({ checks: { database: false } });
     // What needs no store keeps working.
     expect((await t.app.inject({ url: '/openapi.json' })).statusCode).toBe(200);
-    // /usage needs only the key: held in memory, it is trusted for a second without word from the store, then read again (its document says so).
+    // /usage needs only the key: held in memory, it is trusted for a second
+    // without word from the store, then read again (its document says so).
     t.clock.advance(1_100);
     const usage = await t.app.inject({ url: '/usage', headers: { 'x-api-key': key } });
     expect(usage.statusCode).toBe(503);

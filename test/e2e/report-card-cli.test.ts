@@ -4,7 +4,9 @@ import { NEWEST_VERSION } from '../../src/versions/versions.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 import { BUILT, freePort, type Run, runBuilt } from '../helpers/process.js';
 
-/** `petstore report-card`, the built CLI in its own process, reading a test key's card over HTTP as a client's CI would. */
+/**
+ * `petstore report-card`, the built CLI in its own process, reading a test key's card over HTTP as a client's CI would.
+ */
 
 let t: TestApp;
 let url: string;

@@ -7,7 +7,8 @@ import { postgresAvailable, type TestDatabase, testDatabase } from '../helpers/d
 import { type Server, startServer } from '../helpers/process.js';
 import { redisForTests } from '../helpers/redis.js';
 
-// Two real server processes sharing one PostgreSQL schema and one Redis grade a test key as one would (README, "Is my client a good API citizen?").
+// Two real server processes sharing one PostgreSQL schema and one Redis grade
+// a test key as one would (README, "Is my client a good API citizen?").
 const redis = await redisForTests();
 const available = (await postgresAvailable()) && redis !== null;
 
@@ -33,7 +34,10 @@ describe.skipIf(!available)('the report card across instances sharing PostgreSQL
     await store?.drop();
   });
 
-  /** A new key, once both instances know it (a key made elsewhere works on a running instance within a second, README, "Keys"). */
+  /**
+   * A new key, once both instances know it (a key made elsewhere
+   * works on a running instance within a second, README, "Keys").
+   */
   async function newKey(input: Parameters<KeysRepository['create']>[0]) {
     const created = await keys.create(input);
     for (const server of [a, b]) {
@@ -76,7 +80,8 @@ describe.skipIf(!available)('the report card across instances sharing PostgreSQL
           headers: { 'x-api-key': key, 'content-type': 'application/json' },
           body: JSON.stringify({ seconds }),
         });
-      // Each check's situation, right or wrong, in one script, on the key's frozen clock: every wait is what the script advances.
+      // Each check's situation, right or wrong, in one script, on the
+      // key's frozen clock: every wait is what the script advances.
       await fetch(`${servers[0]!.url}/test-clock/freeze`, { method: 'POST', headers: { 'x-api-key': key } });
       await send('/pets/1', { headers: { 'petstore-version': '' } });
       for (let i = 0; i < 4; i++) await send('/pets/1');

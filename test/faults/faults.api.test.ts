@@ -77,7 +77,8 @@ describe('test keys', () => {
     const refused = await get(key, 'fault=429');
     expect(refused.statusCode).toBe(429);
     expect(refused.headers['preference-applied']).toBe('fault=429');
-    // At least the ban rule's pace: 60 s over the 2 rejections before the third, so a client that waits it is never banned.
+    // At least the ban rule's pace: 60 s over the 2 rejections
+    // before the third, so a client that waits it is never banned.
     expect(refused.headers['retry-after']).toBe('30');
     expect(refused.headers['x-ratelimit-remaining']).toBe('59');
     expect(refused.headers['cache-control']).toBe('no-store');

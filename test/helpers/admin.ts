@@ -17,7 +17,10 @@ export function adminRequest(
   return admin.inject({ method, url, payload, headers: token === null ? {} : { authorization: `Bearer ${token}` } });
 }
 
-/** The admin listener listening on 127.0.0.1 (closed with its app): its requests go over a real socket, as an operator's would. */
+/**
+ * The admin listener listening on 127.0.0.1 (closed with its app):
+ * its requests go over a real socket, as an operator's would.
+ */
 export async function adminOverSocket(admin: App): Promise<(sent: Sent) => Promise<Received>> {
   return overSocket(Number(new URL(await admin.listen({ host: '127.0.0.1', port: 0 })).port));
 }

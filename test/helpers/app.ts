@@ -168,7 +168,8 @@ function reopened({ url, config, drop }: Pick<TestDatabase, 'url' | 'config' | '
   return { db: openDatabase(config), url, config, drop };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test reads whatever a body holds; the assertions check it.
+// A test reads whatever a body holds; the assertions check it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function json<T = any>(response: Pick<LightMyRequestResponse, 'body'>): T {
   return JSON.parse(response.body) as T;
 }

@@ -43,7 +43,10 @@ export class Validators {
     private readonly api: OpenAPIBackend,
   ) {}
 
-  /** Both validators in front of `t`'s public app, which starts listening, each with the document of `version` (default the newest). */
+  /**
+   * Both validators in front of `t`'s public app, which starts
+   * listening, each with the document of `version` (default the newest).
+   */
   static async start(t: TestApp, version?: string): Promise<Validators> {
     const served = (await t.app.inject({ url: version ? `/openapi.json?version=${version}` : '/openapi.json' })).body;
     const doc = JSON.parse(served) as Doc;
@@ -185,7 +188,10 @@ export async function threeAtOnce(db: Db, send: () => Promise<Answer>): Promise<
   return (await Promise.all(answers)).map((answer) => answer.statusCode).sort((a, b) => a - b);
 }
 
-/** The operations of a test key's clock, data (test-mode/) and report card (report-card/), as a request without a key sends them: like `/usage`, they count nothing. */
+/**
+ * The operations of a test key's clock, data (test-mode/) and report card (report-card/),
+ * as a request without a key sends them: like `/usage`, they count nothing.
+ */
 export const testModeSamples: Record<string, InjectOptions> = {
   getTestClock: { url: '/test-clock' },
   advanceTestClock: { method: 'POST', url: '/test-clock/advance', payload: { seconds: 1 } },

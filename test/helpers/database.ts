@@ -98,7 +98,9 @@ export async function postgresAvailable(): Promise<boolean> {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The migrated database that each test's PostgreSQL store copies; null where PostgreSQL is not there (outside CI). */
+    /**
+     * The migrated database that each test's PostgreSQL store copies; null where PostgreSQL is not there (outside CI).
+     */
     postgresTemplate: string | null;
   }
 }

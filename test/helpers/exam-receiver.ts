@@ -30,7 +30,10 @@ export interface Flaws {
   anySignature?: boolean;
   /** Answers a `webhook-id` it has already handled with this (right: a 2xx). */
   duplicateStatus?: number;
-  /** The nth request it gets (from 0) is answered the other way round: 400 for what it should accept, 200 for what it should refuse. */
+  /**
+   * The nth request it gets (from 0) is answered the other way round:
+   * 400 for what it should accept, 200 for what it should refuse.
+   */
   invertAt?: number;
   /** The nth request it gets is never answered. */
   hangAt?: number;

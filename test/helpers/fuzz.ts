@@ -210,7 +210,10 @@ export function rawRequest(keys: () => string[]): fc.Arbitrary<Buffer> {
   return fc.oneof(garbage(keys), framed(keys));
 }
 
-/** A framed request (length, Connection: close) whose target, headers and body hold what a client library would refuse to send. */
+/**
+ * A framed request (length, Connection: close) whose target,
+ * headers and body hold what a client library would refuse to send.
+ */
 function framed(keys: () => string[]): fc.Arbitrary<Buffer> {
   const target = fc.oneof(
     fc

@@ -97,7 +97,10 @@ function unavailable(reason: string): null {
   return null;
 }
 
-/** A verdict (or anything a store answers) without the stamp only the Redis store's verdicts carry: to compare them with the memory store's. */
+/**
+ * A verdict (or anything a store answers) without the stamp only the
+ * Redis store's verdicts carry: to compare them with the memory store's.
+ */
 export function unstamped<T>(answer: T): T {
   if (answer === null || typeof answer !== 'object' || !('stamp' in answer)) return answer;
   const { stamp: _, ...rest } = answer as T & { stamp: unknown };

@@ -93,7 +93,8 @@ describe('a banned caller’s connection, read slowly', () => {
       expect(statuses.slice(60)).toEqual([429, 429]);
       expect(text).toContain('/problems/key-banned');
       await send();
-      // The third refusal was read no sooner than the pause after the second was written (it reached the client after that).
+      // The third refusal was read no sooner than the pause after
+      // the second was written (it reached the client after that).
       expect(answered[62]! - answered[61]!).toBeGreaterThanOrEqual(BANNED_READ_PAUSE_MS - 5);
       socket.destroy();
     });

@@ -270,7 +270,8 @@ describe('every response of real traffic conforms to the served document', { tim
       await send(operationId, sample);
       // A version the API does not have: the 400 every operation may answer.
       await send(operationId, { ...sample, headers: as(tester, { 'petstore-version': '2020-01-01' }) });
-      if (operationId === 'getUsage' || operationId in testModeSamples) continue; // count nothing: faults do not apply (their documents say so)
+      // count nothing: faults do not apply (their documents say so)
+      if (operationId === 'getUsage' || operationId in testModeSamples) continue;
       for (const fault of ['500', '503', '429'])
         await send(operationId, { ...sample, headers: as(tester, { prefer: `fault=${fault}` }) });
       // Forced 429s count toward a ban like any other: a minute later they no longer do.

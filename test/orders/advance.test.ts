@@ -3,7 +3,9 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { eventsOf } from '../helpers/events.js';
 import { expectProblem, firstPetWith, type Order, ordersAs } from '../helpers/orders.js';
 
-/** `POST /store/orders/{orderId}/advance`: a test key moves its own order one step at once (README, "Orders that move"). */
+/**
+ * `POST /store/orders/{orderId}/advance`: a test key moves its own order one step at once (README, "Orders that move").
+ */
 
 let t: TestApp;
 let test: string;

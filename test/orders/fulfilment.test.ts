@@ -7,7 +7,10 @@ import { eventsOf, type Event } from '../helpers/events.js';
 import { firstPetWith, type Order, ordersAs } from '../helpers/orders.js';
 import { tempDir } from '../helpers/process.js';
 
-/** The service moves orders by itself: approved 10 s after placing, delivered 60 s after approval (README, "Orders that move"). */
+/**
+ * The service moves orders by itself: approved 10 s after placing,
+ * delivered 60 s after approval (README, "Orders that move").
+ */
 
 const apps: TestApp[] = [];
 afterEach(async () => {

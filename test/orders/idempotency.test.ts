@@ -20,7 +20,10 @@ let t: TestApp;
 let available: number;
 let pending: number;
 
-/** POST /store/orders with a raw JSON text, so that the exact bytes are under the test's control; to `t` unless another app is named. */
+/**
+ * POST /store/orders with a raw JSON text, so that the exact bytes
+ * are under the test's control; to `t` unless another app is named.
+ */
 function post(
   key: string,
   idempotencyKey: string | undefined,

@@ -17,7 +17,10 @@ function feed(immediate = true) {
 
 const page = (n: number) => ({ body: `{"data":[${n}]}`, etag: `"${n}"` });
 
-/** Pages kept by the told rule (the embedded store) unless `stamped` and the feed is not immediate; the test moves the clock. */
+/**
+ * Pages kept by the told rule (the embedded store) unless `stamped`
+ * and the feed is not immediate; the test moves the clock.
+ */
 function pagesOf(options: { feed?: ReturnType<typeof feed>; max?: number; stamped?: boolean } = {}) {
   let now = 1_000_000;
   const pages = new OrderPages({

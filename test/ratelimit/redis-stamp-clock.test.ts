@@ -7,7 +7,10 @@ import { STAMP_TTL_MS } from '../../src/ratelimit/redis-stamp.js';
 import { limiterKeys, RedisLimiterStore } from '../../src/ratelimit/redis-store.js';
 import { redisForTests, unlinkAll } from '../helpers/redis.js';
 
-/** What the Redis store keeps of a caller beyond its windows: its stamp (orders/order-pages.ts), a test key's clock, and a reset. */
+/**
+ * What the Redis store keeps of a caller beyond its windows: its
+ * stamp (orders/order-pages.ts), a test key's clock, and a reset.
+ */
 
 const redis = await redisForTests();
 const url = redis?.url ?? '';

@@ -106,7 +106,10 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     await store.close();
   });
 
-  /** A caller's state as the scripts before the packed one kept it: a hash of the same fields, without `omit` (nor mhead: their list's head was the oldest pair). */
+  /**
+   * A caller's state as the scripts before the packed one kept it: a hash of the
+   * same fields, without `omit` (nor mhead: their list's head was the oldest pair).
+   */
   async function asHash(key: string, omit: readonly string[] = []): Promise<void> {
     const state = readLimiterState((await admin.getBuffer(key))!);
     expect(state.mhead).toBe(0);
@@ -176,7 +179,8 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
       Array.from({ length: 500 }, (_, i) => stores[i % stores.length]!.hit(caller, free)),
     );
     expect(verdicts.filter((v) => v.kind === 'admitted')).toHaveLength(60);
-    // The minute log: one pair (instant, running count before it) per millisecond, the count after the newest in the state.
+    // The minute log: one pair (instant, running count before it)
+    // per millisecond, the count after the newest in the state.
     const [log, , key] = limiterKeys(prefix, caller);
     const pairs = (await admin.lrange(log, 0, -1)).map(Number);
     const state = readLimiterState((await admin.getBuffer(key))!);

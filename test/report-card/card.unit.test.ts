@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { type Answer, type Arrival, newCard } from '../../src/report-card/card.js';
 import { grade } from '../../src/report-card/grade.js';
 
-/** A card has a fixed size whatever the key sends (README, "Is my client a good API citizen?"): counts, 10 failures a check, bounded situations. */
+/**
+ * A card has a fixed size whatever the key sends (README, "Is my client a
+ * good API citizen?"): counts, 10 failures a check, bounded situations.
+ */
 
 function seeded(seed: number): () => number {
   let s = seed;

@@ -2,7 +2,10 @@ import { expect } from 'vitest';
 import { NEWEST_VERSION } from '../../src/versions/versions.js';
 import { json, type TestApp } from '../helpers/app.js';
 
-/** A client of a test key whose every request the card grades, for the tests of each check (README, "Is my client a good API citizen?"). */
+/**
+ * A client of a test key whose every request the card grades, for the
+ * tests of each check (README, "Is my client a good API citizen?").
+ */
 
 export interface Check {
   id: string;

@@ -3,7 +3,9 @@ import { type AdminMethod, adminOverSocket, ADMIN_TOKEN as TOKEN } from '../help
 import { type TestApp, testApp } from '../helpers/app.js';
 import type { Received, Sent } from '../helpers/over-socket.js';
 
-/** The admin API exists only with ADMIN_TOKEN, only on the admin listener, and only for that token: over a real socket. */
+/**
+ * The admin API exists only with ADMIN_TOKEN, only on the admin listener, and only for that token: over a real socket.
+ */
 
 describe('over a real socket', () => {
   let t: TestApp;

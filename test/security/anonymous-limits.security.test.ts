@@ -2,7 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DOCUMENTATION_POLICY } from '../../src/ratelimit/plans.js';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 
-/** Without a valid key a client is limited by its address: guessing keys costs like any request, on every path; over a real socket. */
+/**
+ * Without a valid key a client is limited by its address: guessing
+ * keys costs like any request, on every path; over a real socket.
+ */
 
 describe('over a real socket', () => {
   let t: TestApp;

@@ -3,7 +3,10 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { eventsOf } from '../helpers/events.js';
 import { expectProblem, firstPetWith, type Order, ordersAs } from '../helpers/orders.js';
 
-/** Events belong to the key whose order they record: another key neither sees them nor learns they exist; over a real socket. */
+/**
+ * Events belong to the key whose order they record: another key
+ * neither sees them nor learns they exist; over a real socket.
+ */
 
 describe('over a real socket', () => {
   let t: TestApp;

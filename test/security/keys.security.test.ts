@@ -4,7 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 import { tempDir } from '../helpers/process.js';
 
-/** A key is stored only as its digest, and a missing, malformed, unknown or revoked one is a 401 that does not echo it; over a real socket. */
+/**
+ * A key is stored only as its digest, and a missing, malformed, unknown
+ * or revoked one is a 401 that does not echo it; over a real socket.
+ */
 
 describe('over a real socket', () => {
   let t: TestApp;

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 import { expectProblem, firstPetWith, type Order, ordersAs, type Page } from '../helpers/orders.js';
 
-/** Orders belong to the key that placed them: another key neither sees them nor learns they exist; over a real socket. */
+/**
+ * Orders belong to the key that placed them: another key neither sees them nor learns they exist; over a real socket.
+ */
 
 describe('over a real socket', () => {
   let t: TestApp;

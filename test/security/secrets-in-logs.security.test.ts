@@ -4,7 +4,10 @@ import { adminOverSocket } from '../helpers/admin.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 import type { Received, Sent } from '../helpers/over-socket.js';
 
-/** Neither a key, the admin token, a webhook secret nor a signature reaches the log, whatever a client sends; over a real socket. */
+/**
+ * Neither a key, the admin token, a webhook secret nor a signature
+ * reaches the log, whatever a client sends; over a real socket.
+ */
 
 describe('over a real socket', () => {
   describe('secrets never reach the log', () => {
@@ -18,7 +21,9 @@ describe('over a real socket', () => {
     });
     afterAll(async () => s.close());
 
-    /** Every way a client could write `text` into a URL: percent-encoded wholly, partly, twice, in either case of hex. */
+    /**
+     * Every way a client could write `text` into a URL: percent-encoded wholly, partly, twice, in either case of hex.
+     */
     const encodings = (text: string) =>
       fc
         .record({

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/orders.js';
 
-/** A test key's own clock (README, "Testing your client in seconds"): `GET /test-clock`, advance, freeze, resume, and the limits that follow it. */
+/**
+ * A test key's own clock (README, "Testing your client in seconds"):
+ * `GET /test-clock`, advance, freeze, resume, and the limits that follow it.
+ */
 
 let t: TestApp;
 beforeAll(async () => {

@@ -3,7 +3,10 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { eventsOf } from '../helpers/events.js';
 import { expectProblem, firstPetWith, type Order, ordersAs } from '../helpers/orders.js';
 
-/** A test key's orders, their events and its Idempotency-Keys follow its clock (README, "Testing your client in seconds"). */
+/**
+ * A test key's orders, their events and its Idempotency-Keys
+ * follow its clock (README, "Testing your client in seconds").
+ */
 
 let t: TestApp;
 let available: number;

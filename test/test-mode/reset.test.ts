@@ -4,7 +4,10 @@ import { eventsOf } from '../helpers/events.js';
 import { expectProblem, firstPetWith, ordersAs } from '../helpers/orders.js';
 import { endpointAt, webhooksAs } from '../helpers/webhooks.js';
 
-/** `DELETE /test-data` (README, "Testing your client in seconds"): a test key starts over as a new key of its plan; no other key is touched. */
+/**
+ * `DELETE /test-data` (README, "Testing your client in seconds"): a test
+ * key starts over as a new key of its plan; no other key is touched.
+ */
 
 let t: TestApp;
 let available: number;

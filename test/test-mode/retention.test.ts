@@ -3,7 +3,10 @@ import { type TestApp, testApp } from '../helpers/app.js';
 import { eventsOf } from '../helpers/events.js';
 import { endpointAt, placeOrder } from '../helpers/webhooks.js';
 
-/** The retention of events in a test key's time (README, "Testing your client in seconds"), and by the real time for every other key. */
+/**
+ * The retention of events in a test key's time (README, "Testing your
+ * client in seconds"), and by the real time for every other key.
+ */
 
 const DAY = 86_400_000;
 let t: TestApp;

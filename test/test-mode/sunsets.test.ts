@@ -3,7 +3,10 @@ import { NEWEST_VERSION, OLDEST_VERSION } from '../../src/versions/versions.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/orders.js';
 
-/** The sunsets of §4 and §10 in a test key's own time (README, "Testing your client in seconds"): past them, that key gets the 410s; no other key does. */
+/**
+ * The sunsets of §4 and §10 in a test key's own time (README, "Testing your
+ * client in seconds"): past them, that key gets the 410s; no other key does.
+ */
 
 const PETS_SUNSET = '2027-03-01T00:00:00.000Z';
 const VERSION_SUNSET = '2027-07-01T00:00:00.000Z';

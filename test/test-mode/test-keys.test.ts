@@ -4,7 +4,10 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { eventsOf } from '../helpers/events.js';
 import { expectProblem, firstPetWith, type Order, ordersAs } from '../helpers/orders.js';
 
-/** Child test keys for parallel test runs (README, "Testing your client in seconds"): `POST /test-keys`, `DELETE /test-keys/{keyId}`. */
+/**
+ * Child test keys for parallel test runs (README, "Testing your client
+ * in seconds"): `POST /test-keys`, `DELETE /test-keys/{keyId}`.
+ */
 
 interface Child {
   id: string;

@@ -3,7 +3,10 @@ import { NEWEST_VERSION, OLDEST_VERSION } from '../../src/versions/versions.js';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 import { type Json, operationsOf } from '../helpers/openapi.js';
 
-/** One document per version (`/openapi.json?version=`), each from the schemas (the records: test/openapi/document.test.ts). */
+/**
+ * One document per version (`/openapi.json?version=`), each from
+ * the schemas (the records: test/openapi/document.test.ts).
+ */
 let t: TestApp;
 let doc: Json;
 beforeAll(async () => {

@@ -8,7 +8,10 @@ import { VERSION_2026_11_26 } from '../../src/versions/2026-11-26.js';
 import { Shapes } from '../../src/versions/shape.js';
 import { changesAfter, isVersion, NEWEST_VERSION, OLDEST_VERSION, VERSIONS } from '../../src/versions/versions.js';
 
-/** Dated versions (docs/versions.md): the newest shape is the code's, an older one is the newest with each later change undone. */
+/**
+ * Dated versions (docs/versions.md): the newest shape is the
+ * code's, an older one is the newest with each later change undone.
+ */
 const pet = {
   id: 1,
   name: 'Rex',

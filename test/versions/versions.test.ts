@@ -120,7 +120,8 @@ describe('versions, over a real socket', () => {
       '<http://petstore.test/docs/versions>; rel="deprecation"; type="text/html", <http://petstore.test/docs/versions>; rel="sunset"; type="text/html"',
     );
     expect((await t.request({ url: '/store/orders', headers: as(key) })).headers.deprecation).toBeUndefined();
-    // GET /pets/{petId} is deprecated itself (since 2026-01-01, sunset 2027-07-01): the earlier instants win, and Link names both pages.
+    // GET /pets/{petId} is deprecated itself (since 2026-01-01, sunset
+    // 2027-07-01): the earlier instants win, and Link names both pages.
     for (const headers of [as(pinned), as(key, OLDEST_VERSION)]) {
       const pet = await t.request({ url: '/pets/1', headers });
       expect(pet.headers.deprecation).toBe(`@${Date.parse('2026-01-01T00:00:00Z') / 1000}`);
