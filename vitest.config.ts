@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { defineConfig } from 'vitest/config';
 
 /**
- * The suite in layers (README, "Tests"), each a project:
+ * The suite in layers (docs/tests.md), each a project:
  * - `unit`: the pure core (`*.unit.test.ts`): no store, no network, no process;
  * - `sqlite` and `postgres`: the API suites, once on each store (TEST_STORE), apps built in this process;
  * - `integration`: the rest that runs in this process: the limiter on Redis, the client, the store's parts;

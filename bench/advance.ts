@@ -1,7 +1,7 @@
 /**
- * A test key's clock advanced a year (README, "Testing your client in seconds"), in the events phase (embedded): a test
- * key with 10,000 pending orders (placed over a second or two of its running clock: many instants to move at)
- * and one endpoint that refuses every connection is advanced 365 days, while
+ * A test key's clock advanced a year (docs/testing-clients.md#testing-your-client-in-seconds), in the events phase
+ * (embedded): a test key with 10,000 pending orders (placed over a second or two of its running clock: many instants to
+ * move at) and one endpoint that refuses every connection is advanced 365 days, while
  * other keys send `GET /pets/{petId}` at 1,000 requests a second. Reports how long the advance took to
  * answer (every move of its orders that fell due made before it answers), the longest the service held
  * its event loop meanwhile and its p99 delay (EVENT_LOOP_RESOLUTION_MS=1), and the other keys' p99 over

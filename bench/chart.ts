@@ -1,7 +1,7 @@
 /**
- * The README's chart, written by hand (no charting library for a dozen bars): one panel per mode,
- * a horizontal bar of req/s per path (refusals and peers in colours of their own), and the mode's
- * node:http baseline as a dashed line.
+ * The chart of a run (`npm run bench` writes it as latest.svg beside the results), written by hand (no charting library
+ * for a dozen bars): one panel per mode, a horizontal bar of req/s per path (refusals and peers in colours of their
+ * own), and the mode's node:http baseline as a dashed line.
  * One scale for every panel, so that the modes compare at a glance.
  */
 import type { ModeResult } from './http.js';

@@ -2,7 +2,7 @@
  * `npm run bench:processes`: PROCESSES (default 12) fresh processes of this build, one after another,
  * each warmed and then measured alone on embedded `GET /pets/{petId}` over 500 keys (3 rounds of
  * 3 s): each one's CPU µs per request. A process's speed is settled in its first moments (the JIT's
- * choices, V8's pretenuring: docs/performance.md, "One speed per process"), so one process measured
+ * choices, V8's pretenuring: docs/performance.md#one-speed-per-process), so one process measured
  * many times says nothing of the next one; this shows the spread, and how many processes settled
  * slower than the rest (a median above 1.3 times the median of all). BENCH_MAIN measures another build.
  */

@@ -1,7 +1,8 @@
 /**
- * What a test key's request costs beside a live key's (README, "Is my client a good API citizen?": every request of a
- * test key is graded; §11: its clock is read at each; faults/: its preferences are looked at): one embedded service,
- * the same path, 200 live keys and 200 test keys of the same plan, by turns (bench/load.ts `byTurns`),
+ * What a test key's request costs beside a live key's (every request of a test key is graded:
+ * docs/testing-clients.md#is-my-client-a-good-api-citizen; its clock is read at each:
+ * docs/testing-clients.md#testing-your-client-in-seconds; faults/: its preferences are looked at): one embedded
+ * service, the same path, 200 live keys and 200 test keys of the same plan, by turns (bench/load.ts `byTurns`),
  * CPU µs per request of each. In the events phase of
  * `npm run bench` (embedded), and alone: `npm run bench:test-keys` (TEST_KEYS_ROUNDS, default 10).
  */

@@ -1,7 +1,7 @@
 /**
  * A real Redis Cluster on this machine: three primaries and three replicas, each a `redis-server
  * --cluster-enabled yes` without persistence, joined by `redis-cli --cluster create`. What the tests
- * and the bench run the limiter on, and what the README's commands do by hand.
+ * and the bench run the limiter on, and what the commands of docs/scaling.md#on-a-redis-cluster do by hand.
  *
  *   npx tsx scripts/redis-cluster.ts [first port, default 7000]   # runs until Ctrl-C
  */

@@ -4,9 +4,9 @@ export type Clock = () => number;
 export const systemClock: Clock = () => Date.now();
 
 /**
- * A test key's clock (README, "Testing your client in seconds"): the key's time is the real time moved by `offsetMs`,
- * or, while the clock is frozen, the instant it stands at. A key without one (every live key, a test key never moved)
- * is on the real time. Pure: the instants in and out are ms since the epoch.
+ * A test key's clock (docs/testing-clients.md#testing-your-client-in-seconds): the key's time is the real time moved by
+ * `offsetMs`, or, while the clock is frozen, the instant it stands at. A key without one (every live key, a test key
+ * never moved) is on the real time. Pure: the instants in and out are ms since the epoch.
  */
 export interface KeyClock {
   /** The key's time minus the real time, while it runs. */

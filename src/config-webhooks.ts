@@ -1,6 +1,6 @@
 import { booleanOf, ConfigError, type Env, positiveIntOf, scheduleOf } from './config-values.js';
 
-/** How webhooks are delivered (webhooks/): README, "Webhooks". */
+/** How webhooks are delivered (webhooks/): docs/webhooks.md. */
 export interface WebhookConfig {
   /** An answer must come within this, counted from the start of connecting. */
   timeoutMs: number;

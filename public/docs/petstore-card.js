@@ -1,6 +1,6 @@
-// The report card of the authorised test key (README, "Is my client a good API citizen?"), beside the live meter: a row
-// per check with its status (a coloured mark and the word), how often its situation arose and went wrong, and on a
-// failed row's click its latest failure and its check's page; "Start over" sends DELETE /report-card.
+// The report card of the authorised test key (docs/testing-clients.md#is-my-client-a-good-api-citizen), beside the live
+// meter: a row per check with its status (a coloured mark and the word), how often its situation arose and went wrong,
+// and on a failed row's click its latest failure and its check's page; "Start over" sends DELETE /report-card.
 // The page (petstore-docs.js) tells it which key is authorised and asks it to refresh after every answer
 // Swagger UI receives; its own requests go through fetch, past Swagger UI, so they refresh nothing.
 window.petstoreReportCard = (container) => {

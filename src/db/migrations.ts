@@ -296,7 +296,8 @@ const idempotencyExpiry = (_d: Dialect): Migration => ({
 
 const serviceSecrets = (_d: Dialect): Migration => ({
   // Secrets of the service itself, made once with the store so that every instance on it shares them:
-  // `cursors` signs the cursors of collections (http/pagination.ts, README, "Calling the API").
+  // `cursors` signs the cursors of collections (http/pagination.ts,
+  // docs/calling-the-api.md#collections-and-pagination).
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('service_secrets')

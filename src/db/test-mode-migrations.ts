@@ -4,8 +4,8 @@ import type { Kysely, Migration } from 'kysely';
 /** The migrations of test keys' own time and children (test-mode/): the same on both stores. */
 
 export const testClocks: Migration = {
-  // A test key's clock, when a test moved it (clock.ts `KeyClock`, README,
-  // "Testing your client in seconds"): ms, as the clock keeps them.
+  // A test key's clock, when a test moved it (clock.ts `KeyClock`,
+  // docs/testing-clients.md#testing-your-client-in-seconds): ms, as the clock keeps them.
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('test_clocks')
@@ -17,8 +17,9 @@ export const testClocks: Migration = {
 };
 
 export const childTestKeys: Migration = {
-  // A test key's children (test-mode/test-keys.ts, README, "Testing your client in seconds"), and the secret their keys
-  // are derived with when asked for with an Idempotency-Key (a replay shows the same key without it being stored).
+  // A test key's children (test-mode/test-keys.ts, docs/testing-clients.md#testing-your-client-in-seconds), and the
+  // secret their keys are derived with when asked for with an Idempotency-Key (a replay shows the same key without it
+  // being stored).
   async up(db: Kysely<unknown>) {
     await db.schema
       .alterTable('api_keys')

@@ -3,7 +3,7 @@ import { type Expression, type Kysely, sql } from 'kysely';
 type Kind = 'sqlite' | 'postgres';
 
 /**
- * The store writes the event of every placement and every move of an order (README, "Orders that move"), in the
+ * The store writes the event of every placement and every move of an order (docs/orders-and-events.md), in the
  * statement that makes the change, so that no writer (the service, an operator's SQL) can make one
  * without the other: `order.<state>`, at the order's `created_at` or `moved_at`, live unless the key is
  * a test key (orders/lifecycle.ts names the same types; events/repository.ts reads them back).
@@ -13,8 +13,8 @@ type Kind = 'sqlite' | 'postgres';
  * event written. A key's events are read by walking back from its newest (events/repository.ts): an
  * index of events by key would cost every order placed a page of the write-ahead log of its own (a
  * leaf per key), where the heads' few pages are shared. Written by the store, in the change's own
- * statement, because a statement of their own made placing an order far slower (docs/performance.md, "Background
- * work").
+ * statement, because a statement of their own made placing an order far slower
+ * (docs/performance.md#background-work).
  */
 /** What follows every event written: the key's newest, and the order's. */
 const FOLLOW = sql`

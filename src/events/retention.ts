@@ -54,7 +54,7 @@ export class EventRetention {
   /**
    * The keys whose clock a test moved keep their records in their own time: left out of the sweep by
    * the real time (their rows' times are not in `seq`'s order), each is swept by its own now, and an
-   * event whose deliveries are pending stays (README, "Testing your client in seconds").
+   * event whose deliveries are pending stays (docs/testing-clients.md#testing-your-client-in-seconds).
    */
   async #expireClocked(now: number): Promise<number> {
     const { db, retentionMs } = this.deps;

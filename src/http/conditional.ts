@@ -35,7 +35,7 @@ export function etagOf(body: string): string {
   return `"${createHash('sha1').update(body).digest('base64url')}"`;
 }
 
-/** Whether `If-None-Match` names `etag` (weak comparison, §13.1.2), or is `*`. */
+/** Whether `If-None-Match` names `etag` (weak comparison, RFC 9110 §13.1.2), or is `*`. */
 export function noneMatchHolds(ifNoneMatch: string, etag: string): boolean {
   if (ifNoneMatch.trim() === '*') return true;
   const opaque = etag.slice(etag.indexOf('"'));

@@ -16,9 +16,9 @@ export interface Rows<T> {
 const MAC_BYTES = 16;
 
 /**
- * The cursors of collections (README, "Calling the API"): opaque to clients, each names the position of the last
- * item of the page before (an id, or for events their order of writing) and is signed, with a secret
- * every instance on the store shares, together with its scope: the key, the collection and the filters
+ * The cursors of collections (docs/calling-the-api.md#collections-and-pagination): opaque to clients, each names the
+ * position of the last item of the page before (an id, or for events their order of writing) and is signed, with a
+ * secret every instance on the store shares, together with its scope: the key, the collection and the filters
  * that produced it. A cursor this API never issued, or issued for another key, collection or filter,
  * is a `400`. A page holds the items after its position in the listing's order (db/keyset.ts), so no
  * item is skipped or repeated between pages.

@@ -9,8 +9,7 @@ export const CACHE_CONTROL_HEADER = 'Cache-Control';
 export const RETRY_AFTER_HEADER = 'Retry-After';
 
 /**
- * An answer no cache may keep: a refusal (README, "Plans and
- * rate limits"), a secret shown once. Declared where it is sent.
+ * An answer no cache may keep: a refusal (docs/rate-limits.md#429), a secret shown once. Declared where it is sent.
  */
 /** The content type Fastify gives a body its serialiser wrote: what an answer from memory says too. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';

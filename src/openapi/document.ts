@@ -143,7 +143,7 @@ const ON_EVERY_RESPONSE = [
   VERSION_HEADER,
 ];
 const ON_RETRYABLE = [RETRY_AFTER_HEADER];
-/** A `429` is never to be cached (README, "Plans and rate limits"). */
+/** A `429` is never to be cached (docs/rate-limits.md#429). */
 const ON_REFUSED = [CACHE_CONTROL_HEADER];
 const ON_DEPRECATED = [DEPRECATION_HEADER, SUNSET_HEADER, LINK_HEADER];
 /** Sent only when a test key's preference was applied, which may happen on any answer of an operation that counts. */

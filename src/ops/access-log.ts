@@ -16,7 +16,7 @@ const { streamSym, chindingsSym, serializersSym } = pino.symbols;
  * `logger.info({ reqId, req, statusCode, responseTime }, 'request completed')` writes, field for
  * field, with the logger's own `req` serialiser (which hides secrets in URLs) and bindings, written
  * straight to its destination. pino's generic serialisation of that object was a large share of an
- * admitted request at LOG_LEVEL=info (docs/performance.md, "Logging"); test/ops/access-log.test.ts
+ * admitted request at LOG_LEVEL=info (docs/performance.md#logging); test/ops/access-log.test.ts
  * holds the two lines equal.
  */
 export function accessLog(

@@ -12,7 +12,7 @@ import { TurnBatch } from '../turn-batch.js';
  * system call; written by pino's asynchronous destination, each line made sonic-boom measure again the
  * whole text it held while a write was in flight (a rope of kilobytes, copied flat each time), and each
  * write woke a thread of libuv's pool. Gathered per turn, the default configuration loses least
- * against `warn` (measured: docs/performance.md, "Logging").
+ * against `warn` (measured: docs/performance.md#logging).
  *
  * A standard output that stops being read (a full pipe) stops the service at its next write, as pino's
  * default destination does, rather than holding ever more lines in memory.

@@ -2,7 +2,7 @@ import { Counter, type CounterConfiguration, type LabelValues } from 'prom-clien
 
 /**
  * prom-client hashes and validates a metric's labels at every increment: a measurable share of a
- * request (docs/performance.md). The counts made on every request are therefore
+ * request (docs/performance.md#what-counting-instructions-found). The counts made on every request are therefore
  * kept here in plain numbers, one record per label set, found once and then kept by the caller
  * (`series`), and handed to prom-client through its documented `collect` callback, which the registry
  * calls before it reads the metric: `/metrics` shows the same series, in the same text, as if every

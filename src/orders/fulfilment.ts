@@ -54,7 +54,7 @@ export interface FulfilmentDeps {
 }
 
 /**
- * The store's simulated fulfilment (README, "Orders that move"): every instance looks for orders whose next move fell
+ * The store's simulated fulfilment (docs/orders-and-events.md): every instance looks for orders whose next move fell
  * due (orders/lifecycle.ts) and makes it, with its event, in batches (./moves.ts `moveDue`). Instances
  * sharing PostgreSQL each take rows the others are not moving, so that each move is made once; a move
  * that fell due while no instance ran is made at the next start, by its first look.

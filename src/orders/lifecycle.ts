@@ -1,7 +1,7 @@
 import type { FulfilmentDelays } from '../config.js';
 
 /**
- * How an order moves (README, "Orders that move"): `placed` → `approved` → `delivered`, and `placed` or `approved` →
+ * How an order moves (docs/orders-and-events.md): `placed` → `approved` → `delivered`, and `placed` or `approved` →
  * `cancelled`. Nothing else moves it. The store's `complete` (and version 2025-06-01's) is true
  * exactly when it is `delivered`. Pure: the fulfilment, `advance` and `DELETE` ask it what a move is;
  * the store only records the answer.

@@ -182,9 +182,9 @@ export class OrderMoves {
   }
 
   /**
-   * A test key's moves that fell due by `to` in its time (README, "Testing your client in seconds": an advance is as if
-   * the time had passed): each made at the instant it fell due, in the order they fell due, at most `limit` of them.
-   * A move makes its order due again (its next step): rows are taken in due order up to the earliest
+   * A test key's moves that fell due by `to` in its time (docs/testing-clients.md#testing-your-client-in-seconds: an
+   * advance is as if the time had passed): each made at the instant it fell due, in the order they fell due, at most
+   * `limit` of them. A move makes its order due again (its next step): rows are taken in due order up to the earliest
    * instant a move made here falls due again, then taken again. Answers the moves, and whether more may be due.
    */
   async catchUp(trx: Db, owner: string, to: number, limit: number): Promise<{ moved: Owned[]; more: boolean }> {

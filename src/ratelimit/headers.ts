@@ -39,8 +39,9 @@ export function rateLimitHeaders(verdict: Verdict): Record<string, string> {
 
 /**
  * `rateLimitHeaders`, appended to a header list (name, value, …) instead of built as an object.
- * `offsetMs`: how far the caller's clock is ahead of the real time (a test key's: README, "Testing your
- * client in seconds"): the waits stay in its time, and `X-RateLimit-Reset` is the real now plus the wait.
+ * `offsetMs`: how far the caller's clock is ahead of the real time (a test key's:
+ * docs/testing-clients.md#testing-your-client-in-seconds): the waits stay in its time, and `X-RateLimit-Reset` is the
+ * real now plus the wait.
  */
 export function pushRateLimitHeaders(list: HeaderList, verdict: Verdict, offsetMs = 0): void {
   const binding = verdict[bindingWindow(verdict)];

@@ -58,7 +58,8 @@ local FIELDS = { ${LIMITER_STATE_FIELDS.map((field) => `'${field}'`).join(', ')}
 -- of as many fields cost Redis twice as much to read and write (struct is a library Redis gives scripts).
 local FORMAT = '<' .. string.rep('d', #FIELDS)
 -- How long the minute log may outlive its newest entry, so that its lifetime is set once in a while
--- rather than at every admission (the contract promises nothing about a key's life past what it holds).
+-- rather than at every admission (what the windows hold is the rule, not how long the key outlives it:
+-- docs/rate-limits.md#windows).
 local LOG_SLACK = ${LOG_SLACK_MS}
 -- How many pairs that left may stay at the list's head: cut off together, not one LTRIM per admission.
 local DEAD_PAIRS = ${LOG_DEAD_PAIRS}

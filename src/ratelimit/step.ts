@@ -151,8 +151,9 @@ export interface LimitSettings {
 /**
  * The least `Retry-After` of a forced refusal (a test key's `429` fault): the ban rule's pace, so that a
  * client that waits what each refusal says never gathers a ban's rejections within its span, however
- * many refusals its faults force (README, "Is my client a good API citizen?", `not-banned`). A refusal of full windows
- * says when a slot frees, after which the client is admitted; a forced one would say 1 s, and be forced again.
+ * many refusals its faults force (docs/testing-clients.md#is-my-client-a-good-api-citizen, `not-banned`). A refusal of
+ * full windows says when a slot frees, after which the client is admitted; a forced one would say 1 s, and be forced
+ * again.
  */
 export function banPaceSeconds({ rejections, withinMs }: BanPace): number {
   return Math.ceil(withinMs / Math.max(1, rejections - 1) / 1000);

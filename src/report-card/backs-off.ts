@@ -1,9 +1,9 @@
 import { AT_ONCE_MS, FIXED_PACE_MS, FIXED_PACE_SHARE } from './checks.js';
 
 /**
- * The rule of `backs-off` (README, "Is my client a good API citizen?"), over the waits of a request's repeats, each
- * from the failed answer to the repeat's arrival: what went wrong, in words, or undefined when they backed off. At
- * once: every wait within AT_ONCE_MS. A fixed pace: the waits differ by no more than FIXED_PACE_MS
+ * The rule of `backs-off` (docs/testing-clients.md#is-my-client-a-good-api-citizen), over the waits of a request's
+ * repeats, each from the failed answer to the repeat's arrival: what went wrong, in words, or undefined when they
+ * backed off. At once: every wait within AT_ONCE_MS. A fixed pace: the waits differ by no more than FIXED_PACE_MS
  * plus FIXED_PACE_SHARE of the shortest. Exponential waits with full or equal jitter pass in at least
  * 999 of 1,000 runs; repeats at once or at a fixed interval never do (test/report-card/backs-off.test.ts).
  */

@@ -1,9 +1,9 @@
 import { CHECK_IDS, type CheckId } from './checks.js';
 
 /**
- * A test key's report card (README, "Is my client a good API citizen?") as the grader keeps it: what a request tells
- * it, and what it holds between requests. Everything here is bounded, so a card has a fixed size whatever the key
- * sends. Instants are ms: `real` on the service's clock, `key` on the key's (test-mode/).
+ * A test key's report card (docs/testing-clients.md#is-my-client-a-good-api-citizen) as the grader keeps it: what a
+ * request tells it, and what it holds between requests. Everything here is bounded, so a card has a fixed size whatever
+ * the key sends. Instants are ms: `real` on the service's clock, `key` on the key's (test-mode/).
  */
 
 /** What the card keeps of a request: hashes, never the request's contents. */

@@ -2,9 +2,9 @@ import type { Card } from './card.js';
 import { newCard } from './card.js';
 
 /**
- * Where the report cards are kept (README, "Is my client a good API citizen?"): in this process's memory on the
- * embedded store, in Redis where instances share the limits, so that two instances answering one key grade it as one
- * would. A change is a function of the card and of how many requests of the key are under way (the
+ * Where the report cards are kept (docs/testing-clients.md#is-my-client-a-good-api-citizen): in this process's memory
+ * on the embedded store, in Redis where instances share the limits, so that two instances answering one key grade it as
+ * one would. A change is a function of the card and of how many requests of the key are under way (the
  * in-flight allowance), applied atomically. Only test keys have cards: a live key never reaches here.
  */
 export interface Cards {

@@ -1,7 +1,7 @@
 /**
- * The checks of a test key's report card (README, "Is my client a good API citizen?"), in the card's order: what each
- * watches, its rule, what a good client does and a sketch of it. One place for each check's words: the card's
- * `title` and `advice`, and its page (`/checks/<id>`, ./pages.ts), read them here.
+ * The checks of a test key's report card (docs/testing-clients.md#is-my-client-a-good-api-citizen), in the card's
+ * order: what each watches, its rule, what a good client does and a sketch of it. One place for each check's words:
+ * the card's `title` and `advice`, and its page (`/checks/<id>`, ./pages.ts), read them here.
  */
 export const CHECK_IDS = [
   'honours-retry-after',
@@ -32,12 +32,12 @@ export interface CheckText {
 
 /**
  * The allowance for a request sent while an answer was on its
- * way (README, "Is my client a good API citizen?", "in flight").
+ * way (docs/testing-clients.md#is-my-client-a-good-api-citizen, "in flight").
  */
 export const IN_FLIGHT_MS = 50;
 /**
  * How long a received `ETag`, or a failed `POST`, keeps its
- * situation open (README, "Is my client a good API citizen?").
+ * situation open (docs/testing-clients.md#is-my-client-a-good-api-citizen).
  */
 export const RECENT_MS = 10 * 60_000;
 /**

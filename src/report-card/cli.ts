@@ -14,10 +14,10 @@ export interface ReportCardCliIo {
 const TIMEOUT_MS = 15_000;
 
 /**
- * `petstore report-card --url … --key …`: a test key's report card (README, "Is my client a good API citizen?"), read
- * over HTTP as any client of the service would (`GET /report-card`), for a person or a client's CI: a line per check,
- * the latest failure under a failed one; exit code 1 when a check failed, 0 otherwise, 2 when no card
- * could be read. The key is sent, never printed.
+ * `petstore report-card --url … --key …`: a test key's report card
+ * (docs/testing-clients.md#is-my-client-a-good-api-citizen), read over HTTP as any client of the service would
+ * (`GET /report-card`), for a person or a client's CI: a line per check, the latest failure under a failed one; exit
+ * code 1 when a check failed, 0 otherwise, 2 when no card could be read. The key is sent, never printed.
  */
 export function reportCardCommand(io: ReportCardCliIo): Command {
   return new Command('report-card')

@@ -3,8 +3,8 @@ import type { Sent } from '../webhooks/sender.js';
 import { newSecret, sign } from '../webhooks/signature.js';
 
 /**
- * The cases of the receiver exam (README, "Is my client a good API citizen?"; ./exam.ts sends them): what each sends
- * and the status class a receiver written to the Standard Webhooks specification answers it.
+ * The cases of the receiver exam (docs/testing-clients.md#is-my-client-a-good-api-citizen; ./exam.ts sends them): what
+ * each sends and the status class a receiver written to the Standard Webhooks specification answers it.
  */
 
 /** How long a case waits for its answer (from the start of connecting), unless the sender's own timeout is shorter. */

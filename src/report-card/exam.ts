@@ -19,9 +19,9 @@ import { EXAM_CASE_LIMIT_MS, EXAM_CASES, judged, type Sitting, type Written } fr
 import { examined } from './grade.js';
 
 /**
- * The exam of a webhook receiver (README, "Is my client a good API citizen?"): eight deliveries of a `webhook.test`
- * event, sent to a test key's endpoint one after the other, each judged by the status it earns. Nothing is written:
- * the events are made in memory, no delivery enters the endpoint's log, and its count of failures
+ * The exam of a webhook receiver (docs/testing-clients.md#is-my-client-a-good-api-citizen): eight deliveries of a
+ * `webhook.test` event, sent to a test key's endpoint one after the other, each judged by the status it earns. Nothing
+ * is written: the events are made in memory, no delivery enters the endpoint's log, and its count of failures
  * toward disabling it does not move. Only the key's report card learns how it went.
  */
 
@@ -73,7 +73,7 @@ export const WebhookExam = Type.Object(
 export type WebhookExam = Static<typeof WebhookExam>;
 
 /**
- * The attempts of exams under way on this instance, kept within the sender's shares (README, "Webhooks"): a
+ * The attempts of exams under way on this instance, kept within the sender's shares (docs/webhooks.md): a
  * key's, and an endpoint's within it. An attempt past its share waits for a slot; its time limit
  * starts when it connects, not while it waits.
  */

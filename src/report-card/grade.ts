@@ -14,8 +14,8 @@ import { type CheckId, GONE_REPEATS, IN_FLIGHT_MS, RECENT_MS, TIMER_SLACK_MS, UN
 import { judgeRepeats } from './repeats.js';
 
 /**
- * The grader (README, "Is my client a good API citizen?"): pure. `grade` folds one graded request of a key into its
- * card (./card.ts), its arrival and its answer together, once the answer is known and before it is sent.
+ * The grader (docs/testing-clients.md#is-my-client-a-good-api-citizen): pure. `grade` folds one graded request of a key
+ * into its card (./card.ts), its arrival and its answer together, once the answer is known and before it is sent.
  */
 
 /** Folds one graded request into `card` (in place). */

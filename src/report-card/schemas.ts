@@ -4,7 +4,7 @@ import { CHECK_IDS } from './checks.js';
 
 const Instant = (description: string) => Type.String({ format: 'date-time', maxLength: 30, description });
 
-/** One check of a report card (README, "Is my client a good API citizen?"). */
+/** One check of a report card (docs/testing-clients.md#is-my-client-a-good-api-citizen). */
 export const ReportCheck = Type.Object(
   {
     id: StringEnum(CHECK_IDS, { description: 'The check; ids are part of the contract.' }),

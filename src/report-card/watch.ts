@@ -16,8 +16,8 @@ import { grade } from './grade.js';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * An API operation a test key's card grades (README, "Is my client a good
-     * API citizen?"); set for every API route, false for the test-mode ones.
+     * An API operation a test key's card grades (docs/testing-clients.md#is-my-client-a-good-api-citizen); set for
+     * every API route, false for the test-mode ones.
      */
     graded?: boolean;
     /** The operation's method and path as the document writes them (`GET /pets/{petId}`), named once per route. */

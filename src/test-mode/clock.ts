@@ -1,14 +1,13 @@
 import { type KeyClock, keyNow, offsetAt } from '../clock.js';
 
 /**
- * How a test moves a key's clock (README, "Testing your client in
- * seconds"): pure, the instants in and out in ms since the epoch.
- * What a key's clock is, and the caller's now, are ../clock.ts's.
+ * How a test moves a key's clock (docs/testing-clients.md#testing-your-client-in-seconds): pure, the instants in and
+ * out in ms since the epoch. What a key's clock is, and the caller's now, are ../clock.ts's.
  */
 
 /**
  * The most one advance may move a clock: two years, leap day included
- * (README, "Testing your client in seconds": more is a `400`).
+ * (docs/testing-clients.md#testing-your-client-in-seconds: more is a `400`).
  */
 export const MAX_ADVANCE_MS = 731 * 86_400_000;
 

@@ -9,9 +9,9 @@ const MAX_HELD = 10_000;
 /**
  * Where test keys' clocks are kept: in the store, which every instance shares, and read at each request
  * of a test key (keys/identify.ts), so that a move answered through one instance is the time of the
- * key's next request through any (README, "Testing your client in seconds": no allowance). On the embedded store, where
- * every change is heard before the next request (db/change-feed.ts `immediate`), they are held in memory
- * too, a key without a clock as the real time: the store's one connection is then not asked at each
+ * key's next request through any (docs/testing-clients.md#testing-your-client-in-seconds: no allowance). On the
+ * embedded store, where every change is heard before the next request (db/change-feed.ts `immediate`), they are held in
+ * memory too, a key without a clock as the real time: the store's one connection is then not asked at each
  * request (it may be held by a transaction). Live keys never read them.
  */
 export class TestClocks {

@@ -13,7 +13,7 @@ import { UNGRADED } from '../report-card/watch.js';
 
 /**
  * What every test-mode operation is: for test keys, uncounted, answered in
- * any version and during a ban (README, "Testing your client in seconds").
+ * any version and during a ban (docs/testing-clients.md#testing-your-client-in-seconds).
  */
 export const TEST_MODE_ABOUT =
   'For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real ' +

@@ -9,8 +9,8 @@ import type { Cards } from '../report-card/cards.js';
 import { cardStart, forgetSituations } from '../report-card/card.js';
 
 /**
- * `DELETE /test-data` (resetTestData, README, "Testing your client in
- * seconds"): a test key starts over as a new key of its plan (./test-data.ts).
+ * `DELETE /test-data` (resetTestData, docs/testing-clients.md#testing-your-client-in-seconds): a test key starts over
+ * as a new key of its plan (./test-data.ts).
  */
 export function resetTestData(app: App, { testData, cards }: { testData: TestData; cards: Cards }): void {
   app.delete(

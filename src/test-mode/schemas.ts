@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { MAX_ADVANCE_MS } from './clock.js';
 
-/** A test key's clock as `GET /test-clock` answers it (README, "Testing your client in seconds"). */
+/** A test key's clock as `GET /test-clock` answers it (docs/testing-clients.md#testing-your-client-in-seconds). */
 export const TestClock = Type.Object(
   {
     now: Type.String({

@@ -16,9 +16,9 @@ export interface TestDataDeps {
 }
 
 /**
- * What a test key made, and how it starts over (README, "Testing your client in seconds"). Its records go in one
- * transaction (deliveries, endpoints, Idempotency-Key records, events and their chain's head, orders, its clock);
- * then its windows, ban and ban history (the limiter's state), its pages held in memory (a new stamp)
+ * What a test key made, and how it starts over (docs/testing-clients.md#testing-your-client-in-seconds). Its records go
+ * in one transaction (deliveries, endpoints, Idempotency-Key records, events and their chain's head, orders, its
+ * clock); then its windows, ban and ban history (the limiter's state), its pages held in memory (a new stamp)
  * and its fault sequence. Every statement names the key: nothing of any other key is touched.
  */
 export class TestData {

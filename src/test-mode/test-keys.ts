@@ -16,7 +16,7 @@ import { testKeyOf } from './get-clock.js';
 import { TestKey, TestKeyParams } from './schemas.js';
 import { childrenOf, type TestData } from './test-data.js';
 
-/** The most children a test key has alive at once (README, "Testing your client in seconds"). */
+/** The most children a test key has alive at once (docs/testing-clients.md#testing-your-client-in-seconds). */
 export const MAX_CHILDREN = 100;
 
 export interface TestKeysDeps {

@@ -3,7 +3,7 @@ import { BlockList, isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * Where webhooks may go (README, "Webhooks"): `http` and `https` URLs; in production (unless
+ * Where webhooks may go (docs/webhooks.md): `http` and `https` URLs; in production (unless
  * `WEBHOOK_ALLOW_PRIVATE`) never to a loopback, private, link-local, shared, reserved or metadata
  * address, judged on the address a delivery actually connects to, whether the URL names a host or
  * an address, so that a webhook cannot be made to reach inside the network the service runs in.

@@ -39,7 +39,7 @@ export interface DispatcherDeps {
 const PAYLOADS = new Shapes([Event, Order, WebhookTestData]);
 
 /**
- * Delivers webhooks off the request path (README, "Webhooks"): every half second it claims the deliveries
+ * Delivers webhooks off the request path (docs/webhooks.md): every half second it claims the deliveries
  * that fell due (./deliveries.ts) within the shares of `config.concurrency` (the instance's, each
  * key's, and each endpoint's within its key's: one customer's dead receivers hold only that
  * customer's share), sends each signed (Standard Webhooks), and writes what the attempt decided

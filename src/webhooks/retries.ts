@@ -5,7 +5,7 @@ import type { Sent } from './sender.js';
 export const JITTER = 0.1;
 
 /**
- * What an attempt decides (README, "Webhooks"), pure: a `2xx` succeeds; a `410` fails the delivery and
+ * What an attempt decides (docs/webhooks.md), pure: a `2xx` succeeds; a `410` fails the delivery and
  * disables its endpoint at once; anything else is retried after the next wait of the schedule (plus
  * up to `JITTER` of it), no sooner than a `429`'s or `503`'s `Retry-After` asks, and a receiver may
  * ask for no more than the schedule's longest wait (whatever it sends, the attempt is recorded and the

@@ -1,7 +1,7 @@
 /**
- * The typed client earns a clean report card (README, "Is my client a good API citizen?"). A soak on a free test key,
- * over HTTP against the real service with a standing fault profile, meets every situation the card grades: 429s,
- * 503s with Retry-After, the minute's last request (`X-RateLimit-Remaining: 0`), 500s and resets
+ * The typed client earns a clean report card (docs/testing-clients.md#is-my-client-a-good-api-citizen). A soak on a
+ * free test key, over HTTP against the real service with a standing fault profile, meets every situation the card
+ * grades: 429s, 503s with Retry-After, the minute's last request (`X-RateLimit-Remaining: 0`), 500s and resets
  * repeated, orders placed and retried, ETags read again, listings followed by their cursors; then a
  * sunset's 410s, of an operation and of a version, and an exam of a webhook receiver. Its card shows
  * every check passed, none failed. The service runs on the real time; the client's long waits pass in

@@ -1,4 +1,7 @@
-/** The typed client's test clock and reset (README, "Testing your client in seconds"), against the real server. */
+/**
+ * The typed client's test clock and reset (docs/testing-clients.md#testing-your-client-in-seconds), against the real
+ * server.
+ */
 import { afterEach, expect, it } from 'vitest';
 import { ClockCannotGoBackError, PetstoreClient, TestKeyRequiredError, UnauthorizedError } from '../../client/index.js';
 import { type TestApp, testApp } from '../helpers/app.js';

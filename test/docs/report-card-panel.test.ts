@@ -8,8 +8,9 @@ import { demoKey, type Server, startServer, tempDir } from '../helpers/process.j
 /** The marks' colours (src/docs/interactive.ts): green, red, grey. */
 const MARK = { passed: 'rgb(26, 127, 55)', failed: 'rgb(207, 34, 46)', untested: 'rgb(140, 149, 159)' };
 
-// The docs page's report card (README, "Is my client a good API citizen?"): the authorised test key's, beside the
-// meter, read again after every answer the page receives. Its own suite, on a key of its own: the card starts empty.
+// The docs page's report card (docs/testing-clients.md#is-my-client-a-good-api-citizen): the authorised test key's,
+// beside the meter, read again after every answer the page receives. Its own suite, on a key of its own: the card
+// starts empty.
 describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's report card", { timeout: 60_000 }, () => {
   let server: Server;
   let browser: Browser;

@@ -48,7 +48,7 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
 
   /**
    * A new key, once both instances know it: a key made elsewhere (here, in the test's process) works
-   * on a running instance within a second (README, "Keys"), so a test that uses it at once waits for
+   * on a running instance within a second (docs/keys.md), so a test that uses it at once waits for
    * that, asking `GET /usage`, which counts nothing toward the key.
    */
   async function newKey(input: Parameters<KeysRepository['create']>[0]) {
@@ -208,8 +208,8 @@ describe.skipIf(!available)('several instances sharing PostgreSQL and Redis', ()
     expect(await get(b.url, '/pets?limit=1', key)).toBe(200);
   });
 
-  // The CLI is another process: its change reaches each instance by PostgreSQL's notification, which
-  // the contract allows a second (§2): the very next request may come before that notice.
+  // The CLI is another process: its change reaches each instance by PostgreSQL's notification, within a second
+  // (docs/keys.md, docs/scaling.md): the very next request may come before that notice.
   it('a plan change by the CLI applies on both instances within a second', async () => {
     const { record, key } = await newKey({ plan: 'free' });
     expect((await fetch(`${a.url}/pets`, { headers: { 'x-api-key': key } })).headers.get('x-ratelimit-limit')).toBe(

@@ -124,7 +124,7 @@ describe.skipIf(!available)('the service on a Redis Cluster', () => {
       expect(answers.length).toBeGreaterThan(back);
       expect(before).toBeGreaterThan(0);
       expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200]));
-      // The bound the README documents: a request waits on Redis at most COMMAND_TIMEOUT_MS (then memory
+      // The bound docs/scaling.md documents: a request waits on Redis at most COMMAND_TIMEOUT_MS (then memory
       // decides); allow the loop's own delays on this shared machine, far below what a hang would take.
       const slowest = Math.max(...answers.map((a) => a.ms));
       console.info(`${answers.length} requests through the failover, slowest ${slowest.toFixed(1)} ms`);

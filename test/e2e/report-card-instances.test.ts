@@ -8,7 +8,7 @@ import { type Server, startServer } from '../helpers/process.js';
 import { redisForTests } from '../helpers/redis.js';
 
 // Two real server processes sharing one PostgreSQL schema and one Redis grade
-// a test key as one would (README, "Is my client a good API citizen?").
+// a test key as one would (docs/testing-clients.md#is-my-client-a-good-api-citizen).
 const redis = await redisForTests();
 const available = (await postgresAvailable()) && redis !== null;
 
@@ -36,7 +36,7 @@ describe.skipIf(!available)('the report card across instances sharing PostgreSQL
 
   /**
    * A new key, once both instances know it (a key made elsewhere
-   * works on a running instance within a second, README, "Keys").
+   * works on a running instance within a second, docs/keys.md).
    */
   async function newKey(input: Parameters<KeysRepository['create']>[0]) {
     const created = await keys.create(input);

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/process.js';
 
 /**
- * Processes that open a new SQLite file at the same moment (a server and the CLI, which share a file
- * by contract, or two instances) migrate it one after the other: each migration is applied once and
+ * Processes that open a new SQLite file at the same moment (a server and the CLI, which may share a file,
+ * or two instances: docs/operations.md#the-store) migrate it one after the other: each migration is applied once and
  * none fails. Each "process" here is a thread with its own connection to the file, running the built
  * store code; they are held at a gate and let go together, so that they race for real every time.
  */

@@ -6,7 +6,7 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { type Event, eventPage, eventsOf } from '../helpers/events.js';
 import { expectProblem, firstPetWith, type Order, ordersAs, type Page } from '../helpers/orders.js';
 
-/** `GET /events` and `GET /events/{eventId}` (README, "Orders that move"). */
+/** `GET /events` and `GET /events/{eventId}` (docs/orders-and-events.md). */
 
 let t: TestApp;
 let live: string;

@@ -65,7 +65,7 @@ describe('prose follows the configuration', () => {
     } finally {
       await custom.close();
     }
-    // And the defaults, as the contract gives them.
+    // And the defaults, as docs/rate-limits.md#bans gives them.
     const page = (await t.app.inject({ url: '/problems/key-banned' })).body;
     expect(page).toContain(
       '10 or more <code>429</code>s within 60 seconds is banned for 60 seconds; each further ban within 24 hours of the last one lasts twice as long, up to one hour.',

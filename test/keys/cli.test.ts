@@ -27,7 +27,7 @@ async function petstore(...args: string[]) {
   const run = await cli(args, env);
   const json = () => JSON.parse(run.stdout);
   // On SQLite the app sees the CLI's commit at its next request; on PostgreSQL it hears of it by the
-  // store's notice a few milliseconds later, as another instance would (README, "Scaling out"): what
+  // store's notice a few milliseconds later, as another instance would (docs/scaling.md): what
   // the test does next waits for that.
   const changed =
     run.code === 0

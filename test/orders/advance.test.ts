@@ -4,7 +4,7 @@ import { eventsOf } from '../helpers/events.js';
 import { expectProblem, firstPetWith, type Order, ordersAs } from '../helpers/orders.js';
 
 /**
- * `POST /store/orders/{orderId}/advance`: a test key moves its own order one step at once (README, "Orders that move").
+ * `POST /store/orders/{orderId}/advance`: a test key moves its own order one step at once (docs/orders-and-events.md).
  */
 
 let t: TestApp;

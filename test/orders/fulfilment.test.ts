@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/process.js';
 
 /**
  * The service moves orders by itself: approved 10 s after placing,
- * delivered 60 s after approval (README, "Orders that move").
+ * delivered 60 s after approval (docs/orders-and-events.md).
  */
 
 const apps: TestApp[] = [];

@@ -153,7 +153,7 @@ describe('POST /store/orders with Idempotency-Key', () => {
     const key = await t.newKey('business');
     const body = JSON.stringify({ petId: available, quantity: 1 });
     const responses = await Promise.all([1, 2, 3, 4].map(() => post(key, 'at-once', body)));
-    // A retry while the original is in progress gets 409 (the contract, after the draft); one that
+    // A retry while the original is in progress gets 409 (docs/calling-the-api.md#idempotency-key); one that
     // comes once it is done gets its replay.
     const placed = responses.filter((r) => r.statusCode === 201);
     expect(placed.filter((r) => r.headers['idempotent-replayed'] === undefined)).toHaveLength(1);

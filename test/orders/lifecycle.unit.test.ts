@@ -11,7 +11,7 @@ import {
 
 const delays = { approveMs: 10_000, deliverMs: 60_000 };
 
-describe('the order lifecycle (README, "Orders that move")', () => {
+describe('the order lifecycle (docs/orders-and-events.md)', () => {
   it('moves placed → approved → delivered and no further', () => {
     expect(ORDER_STATUSES.map(nextStatus)).toEqual(['approved', 'delivered', undefined, undefined]);
   });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 
 const BASE = 'http://petstore.test';
-// The defaults of the configuration (see the README).
+// The defaults of the configuration (docs/configuration.md).
 const DEFAULT_DEPRECATION = `@${Date.parse('2026-01-01T00:00:00Z') / 1000}`;
 const DEFAULT_SUNSET = 'Thu, 01 Jul 2027 00:00:00 GMT';
 

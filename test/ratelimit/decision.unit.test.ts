@@ -43,7 +43,7 @@ const startInstant = fc
   .map((offset) => NOON - (NOON % DAY_MS) + offset);
 
 /**
- * Feeds the arrivals to `decide` and checks every verdict against a plain model of the contract:
+ * Feeds the arrivals to `decide` and checks every verdict against a plain model of docs/rate-limits.md's rules:
  * admitted exactly when both windows have room, only admitted requests counted, bans exactly after
  * 10 rejections within 60 s and of the escalated length, Retry-After honoured. Returns the admitted instants.
  */

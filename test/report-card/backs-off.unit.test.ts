@@ -3,11 +3,11 @@ import { type Answer, type Arrival, newCard, statusOf } from '../../src/report-c
 import { grade } from '../../src/report-card/grade.js';
 
 /**
- * `backs-off`'s rule against README, "Is my client a good API citizen?"'s bound, by a seeded simulation through the
- * grader itself: a client waiting base × 2^n (base 100 ms to 1 s) with AWS's full or equal jitter passes in at least
- * 999 of 1,000 runs; one repeating at once or at a fixed interval fails in all of them. Each run: a request
- * answered 500, then repeated 3 times, each repeat answered 500 after 1 ms of work, each wait carrying
- * up to 1 ms of the network's own.
+ * `backs-off`'s rule against the bound its check states (docs/testing-clients.md#is-my-client-a-good-api-citizen), by a
+ * seeded simulation through the grader itself: a client waiting base × 2^n (base 100 ms to 1 s) with AWS's full or
+ * equal jitter passes in at least 999 of 1,000 runs; one repeating at once or at a fixed interval fails in all of them.
+ * Each run: a request answered 500, then repeated 3 times, each repeat answered 500 after 1 ms of work, each wait
+ * carrying up to 1 ms of the network's own.
  */
 
 /** xorshift32: the same runs on every machine. */

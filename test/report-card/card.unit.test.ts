@@ -3,8 +3,8 @@ import { type Answer, type Arrival, newCard } from '../../src/report-card/card.j
 import { grade } from '../../src/report-card/grade.js';
 
 /**
- * A card has a fixed size whatever the key sends (README, "Is my client a
- * good API citizen?"): counts, 10 failures a check, bounded situations.
+ * A card has a fixed size whatever the key sends (docs/testing-clients.md#is-my-client-a-good-api-citizen): counts, 10
+ * failures a check, bounded situations.
  */
 
 function seeded(seed: number): () => number {

@@ -3,11 +3,11 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { type Check, client as clientOf, failedAt, passed } from './graded-client.js';
 
 /**
- * The card, and the checks of waits and limits (README, "Is my client a good API citizen?"), each shown both ways: a
- * client that does it right and one that does it wrong, through the situation, with the failure's request id and
- * detail. Waits pass by the key's test clock or the service's fake clock; nothing sleeps. (The checks of requests:
- * ./checks-requests.test.ts; the receiver exam: ./exam.test.ts; the in-flight allowance and a real reset connection:
- * ./in-flight.test.ts; backs-off's bound: ./backs-off.unit.test.ts.)
+ * The card, and the checks of waits and limits (docs/testing-clients.md#is-my-client-a-good-api-citizen), each shown
+ * both ways: a client that does it right and one that does it wrong, through the situation, with the failure's request
+ * id and detail. Waits pass by the key's test clock or the service's fake clock; nothing sleeps. (The checks of
+ * requests: ./checks-requests.test.ts; the receiver exam: ./exam.test.ts; the in-flight allowance and a real reset
+ * connection: ./in-flight.test.ts; backs-off's bound: ./backs-off.unit.test.ts.)
  */
 
 let t: TestApp;

@@ -11,9 +11,9 @@ import { closedLater, closeReceivers, receiverWith } from '../helpers/exam-recei
 import { endpointAt, webhooksAs } from '../helpers/webhooks.js';
 
 /**
- * The exam of a webhook receiver (README, "Is my client a good API citizen?"): the CLI's receiver passes it, a receiver
- * that gets one case wrong fails that case alone, the exam changes nothing of the endpoint, and the report card's
- * `webhook-receiver` check takes the latest exam's result. The sender's timeout is 1 s here (the exam's
+ * The exam of a webhook receiver (docs/testing-clients.md#is-my-client-a-good-api-citizen): the CLI's receiver passes
+ * it, a receiver that gets one case wrong fails that case alone, the exam changes nothing of the endpoint, and the
+ * report card's `webhook-receiver` check takes the latest exam's result. The sender's timeout is 1 s here (the exam's
  * limit is the shorter of it and 5 s), so that a receiver that never answers costs a second; a disabled
  * endpoint would be disabled after 2 failed deliveries; a key's share and an endpoint's is 1 attempt.
  */

@@ -4,7 +4,7 @@ import { json, type TestApp } from '../helpers/app.js';
 
 /**
  * A client of a test key whose every request the card grades, for the
- * tests of each check (README, "Is my client a good API citizen?").
+ * tests of each check (docs/testing-clients.md#is-my-client-a-good-api-citizen).
  */
 
 export interface Check {

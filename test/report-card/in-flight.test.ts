@@ -4,9 +4,9 @@ import { NEWEST_VERSION } from '../../src/versions/versions.js';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 
 /**
- * What needs real connections (README, "Is my client a good API citizen?"): the in-flight allowance (a request on
- * another connection within 50 ms of an answer sent while the key had others under way is forgiven; one at a time gets
- * no allowance), and a POST whose connection was reset, or cut by the client, before its answer.
+ * What needs real connections (docs/testing-clients.md#is-my-client-a-good-api-citizen): the in-flight allowance (a
+ * request on another connection within 50 ms of an answer sent while the key had others under way is forgiven; one at a
+ * time gets no allowance), and a POST whose connection was reset, or cut by the client, before its answer.
  */
 
 let t: TestApp;

@@ -3,7 +3,7 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/orders.js';
 
 /**
- * A test key's own clock (README, "Testing your client in seconds"):
+ * A test key's own clock (docs/testing-clients.md#testing-your-client-in-seconds):
  * `GET /test-clock`, advance, freeze, resume, and the limits that follow it.
  */
 

@@ -5,7 +5,7 @@ import { expectProblem, firstPetWith, type Order, ordersAs } from '../helpers/or
 
 /**
  * A test key's orders, their events and its Idempotency-Keys
- * follow its clock (README, "Testing your client in seconds").
+ * follow its clock (docs/testing-clients.md#testing-your-client-in-seconds).
  */
 
 let t: TestApp;

@@ -5,7 +5,7 @@ import { expectProblem, firstPetWith, ordersAs } from '../helpers/orders.js';
 import { endpointAt, webhooksAs } from '../helpers/webhooks.js';
 
 /**
- * `DELETE /test-data` (README, "Testing your client in seconds"): a test
+ * `DELETE /test-data` (docs/testing-clients.md#testing-your-client-in-seconds): a test
  * key starts over as a new key of its plan; no other key is touched.
  */
 

@@ -4,8 +4,8 @@ import { eventsOf } from '../helpers/events.js';
 import { endpointAt, placeOrder } from '../helpers/webhooks.js';
 
 /**
- * The retention of events in a test key's time (README, "Testing your
- * client in seconds"), and by the real time for every other key.
+ * The retention of events in a test key's time (docs/testing-clients.md#testing-your-client-in-seconds), and by the
+ * real time for every other key.
  */
 
 const DAY = 86_400_000;

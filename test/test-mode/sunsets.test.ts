@@ -4,8 +4,9 @@ import { type TestApp, testApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/orders.js';
 
 /**
- * The sunsets of §4 and §10 in a test key's own time (README, "Testing your
- * client in seconds"): past them, that key gets the 410s; no other key does.
+ * The sunsets of a deprecated operation (docs/calling-the-api.md#a-deprecated-operation) and of a version
+ * (docs/versions.md#using-versions) in a test key's own time (docs/testing-clients.md#testing-your-client-in-seconds):
+ * past them, that key gets the 410s; no other key does.
  */
 
 const PETS_SUNSET = '2027-03-01T00:00:00.000Z';

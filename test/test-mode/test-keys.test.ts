@@ -5,8 +5,8 @@ import { eventsOf } from '../helpers/events.js';
 import { expectProblem, firstPetWith, type Order, ordersAs } from '../helpers/orders.js';
 
 /**
- * Child test keys for parallel test runs (README, "Testing your client
- * in seconds"): `POST /test-keys`, `DELETE /test-keys/{keyId}`.
+ * Child test keys for parallel test runs (docs/testing-clients.md#testing-your-client-in-seconds): `POST /test-keys`,
+ * `DELETE /test-keys/{keyId}`.
  */
 
 interface Child {

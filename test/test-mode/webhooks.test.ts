@@ -4,8 +4,8 @@ import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { type Delivery, endpointAt, placeOrder, webhooksAs } from '../helpers/webhooks.js';
 
 /**
- * A test key's webhook retries follow its clock (README, "Testing your
- * client in seconds"); the `webhook-timestamp` header stays the real time.
+ * A test key's webhook retries follow its clock (docs/testing-clients.md#testing-your-client-in-seconds); the
+ * `webhook-timestamp` header stays the real time.
  */
 
 const TEST_SCHEDULE_MS = [1_000, 5_000, 30_000, 120_000, 300_000];

@@ -4,7 +4,7 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { type Delivery, endpointAt, placeOrder, verifiedByReference, webhooksAs } from '../helpers/webhooks.js';
 
-/** Deliveries as a receiver written to the Standard Webhooks specification takes them (README, "Webhooks"). */
+/** Deliveries as a receiver written to the Standard Webhooks specification takes them (docs/webhooks.md). */
 
 let t: TestApp;
 let receiver: Receiver;

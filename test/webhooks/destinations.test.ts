@@ -7,7 +7,7 @@ import { expectProblem } from '../helpers/orders.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { type Delivery, endpointAt, placeOrder, webhooksAs } from '../helpers/webhooks.js';
 
-/** Where webhooks may go, and what a delivery will not do for a receiver (README, "Webhooks"). */
+/** Where webhooks may go, and what a delivery will not do for a receiver (docs/webhooks.md). */
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isPublicAddress } from '../../src/webhooks/destinations.js';
 
-/** Addresses judged by their bytes, not their spelling (README, "Webhooks"): the check alone, no connection. */
+/** Addresses judged by their bytes, not their spelling (docs/webhooks.md): the check alone, no connection. */
 
 describe('an address webhooks may connect to', () => {
   it.each([

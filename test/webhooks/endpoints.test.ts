@@ -11,7 +11,7 @@ import {
   webhooksAs,
 } from '../helpers/webhooks.js';
 
-/** The endpoints of a key, through the API (README, "Webhooks"). */
+/** The endpoints of a key, through the API (docs/webhooks.md). */
 
 let t: TestApp;
 let receiver: Receiver;

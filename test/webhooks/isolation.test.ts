@@ -5,7 +5,7 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { type Delivery, endpointAt, placeOrder, webhooksAs } from '../helpers/webhooks.js';
 
 /**
- * One customer's receivers cannot hold back another's (README, "Webhooks"): a key's dead endpoints use only
+ * One customer's receivers cannot hold back another's (docs/webhooks.md): a key's dead endpoints use only
  * that key's share of the sender, and an attempt never waits for a connection another holds. At
  * default settings (a 15 s timeout), another key's healthy endpoint is attempted in the first pass
  * after its delivery falls due (passes run every half second), while the first key's 8 hang.

@@ -4,7 +4,7 @@ import { json, type TestApp, testApp } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { type Delivery, type EndpointWithSecret, endpointAt, placeOrder, webhooksAs } from '../helpers/webhooks.js';
 
-/** Retries and disabling (README, "Webhooks"), on the injected clock: nothing here waits for real time. */
+/** Retries and disabling (docs/webhooks.md), on the injected clock: nothing here waits for real time. */
 
 const SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
