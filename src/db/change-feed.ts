@@ -90,9 +90,10 @@ abstract class Listeners {
 /**
  * SQLite: this process has the only connection it writes through; other processes' commits show in
  * `PRAGMA data_version`, SQLite's documented question for exactly this. Asking it begins a read (file
- * locks, a few µs), so the public listener asks once for all the requests read in one turn
- * (`checked`). A store whose files were deleted or replaced under the service (./store-files.ts)
- * gives no news at all: asking throws, and every request that needs the store is refused (`503`).
+ * locks, system calls of their own), so the public listener asks once for all the requests read in one turn
+ * (`checked`; docs/performance.md#every-request-through-fastify). A store whose files were deleted or replaced
+ * under the service (./store-files.ts) gives no news at all: asking throws, and every request that needs the store
+ * is refused (`503`).
  */
 class SqliteChangeFeed extends Listeners implements ChangeFeed {
   readonly immediate = true;

@@ -20,7 +20,8 @@ export interface Checkpointer {
  * Moves the embedded store's checkpoints off the event loop. SQLite copies its write-ahead log back into
  * the store at checkpoints, and by default the connection whose commit takes the log past 1,000 pages
  * does it inside that commit: for the service that is the event loop, held for the copy and its disk
- * sync while every request waits (placing orders, the p99 rose by a third: docs/performance.md). The
+ * sync while every request waits (placing orders, the slowest answers were slower still:
+ * docs/performance.md#every-request-through-fastify). The
  * service's connection now checkpoints nothing; a second connection, on a worker thread, checkpoints
  * every `intervalMs`. Durability is SQLite's either way: a commit is in the log before it returns.
  *

@@ -5,8 +5,8 @@ import type { Db } from './database.js';
 /**
  * A query Kysely builds and compiles once per dialect (its documented `compile()`), then runs with
  * each call's arguments (`executeQuery`). Kysely builds every query anew: its builder copies and
- * freezes a tree of nodes, and its compiler walks it, which for the hottest write costs about as much
- * as SQLite's own insert (docs/performance.md).
+ * freezes a tree of nodes, and its compiler walks it, which for the hottest write was a large share of its
+ * cost (docs/performance.md#every-request-through-fastify, the order's insert compiled once).
  *
  * `build` writes the query as usual, with every value taken from `args` (a constant would be an
  * argument too), whose `names` are listed. It runs once per dialect with each argument standing for

@@ -24,7 +24,7 @@ const MAC_BYTES = 16;
  * item is skipped or repeated between pages.
  */
 export class Cursors {
-  /** Imported once: an HMAC keyed by bytes imports them again at every call (a sixth of a cursor's cost). */
+  /** Imported once: an HMAC keyed by bytes imports them again at every call, a cost every cursor would pay. */
   readonly #key: KeyObject;
 
   constructor(secret: Buffer) {

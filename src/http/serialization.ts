@@ -9,10 +9,10 @@ const MAX_SETS = 16;
 /**
  * Fastify's own response serializers (fast-json-stringify), compiled once per response schema instead
  * of once per route and status: most of the routes' answers share a few schemas (every problem
- * status of every operation is one of them), so an app compiles about 40 serializers, not 230, and
- * starts that much sooner. What a serializer writes depends only on its schema's content, the shared
- * schemas it may refer to and the options, so serializers are kept by those contents (Fastify hands
- * each app a copy of its shared schemas, and routes build their schemas as they are registered): an
+ * status of every operation is one of them), so an app compiles a few dozen serializers, not one per
+ * route and status, and starts sooner (docs/performance.md#starting). What a serializer writes depends only on its
+ * schema's content, the shared schemas it may refer to and the options, so serializers are kept by those contents
+ * (Fastify hands each app a copy of its shared schemas, and routes build their schemas as they are registered): an
  * app built again in the same process, as the suites do, compiles nothing it compiled before.
  */
 export function sharedSerializers(): SerializerFactory {

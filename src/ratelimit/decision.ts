@@ -54,7 +54,7 @@ export function decide(
 ): Decision {
   const current = withUnbanSignal(pruneState(state ?? FRESH_STATE, now, rules), unbanSeq);
   const assessment = assess(current, now, policy);
-  // Verdict literals start with `kind`: V8 builds a literal that starts with a spread several times slower.
+  // Verdict literals start with `kind`: V8 builds a literal that starts with a spread by a slower, generic path.
   if (current.bannedUntil > now) {
     return {
       verdict: banned(assessment, current.bannedUntil, bindingUntil(current.minuteLog, assessment)),

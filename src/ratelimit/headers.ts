@@ -77,8 +77,8 @@ let lastPolicy = { minute: NaN, day: NaN, text: '' };
 /**
  * `RateLimit-Policy`, kept for the last pair of limits. A long string built with `+` or a template is
  * a rope in V8 (a ConsString) until something flattens it, and `node:http` checks every header value
- * with a regular expression, which V8 runs on a rope through its runtime, several times slower than
- * on a flat string. A kept string is flattened once, by its first check;
+ * with a regular expression, which V8 runs on a rope through its runtime, not on its fast path for a flat
+ * string (docs/performance.md#what-counting-instructions-found). A kept string is flattened once, by its first check;
  * `RateLimit`, which changes at every request, is joined from an array, which V8 builds flat.
  */
 function policyText(minute: number, day: number): string {

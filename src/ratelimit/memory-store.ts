@@ -30,8 +30,8 @@ export const SWEEP_SLICE = 2_000;
 
 /**
  * The most a slice runs, in real time, before it lets the event loop run. The sweep runs once a minute,
- * so its first slices run before V8 has compiled its code, many times slower a caller, and a busy
- * machine slows any of them.
+ * so its first slices run before V8 has compiled its code, slower a caller until it has, and a busy
+ * machine slows any of them (docs/performance.md#background-work).
  */
 export const SLICE_BUDGET_MS = 3;
 /** Callers looked at between two readings of the time. */

@@ -55,7 +55,7 @@ local threshold, within, firstBan, maxBan, escalation =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local FIELDS = { ${LIMITER_STATE_FIELDS.map((field) => `'${field}'`).join(', ')} }
 -- The state is one string, its fields packed as doubles in that order: a GET and a SET, where a hash
--- of as many fields cost Redis twice as much to read and write (struct is a library Redis gives scripts).
+-- of as many fields cost Redis more to read and write (struct is a library Redis gives scripts).
 local FORMAT = '<' .. string.rep('d', #FIELDS)
 -- How long the minute log may outlive its newest entry, so that its lifetime is set once in a while
 -- rather than at every admission (what the windows hold is the rule, not how long the key outlives it:

@@ -71,7 +71,7 @@ interface Call {
 
 /**
  * The most calls one script run decides. A run holds Redis alone, and its reply comes whole: a few
- * dozen calls keep both short (tens of µs, a few KB), where nearly all of a call's fixed cost is shared.
+ * dozen calls keep both short, where nearly all of a call's fixed cost is shared (docs/performance.md#redis).
  */
 export const MAX_CALLS_PER_RUN = 16;
 

@@ -227,7 +227,8 @@ export function refusalBody(publicUrl: string) {
   };
   // The last body made. Every member of a refusal changes by the second at most, so a client that
   // hammers gets the same body many times a second: it is made when something in it changes, not for
-  // every refusal (a body made of a dozen parts, a date among them, costs about a tenth of a refusal).
+  // every refusal (a body made of a dozen parts, a date among them, is a share of a refusal's cost worth saving:
+  // docs/performance.md#what-counting-instructions-found).
   let last = {
     verdict: undefined as Refusal | undefined,
     url: '',
