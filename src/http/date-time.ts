@@ -1,6 +1,6 @@
 /**
- * The date-times the service accepts (format `date-time` in every schema it validates with): RFC 3339
- * §5.6 (with `t`, `z` or a space, as its notes allow) naming an instant the service can store and give
+ * The date-times the service accepts (format `date-time` in every schema it validates with):
+ * RFC 3339 §5.6 (with `t`, `z` or a space, as its notes allow) naming an instant the service can store and give
  * back as RFC 3339, that is in the years 0000–9999 once in UTC, and not a leap second (`:60`), which no
  * store here can hold. What is stored is that instant in UTC, to the millisecond.
  */
