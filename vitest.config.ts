@@ -51,6 +51,7 @@ const E2E_TIMED = [
   'postgres-outage',
   'fulfilment',
   'fulfilment-instances',
+  'parallel-instances',
   'shutdown',
 ].map((name) => `test/e2e/${name}.test.ts`);
 /**

@@ -117,6 +117,19 @@ export class RateLimitedError extends TooManyRequestsError {
   }
 }
 
+/**
+ * A path that counts nothing toward the plan (a test key's clock, `/usage`, the document…) was asked for more
+ * often than its own throttle allows, for this key (or address): wait `retryAfter`. Never a ban.
+ */
+export class UncountedThrottledError extends TooManyRequestsError {
+  get window(): 'minute' | 'day' | undefined {
+    return (this.problem as { window?: 'minute' | 'day' } | undefined)?.window;
+  }
+  get limit(): number | undefined {
+    return numberMember(this.problem, 'limit');
+  }
+}
+
 /** The client address held too many connections at once; this one was closed before any request was read. */
 export class TooManyConnectionsError extends TooManyRequestsError {}
 
@@ -168,6 +181,7 @@ export const PROBLEM_ERRORS = {
   'too-many-connections': TooManyConnectionsError,
   'pipelining-flood': PipeliningFloodError,
   'rate-limited': RateLimitedError,
+  'uncounted-throttled': UncountedThrottledError,
   'key-banned': BannedError,
   'internal-error': InternalServerError,
   'service-unavailable': ServiceUnavailableError,

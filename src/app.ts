@@ -11,6 +11,7 @@ import { clientErrorHandler } from './http/client-errors.js';
 import { sharedSerializers } from './http/serialization.js';
 import { errorHandler, frameworkErrorHandler, notFoundHandler, refuseContentEncoding } from './http/errors.js';
 import { publicServer } from './http/server.js';
+import { Connections } from './http/in-flight.js';
 import { answeringHook, type Step } from './http/steps.js';
 import { MAX_HEAD_BYTES } from './http/limits.js';
 import { collectRoutes, registerMethodNotAllowed, routeEveryMethod } from './http/method-not-allowed.js';
@@ -78,7 +79,8 @@ export async function buildPublicApp({
   const records = recordsOf({ config, db, changes, limiter, clock });
   const { keyCache, clocks } = records;
   const faults = faultSteps(publicUrl, new FaultDraws());
-  const watch = cardWatch(cards, clock);
+  const connections = new Connections(clock);
+  const watch = cardWatch(cards, clock, connections);
   const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
   const steps = requestSteps({
     config,
@@ -90,10 +92,11 @@ export async function buildPublicApp({
     watch,
     versions,
     faults,
+    connections,
   });
   const answered = answerRecorder(metrics, logger);
   const app = Fastify(
-    fastifyOptions({ config, changes, limiter, metrics, clock, logger }, steps.first),
+    fastifyOptions({ config, changes, limiter, metrics, clock, logger }, steps.first, connections),
   ).withTypeProvider<TypeBoxTypeProvider>();
 
   everyRequest(app, { steps: steps.beforeRoute, faults, versions, answered, logger, publicUrl, watch });
@@ -129,12 +132,21 @@ export async function buildPublicApp({
 function fastifyOptions(
   { config, changes, limiter, metrics, clock, logger }: Omit<PublicAppDeps, 'db'>,
   first: Step[],
+  connections: Connections,
 ): FastifyServerOptions {
   const { publicUrl } = config;
   const unread = unreadAnswerHeaders(limiter, UNREAD_ANSWER_HEADERS);
   const closed = (reason: string) => metrics.connectionsClosed.inc({ reason });
   return {
-    serverFactory: publicServer({ config, logger, clock, headersOf: unread, closed, lookOnce: lookOnceOf(changes) }),
+    serverFactory: publicServer({
+      config,
+      logger,
+      clock,
+      headersOf: unread,
+      closed,
+      lookOnce: lookOnceOf(changes),
+      connections,
+    }),
     loggerInstance: logger || undefined,
     logger: logger ? undefined : false,
     genReqId: requestIdOf,

@@ -7,6 +7,7 @@ import { corsPolicy } from './http/cors.js';
 import { refuseUnknownExpectation, rejectUnknownPath, requireHost } from './http/errors.js';
 import { REQUEST_ID_HEADER, setRequestId } from './http/request-id.js';
 import type { Step } from './http/steps.js';
+import type { Connections } from './http/in-flight.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME } from './idempotency/header.js';
 import { API_KEY_HEADER, type ClockOf, type FindKey, identifyHook, requireKey } from './keys/identify.js';
 import type { Metrics } from './ops/metrics.js';
@@ -41,6 +42,7 @@ export interface StepDeps {
   watch: ReturnType<typeof cardWatch>;
   versions: Versioning;
   faults: ReturnType<typeof faultSteps>;
+  connections: Connections;
 }
 
 /**
@@ -49,7 +51,8 @@ export interface StepDeps {
  * an API operation adds (`api`). Each component gives its step; the edge (http/) runs them as
  * Fastify hooks (app.ts). Adding a step is adding it to its component and a line here.
  */
-export function requestSteps({ config, limiter, metrics, clock, findKey, clockOf, watch, versions, faults }: StepDeps) {
+export function requestSteps(deps: StepDeps) {
+  const { config, limiter, metrics, clock, findKey, clockOf, watch, versions, faults, connections } = deps;
   const first: Step[] = [
     setRequestId,
     CORS.cors,
@@ -61,7 +64,7 @@ export function requestSteps({ config, limiter, metrics, clock, findKey, clockOf
       metrics,
       publicUrl: config.publicUrl,
       clock,
-      rules: config.ban,
+      connections,
     }),
   ];
   return {

@@ -288,7 +288,7 @@ export interface paths {
          * Examine the receiver of one of your test key’s webhook endpoints
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Sends to the endpoint's URL, one after the other, eight deliveries of a `webhook.test` event (its `data` is `{"endpointId": …}`), each signed as every delivery is unless the case says otherwise, and answers how the receiver judged each once all are judged. The cases, in this order:
+         *     Sends to the endpoint's URL eight deliveries of a `webhook.test` event (its `data` is `{"endpointId": …}`), each signed as every delivery is unless the case says otherwise, and answers how the receiver judged each once all are judged. The cases, in this order:
          *
          *     - `valid` (a `2xx` expected): a delivery as every one is.
          *     - `duplicate` (a `2xx` expected): the same delivery again, with the same `webhook-id`, signed anew as a retry is; a duplicate is acknowledged, not an error.
@@ -299,7 +299,7 @@ export interface paths {
          *     - `tampered` (a `4xx` expected): the body changed after signing: the same event with other whitespace, which a receiver that checks the bytes it received refuses (one that verifies a re-serialisation of what it parsed accepts it).
          *     - `second-signature` (a `2xx` expected): two signatures, the first by a secret the endpoint does not have, then the valid one, as during a rotation; one that matches is enough.
          *
-         *     A case passes when its answer has the expected status class within 5 s of connecting (or the service's webhook timeout, when shorter); no answer in time, a failed connection or a refused destination (the service's own rules for where webhooks go apply, at every case) fail it, and `got` says why. Every case but `duplicate` carries an event id of its own; none is a stored event (`GET /events/{eventId}` does not find them). The exam changes nothing: no event is written, no delivery enters the endpoint's log, its count of failures toward disabling it does not move, and a disabled endpoint can be examined too. The latest exam decides your report card's `webhook-receiver` check. For test keys' endpoints (a live key gets `403` `test-key-required`); it counts like the other endpoint operations. As it writes nothing, repeating it is safe (an `Idempotency-Key` is accepted and changes nothing).
+         *     `valid` goes first; once it is answered, or 5 s have passed, the other seven go at once (within the sender's shares of your key and of the endpoint). `valid` passes when its answer has the expected status class within 5 s of connecting (or the service's webhook timeout, when shorter); each other case when its answer has it within 10 s of the exam's start (twice that timeout, when shorter), so that the exam answers within about 11 s whatever the receiver does. No answer in time, a failed connection or a refused destination (the service's own rules for where webhooks go apply, at every case) fail a case, and `got` says why. Every case but `duplicate` carries an event id of its own; none is a stored event (`GET /events/{eventId}` does not find them). The exam changes nothing: no event is written, no delivery enters the endpoint's log, its count of failures toward disabling it does not move, and a disabled endpoint can be examined too. The latest exam decides your report card's `webhook-receiver` check. For test keys' endpoints (a live key gets `403` `test-key-required`); it counts like the other endpoint operations. As it writes nothing, repeating it is safe (an `Idempotency-Key` is accepted and changes nothing).
          */
         post: operations["examWebhookEndpoint"];
         delete?: never;
@@ -366,7 +366,7 @@ export interface paths {
          *     Your plan, each window (its limit, what is used and left, when the next slot frees, when it resets), the ban in force and today's count. Asking counts nothing: it does not use up the quota it reports, as GitHub's `GET /rate_limit`.
          *
          *     - **A banned key** gets `200`, its ban in `ban` (asking neither counts nor extends it), and the headers show the ban.
-         *     - **`429`** comes only from the throttle every path that counts nothing shares, per client address (plan `documentation`: 300 a minute, 20,000 a day), never from your key's own limits.
+         *     - **`429`** comes only from the throttle of the paths that count nothing, your key's own (`uncounted-throttled`: 600 a minute, 100,000 a day), never from your plan's limits, and never a ban.
          *     - **A test key's `Prefer: fault=…`** does not apply: faults apply to the operations that count (`Preference-Applied` is never sent here).
          *     - **`503`** (with `Retry-After`) when the store of keys cannot be reached and the key cannot be checked: at once for a key not held in memory, within a second for one held in memory. `500` only when the service fails in a way it did not foresee.
          */
@@ -390,7 +390,7 @@ export interface paths {
          * Your test key's clock
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Where your key's clock stands: its now, how far it is from the real now, and whether it is frozen. Every time-dependent behaviour of the key goes by it: both windows (the day's midnight is the key's), `Retry-After`, `RateLimit` and bans. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         *     Where your key's clock stands: its now, how far it is from the real now, and whether it is frozen. Every time-dependent behaviour of the key goes by it: both windows (the day's midnight is the key's), `Retry-After`, `RateLimit` and bans. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).
          */
         get: operations["getTestClock"];
         put?: never;
@@ -414,7 +414,7 @@ export interface paths {
          * Move your test key's clock forward
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Moves your key's clock forward by `seconds` or to `to`, as if the time had passed: a window that would have emptied is empty, a ban that would have ended has ended. A frozen clock stays frozen where it lands. More than two years in one call is a `400`; a `to` before your key's now, `409` `clock-cannot-go-back`; neither moves the clock. Send an `Idempotency-Key` to make a retry safe: a replay gets the original answer and moves nothing. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         *     Moves your key's clock forward by `seconds` or to `to`, as if the time had passed: a window that would have emptied is empty, a ban that would have ended has ended. A frozen clock stays frozen where it lands. More than two years in one call is a `400`; a `to` before your key's now, `409` `clock-cannot-go-back`; neither moves the clock. Send an `Idempotency-Key` to make a retry safe: a replay gets the original answer and moves nothing. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).
          */
         post: operations["advanceTestClock"];
         delete?: never;
@@ -436,7 +436,7 @@ export interface paths {
          * Stop your test key's clock
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Stops your key's clock where it stands: from now on it moves only by `advance`, until `resume`. Freezing a frozen clock changes nothing. Send an `Idempotency-Key` to make a retry safe: a replay gets the original answer and moves nothing. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         *     Stops your key's clock where it stands: from now on it moves only by `advance`, until `resume`. Freezing a frozen clock changes nothing. Send an `Idempotency-Key` to make a retry safe: a replay gets the original answer and moves nothing. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).
          */
         post: operations["freezeTestClock"];
         delete?: never;
@@ -458,7 +458,7 @@ export interface paths {
          * Start your test key's clock again
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Starts your key's frozen clock again, running on from where it stands (so it may then be behind the real time). Resuming a running clock changes nothing. Send an `Idempotency-Key` to make a retry safe: a replay gets the original answer and moves nothing. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         *     Starts your key's frozen clock again, running on from where it stands (so it may then be behind the real time). Resuming a running clock changes nothing. Send an `Idempotency-Key` to make a retry safe: a replay gets the original answer and moves nothing. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).
          */
         post: operations["resumeTestClock"];
         delete?: never;
@@ -481,7 +481,7 @@ export interface paths {
          * Start your test key's data over
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Removes everything your test key made (its orders, events, webhook endpoints and their deliveries, Idempotency-Key records, and its child keys with all of theirs), clears its windows, its ban and the history that doubles bans, puts its clock back to the real time, running, and starts its fault sequence over. Your key, its plan and its pinned version stay. Answers how many of each of your key's own were removed. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         *     Removes everything your test key made (its orders, events, webhook endpoints and their deliveries, Idempotency-Key records, and its child keys with all of theirs), clears its windows, its ban and the history that doubles bans, puts its clock back to the real time, running, and starts its fault sequence over. Your key, its plan and its pinned version stay. Answers how many of each of your key's own were removed. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).
          */
         delete: operations["resetTestData"];
         options?: never;
@@ -502,7 +502,7 @@ export interface paths {
          * Make a child test key
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     For test keys only: a new test key of your key's plan, limits and version, with its own clock, data and limits, for one job of a parallel test run. Its key is shown this once (and to a retry with the same `Idempotency-Key`). Your key has at most 100 children alive (`409` `test-key-limit`); `DELETE /test-keys/{keyId}` removes one, and your `DELETE /test-data` removes them all. A live key gets `403` `test-key-required`.
+         *     For test keys only: a new test key of your key's plan, limits and version, with its own clock, data and limits, for one job of a parallel test run. It may be given lower `perMinute` and `perDay` than yours (a test that meets the limit in a few requests), never higher (`400`). Its key is shown this once (and to a retry with the same `Idempotency-Key`). Your key has at most 100 children alive, and your root test key (the one no key made) at most 1000 keys alive below it at every depth (`409` `test-key-limit`); `DELETE /test-keys/{keyId}` removes one, and your `DELETE /test-data` removes them all. A live key gets `403` `test-key-required`.
          */
         post: operations["createTestKey"];
         delete?: never;
@@ -544,7 +544,7 @@ export interface paths {
          * Your test key's report card
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Every request of a test key to an API operation is graded on what a good client does with the answers it gets (README, "Is my client a good API citizen?"): each check is `untested` until its situation arises, `failed` once it went wrong, else `passed`. Each check's `docs` page gives its rule and a sketch of a good client. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         *     Every request of a test key to an API operation is graded on what a good client does with the answers it gets (README, "Is my client a good API citizen?"): each check is `untested` until its situation arises, `failed` once it went wrong, else `passed`. Each check's `docs` page gives its rule and a sketch of a good client. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).
          */
         get: operations["getReportCard"];
         put?: never;
@@ -553,7 +553,7 @@ export interface paths {
          * Start your test key's report card over
          * @description **Experimental**: may change or go away at any time, without notice.
          *
-         *     Every check back to `untested`, the counts to 0, `since` your key's now; answers the fresh card. Every request of a test key to an API operation is graded on what a good client does with the answers it gets (README, "Is my client a good API citizen?"): each check is `untested` until its situation arises, `failed` once it went wrong, else `passed`. Each check's `docs` page gives its rule and a sketch of a good client. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per client address (`429`).
+         *     Every check back to `untested`, the counts to 0, `since` your key's now; answers the fresh card. Every request of a test key to an API operation is graded on what a good client does with the answers it gets (README, "Is my client a good API citizen?"): each check is `untested` until its situation arises, `failed` once it went wrong, else `passed`. Each check's `docs` page gives its rule and a sketch of a good client. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).
          */
         delete: operations["resetReportCard"];
         options?: never;
@@ -572,7 +572,7 @@ export interface paths {
          * The versions of the API
          * @description **Beta**: complete, but may still change in a compatible way or, with notice, an incompatible one.
          *
-         *     Every version, oldest first, with what each changed and why. Needs no key and counts nothing (the per-address throttle of the documentation applies). A request names its version in `Petstore-Version`; without it, it gets its key's pinned version (keys made before versions: 2025-06-01; new keys: the newest).
+         *     Every version, oldest first, with what each changed and why. Needs no key and counts nothing (the throttle of what counts nothing applies, per key or per address). A request names its version in `Petstore-Version`; without it, it gets its key's pinned version (keys made before versions: 2025-06-01; new keys: the newest).
          */
         get: operations["listVersions"];
         put?: never;
@@ -902,10 +902,10 @@ export interface components {
             /** Format: int32 */
             limit: number;
             /**
-             * @description The key's plan; `anonymous` for a request without a valid key (counted per client address); `documentation` for the per-address throttle of the paths that count nothing (the docs, the document, the problem pages, `/usage`).
+             * @description The key's plan; `anonymous` for a request without a valid key (counted per client address).
              * @enum {string}
              */
-            plan: "free" | "pro" | "business" | "enterprise" | "anonymous" | "documentation";
+            plan: "free" | "pro" | "business" | "enterprise" | "anonymous";
             /**
              * Format: int32
              * @description Seconds, the same as the `Retry-After` header.
@@ -928,6 +928,33 @@ export interface components {
             retryAfter: number;
             /** Format: date-time */
             bannedUntil: string;
+        };
+        /** @description A `429` of type `uncounted-throttled`: Throttled on a path that counts nothing. */
+        UncountedThrottledProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "uncounted-throttled";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 429;
+            /**
+             * @description The policy that refused: the throttle of the uncounted paths.
+             * @enum {string}
+             */
+            policy: "uncounted";
+            /**
+             * @description The window of the policy that refused the request.
+             * @enum {string}
+             */
+            window: "minute" | "day";
+            /** Format: int32 */
+            limit: number;
+            /**
+             * Format: int32
+             * @description Seconds, the same as the `Retry-After` header.
+             */
+            retryAfter: number;
         };
         /** @description A `500` of type `internal-error`: Internal server error. */
         InternalErrorProblem: components["schemas"]["Problem"] & {
@@ -1323,6 +1350,19 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        /** @description The child's own limits, each at most your key's (default: your key's). */
+        TestKeyLimits: {
+            /**
+             * Format: int32
+             * @description At most your key's per-minute limit.
+             */
+            perMinute?: number;
+            /**
+             * Format: int32
+             * @description At most your key's per-day limit.
+             */
+            perDay?: number;
+        };
         /** @description How your test key's client behaved toward the API, check by check. */
         ReportCard: {
             /**
@@ -1555,7 +1595,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1572,7 +1612,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -1767,7 +1807,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["SunsetProblem"] | components["schemas"]["VersionSunsetProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1787,7 +1827,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -1939,7 +1979,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1956,7 +1996,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -2169,7 +2209,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2186,7 +2226,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -2345,7 +2385,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2362,7 +2402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -2517,7 +2557,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["OrderNotCancellableProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2534,7 +2574,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -2729,7 +2769,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2746,7 +2786,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -2872,7 +2912,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2889,7 +2929,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -3026,7 +3066,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3043,7 +3083,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -3165,7 +3205,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3182,7 +3222,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -3377,7 +3417,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3394,7 +3434,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -3531,7 +3571,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3548,7 +3588,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -3683,7 +3723,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3700,7 +3740,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -3877,7 +3917,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3894,7 +3934,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -4073,7 +4113,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4090,7 +4130,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -4267,7 +4307,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4284,7 +4324,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -4439,7 +4479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4456,7 +4496,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -4602,7 +4642,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4619,7 +4659,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -4801,7 +4841,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4818,7 +4858,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -4923,7 +4963,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnauthorizedProblem"];
                 };
             };
-            /** @description Throttled per client address, as every path that counts nothing (plan `documentation`); never for your key. */
+            /** @description Throttled, as every path that counts nothing (`uncounted-throttled`, per key); never by your plan. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4939,7 +4979,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -5059,7 +5099,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5075,7 +5115,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -5237,7 +5277,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5253,7 +5293,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -5411,7 +5451,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5427,7 +5467,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -5585,7 +5625,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5601,7 +5641,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -5721,7 +5761,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5737,7 +5777,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -5794,7 +5834,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TestKeyLimits"];
+            };
+        };
         responses: {
             /** @description The child, with its key. */
             201: {
@@ -5906,7 +5950,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5923,7 +5967,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -6076,7 +6120,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6093,7 +6137,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -6215,7 +6259,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6231,7 +6275,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -6351,7 +6395,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6367,7 +6411,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
             /** @description Internal server error */
@@ -6456,7 +6500,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
-            /** @description Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds. */
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6472,7 +6516,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"];
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
                 };
             };
         };

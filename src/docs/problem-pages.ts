@@ -4,7 +4,8 @@ import { IDEMPOTENCY_WINDOW_IN_WORDS } from '../idempotency/window.js';
 import type { App } from '../http/types.js';
 import { MAX_ENDPOINTS_PER_KEY } from '../webhooks/schemas.js';
 import type { BanRules } from '../ratelimit/decision.js';
-import { bansInWords } from '../ratelimit/ban-prose.js';
+import { bansInWords, uncountedInWords } from '../ratelimit/ban-prose.js';
+import { UNCOUNTED_POLICY } from '../ratelimit/plans.js';
 import { htmlPage, inlineCode } from './page.js';
 
 /** `/problems/<slug>`: what each problem type means, for the person reading a problem's `type`. */
@@ -17,7 +18,14 @@ export function problemPages(app: App, rules: BanRules): void {
       if (!PROBLEM_SLUGS.includes(slug))
         throw new ProblemError('not-found', `There is no problem type ${request.params.slug}.`);
       const { status, title } = PROBLEM_TYPES[slug];
-      const body = `<p>HTTP status <strong>${status}</strong>. Problem type <code>${slug}</code>.</p>\n<p>${inlineCode(problemDescription(slug, { bans: bansInWords(rules), idempotencyWindow: IDEMPOTENCY_WINDOW_IN_WORDS, maxWebhookEndpoints: MAX_ENDPOINTS_PER_KEY }))}</p>`;
+      const facts = {
+        bans: bansInWords(rules),
+        idempotencyWindow: IDEMPOTENCY_WINDOW_IN_WORDS,
+        maxWebhookEndpoints: MAX_ENDPOINTS_PER_KEY,
+        uncounted: uncountedInWords(UNCOUNTED_POLICY),
+      };
+      const description = inlineCode(problemDescription(slug, facts));
+      const body = `<p>HTTP status <strong>${status}</strong>. Problem type <code>${slug}</code>.</p>\n<p>${description}</p>`;
       return reply.type('text/html; charset=utf-8').send(htmlPage(title, body));
     },
   );

@@ -168,15 +168,27 @@ export const PROBLEM_TYPES = {
     description:
       'The request exceeds a limit of your plan. Wait the number of seconds in `Retry-After` (also in the ' +
       '`retryAfter` member) before retrying, and back off exponentially if you are refused again. `window` says ' +
-      'which limit, `minute` or `day`, refused the request. A client that keeps sending after a 429 is banned for ' +
-      'a while.',
+      'which limit, `minute` or `day`, refused the request. A client that keeps sending before the wait of its ' +
+      'previous 429 has passed is banned for a while; one that waits every `Retry-After` it is given never is.',
   },
   'key-banned': {
     status: 429,
     title: 'Temporarily banned',
     description:
-      'The API key (or, without a key, the client address) kept sending requests after being rate limited and is ' +
-      'banned until the time given by `Retry-After`. Requests during a ban do not extend it.',
+      'The API key (or, without a key, the client address) kept sending requests after being rate limited, ' +
+      'without waiting the `Retry-After` it was given, and is banned until the time given by `Retry-After`. ' +
+      'Requests during a ban do not extend it.',
+  },
+  'uncounted-throttled': {
+    status: 429,
+    title: 'Throttled on a path that counts nothing',
+    description:
+      'The paths that count toward no plan (`/`, the docs, the document, the problem and check pages, ' +
+      "`GET /usage`, `GET /versions`, and a test key's clock, reset and report card) are throttled by a policy of " +
+      'their own, `uncounted`, so that nobody can send them without limit: per key where a valid key is sent, per ' +
+      'client address otherwise, so that one key (or one CI machine driving many test keys) never spends ' +
+      "another's allowance. Wait the number of seconds in `Retry-After` (also `retryAfter`). This refusal is " +
+      'never a ban, and spends nothing of your plan.',
   },
   'internal-error': {
     status: 500,
@@ -203,15 +215,18 @@ export interface ProblemFacts {
   idempotencyWindow: string;
   /** How many webhook endpoints a key may have (webhooks/schemas.ts). */
   maxWebhookEndpoints: number;
+  /** The uncounted policy's numbers, in words (ratelimit/plans.ts). */
+  uncounted: string;
 }
 
 /** A problem type's explanation, as its page says it, with the facts in force. */
 export function problemDescription(
   slug: ProblemSlug,
-  { bans, idempotencyWindow, maxWebhookEndpoints }: ProblemFacts,
+  { bans, idempotencyWindow, maxWebhookEndpoints, uncounted }: ProblemFacts,
 ): string {
   const { description } = PROBLEM_TYPES[slug];
   if (slug === 'key-banned') return `${description} ${bans}`;
+  if (slug === 'uncounted-throttled') return `${description} The policy allows ${uncounted}.`;
   if (slug === 'idempotency-key-reused') return description.replace('the idempotency window', idempotencyWindow);
   if (slug === 'webhook-endpoint-limit') return description.replace('its allowance of', String(maxWebhookEndpoints));
   return description;

@@ -40,7 +40,9 @@ const BY_STATUS: Record<number, { description: string; schema: object }> = Objec
     413: PROBLEM_TYPES['payload-too-large'].title,
     415: PROBLEM_TYPES['unsupported-media-type'].title,
     422: PROBLEM_TYPES['idempotency-key-reused'].title,
-    429: 'Rate limited (`rate-limited`) or temporarily banned (`key-banned`). Wait `Retry-After` seconds.',
+    429:
+      'Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, ' +
+      'throttled (`uncounted-throttled`). Wait `Retry-After` seconds.',
     500: PROBLEM_TYPES['internal-error'].title,
     503: PROBLEM_TYPES['service-unavailable'].title,
   }).map(([status, description]) => [status, { description, schema: schemaOf(Number(status)) }]),

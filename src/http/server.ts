@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { PublicConfig } from '../config.js';
 import type { Clock } from '../clock.js';
@@ -7,6 +8,7 @@ import { type AddressGuard, guardAddresses } from './connections.js';
 import { MAX_HEAD_BYTES } from './limits.js';
 import { boundPipelining, CLOSE_ABOVE } from './pipelining.js';
 import { TurnBatch } from '../turn-batch.js';
+import type { Connections } from './in-flight.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -23,6 +25,8 @@ export interface PublicServerDeps {
    * runs `serve` once it asked, once for all the requests read in one turn. Unset where asking reads nothing.
    */
   lookOnce?: (serve: () => void) => void;
+  /** This instance's connections, each given its id as it opens (./in-flight.ts). */
+  connections: Connections;
 }
 
 /**
@@ -30,7 +34,7 @@ export interface PublicServerDeps {
  * what no client may do to it bounded (slow or idle clients, connections per address, requests
  * pipelined unanswered), and on SQLite the requests of a turn handed to Fastify once the store's news is known.
  */
-export function publicServer({ config, logger, clock, headersOf, closed, lookOnce }: PublicServerDeps) {
+export function publicServer({ config, logger, clock, headersOf, closed, lookOnce, connections }: PublicServerDeps) {
   const { publicUrl, timeouts } = config;
   // Slow or idle clients (slowloris, slow bodies, idle sockets) must not hold connections; see config.ts.
   const http: ServerOptions = {
@@ -70,6 +74,7 @@ export function publicServer({ config, logger, clock, headersOf, closed, lookOnc
       else handler(req, res);
     });
     // Without these Node answers a bare 417, and closes a CONNECT without a word: both become problems.
+    server.on('connection', (socket: Socket) => connections.opened(socket));
     server.on('checkExpectation', handler);
     server.on('connect', connectHandler(publicUrl, headersOf));
     server.keepAliveTimeout = timeouts.keepAliveMs;

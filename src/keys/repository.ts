@@ -82,10 +82,12 @@ export class KeysRepository {
       parentId?: string;
       id?: string;
       key?: string;
+      /** A child test key's own limits, lower than its plan's (test-mode/key-tree.ts checks them). */
+      lowered?: { perMinute: number; perDay: number };
     } & PlanChoice,
     db: Db = this.db,
   ): Promise<{ record: KeyRecord; key: string }> {
-    const limits = checkedLimits(input);
+    const limits = input.parentId && input.lowered ? input.lowered : checkedLimits(input);
     const apiVersion = checkedVersion(input.apiVersion ?? NEWEST_VERSION);
     const test = input.test === true;
     if (input.faults && !test)

@@ -188,7 +188,10 @@ function description(rules: BanRules): string {
     '**Rate limits.** Counted per key (without a valid key: per client address, with the free numbers). The minute ' +
       'window slides: at most N requests in any 60 seconds. The day window is the UTC calendar day. Every response ' +
       'carries the rate-limit headers; a refused request gets `429` with `Retry-After`. Back off exponentially. ' +
-      bansInWords(rules),
+      bansInWords(rules) +
+      " What counts nothing toward a plan (the document, `/usage`, `/versions`, a test key's clock, reset and " +
+      'card) is throttled on its own: per key where a valid key is sent, per client address otherwise ' +
+      '(`uncounted-throttled`, never a ban).',
     '',
     plansTable(),
     '',
@@ -241,13 +244,17 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
       // Every operation the document shows needs a key: said once, at the top, for tools that read only that.
       document.security = [{ [SECURITY_SCHEME]: [] }];
       document.webhooks = webhooksSection();
-      return withStability(withPathExamples(withParameters(withResponseHeaders(withHeaderSpellings(document)))));
+      return withStability(
+        withOptionalBodies(withPathExamples(withParameters(withResponseHeaders(withHeaderSpellings(document))))),
+      );
     },
   } as unknown as SwaggerOptions;
 }
 
 interface Operation {
   deprecated?: boolean;
+  'x-body-optional'?: boolean;
+  requestBody?: { required?: boolean };
   description?: string;
   'x-stability'?: keyof typeof STABILITY;
   'x-badges'?: Array<{ name: string; label: string; position: 'before' | 'after' }>;
@@ -277,6 +284,16 @@ function withStability(document: OpenApiDocument): OpenApiDocument {
     operation.description = `**${badge}**: ${meaning}${operation.description ? `\n\n${operation.description}` : ''}`;
     // `name` for Scalar and Redocly, `label` for RapiDoc (which renders nothing without it).
     operation['x-badges'] = [{ name: badge, label: badge, position: 'before' }];
+  }
+  return document;
+}
+
+/** A body a route lets the client leave out (http/schemas.ts `bodyOptional`): not required in the document. */
+function withOptionalBodies(document: OpenApiDocument): OpenApiDocument {
+  for (const operation of operationsOf(document)) {
+    if (!operation['x-body-optional']) continue;
+    delete operation['x-body-optional'];
+    if (operation.requestBody) operation.requestBody.required = false;
   }
   return document;
 }

@@ -4,7 +4,7 @@ import { RATE_LIMIT_PROBLEM_MEMBERS } from '../ratelimit/problems.js';
 import { VERSION_PROBLEM_MEMBERS } from '../versions/problems.js';
 import { NewOrder, Order } from '../orders/schemas.js';
 import { Pet } from '../pets/schemas.js';
-import { ClockAdvance, TestClock, TestDataRemoved, TestKey } from '../test-mode/schemas.js';
+import { ClockAdvance, TestClock, TestDataRemoved, TestKey, TestKeyLimits } from '../test-mode/schemas.js';
 import { ReportCard } from '../report-card/schemas.js';
 import { WebhookExam } from '../report-card/exam.js';
 import { Usage } from '../usage/schemas.js';
@@ -36,6 +36,7 @@ export const NAMED_SCHEMAS = [
   ClockAdvance,
   TestDataRemoved,
   TestKey,
+  TestKeyLimits,
   ReportCard,
   WebhookExam,
 ];

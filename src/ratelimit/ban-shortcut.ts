@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { KeyClock } from '../clock.js';
+import type { Sender } from './decision.js';
 import type { Policy } from './plans.js';
 import type { LimiterStore } from './store.js';
 import { type Banned, ceilSeconds, type Verdict } from './verdict.js';
@@ -36,32 +37,32 @@ export class BanShortcut implements LimiterStore {
     this.#max = max;
   }
 
-  async hit(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
+  async hit(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock, sender?: Sender): Promise<Verdict> {
     // A test key's clock moves by jumps: its bans are the store's to judge, every time.
-    if (clock) return this.#store.hit(caller, policy, unbanSeq, clock);
-    const known = this.hitNow(caller, policy, unbanSeq);
+    if (clock) return this.#store.hit(caller, policy, unbanSeq, clock, sender);
+    const known = this.hitNow(caller, policy, unbanSeq, undefined, sender);
     if (known) return known;
-    const verdict = await this.#store.hit(caller, policy, unbanSeq);
+    const verdict = await this.#store.hit(caller, policy, unbanSeq, undefined, sender);
     this.#hold(caller, verdict, policy, unbanSeq);
     return verdict;
   }
 
   /** The ban held for the caller, else what the store can decide at once. */
-  hitNow(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Verdict | undefined {
-    if (clock) return this.#store.hitNow(caller, policy, unbanSeq, clock);
+  hitNow(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock, sender?: Sender): Verdict | undefined {
+    if (clock) return this.#store.hitNow(caller, policy, unbanSeq, clock, sender);
     const held = this.#heldBan(caller, policy, unbanSeq);
     if (held) return held;
-    const verdict = this.#store.hitNow(caller, policy, unbanSeq);
+    const verdict = this.#store.hitNow(caller, policy, unbanSeq, undefined, sender);
     if (verdict) this.#hold(caller, verdict, policy, unbanSeq);
     return verdict;
   }
 
   /** A forced refusal meets a held ban as any request does. */
-  async refuse(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
-    if (clock) return this.#store.refuse(caller, policy, unbanSeq, clock);
+  async refuse(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock, sender?: Sender): Promise<Verdict> {
+    if (clock) return this.#store.refuse(caller, policy, unbanSeq, clock, sender);
     const held = this.#heldBan(caller, policy, unbanSeq);
     if (held) return held;
-    const verdict = await this.#store.refuse(caller, policy, unbanSeq);
+    const verdict = await this.#store.refuse(caller, policy, unbanSeq, undefined, sender);
     this.#hold(caller, verdict, policy, unbanSeq);
     return verdict;
   }

@@ -28,7 +28,10 @@ export function addressCaller(address: string): string {
   return `ip:${address}`;
 }
 
-/** An address's throttle of the paths that count nothing (the index, the docs, the document, the problem pages). */
-export function documentationCaller(address: string): string {
-  return `documentation:ip:${address}`;
+/**
+ * The throttle of the paths that count nothing (the index, the docs, the document, `/usage`, a test
+ * key's clock…) for a caller: a key's own where a valid key is sent, else its address's.
+ */
+export function uncountedCaller(caller: string): string {
+  return `uncounted:${caller}`;
 }

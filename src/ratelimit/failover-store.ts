@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { KeyClock } from '../clock.js';
 import type { RedisConfig } from '../config.js';
 import { MemoryLimiterStore } from './memory-store.js';
+import type { Sender } from './decision.js';
 import type { Policy } from './plans.js';
 import { RedisLimiterStore, type RedisLimiterStoreOptions } from './redis-store.js';
 import type { LimiterStore } from './store.js';
@@ -122,17 +123,17 @@ export class FailoverLimiterStore implements LimiterStore {
     return this.#mode;
   }
 
-  hit(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict> {
-    return this.#call((store) => store.hit(caller, policy, unbanSeq, clock));
+  hit(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock, sender?: Sender): Promise<Verdict> {
+    return this.#call((store) => store.hit(caller, policy, unbanSeq, clock, sender));
   }
 
   /** Decided at once only while deciding in memory (an outage); Redis is always waited for. */
-  hitNow(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Verdict | undefined {
-    return this.#mode === 'memory' ? this.#fallback.hitNow(caller, policy, unbanSeq, clock) : undefined;
+  hitNow(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock, sender?: Sender): Verdict | undefined {
+    return this.#mode === 'memory' ? this.#fallback.hitNow(caller, policy, unbanSeq, clock, sender) : undefined;
   }
 
-  refuse(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict> {
-    return this.#call((store) => store.refuse(caller, policy, unbanSeq, clock));
+  refuse(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock, sender?: Sender): Promise<Verdict> {
+    return this.#call((store) => store.refuse(caller, policy, unbanSeq, clock, sender));
   }
 
   peek(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict> {

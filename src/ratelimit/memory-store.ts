@@ -1,6 +1,15 @@
 import type { Clock } from '../clock.js';
 import { type KeyClock, keyNow } from '../clock.js';
-import { type BanRules, DEFAULT_BAN_RULES, decide, peek, pruneState, unban, withUnbanSignal } from './decision.js';
+import {
+  type BanRules,
+  DEFAULT_BAN_RULES,
+  decide,
+  peek,
+  pruneState,
+  type Sender,
+  unban,
+  withUnbanSignal,
+} from './decision.js';
 import type { Policy } from './plans.js';
 import { logSize } from './instant-log.js';
 import { minuteEntries } from './minute-log.js';
@@ -95,20 +104,28 @@ export class MemoryLimiterStore implements LimiterStore {
     return this.#callers.size;
   }
 
-  async hit(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
-    return this.hitNow(caller, policy, unbanSeq, clock);
+  async hit(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock, sender?: Sender): Promise<Verdict> {
+    return this.hitNow(caller, policy, unbanSeq, clock, sender);
   }
 
-  hitNow(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Verdict {
+  hitNow(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock, sender?: Sender): Verdict {
     const table = this.#callers.tableOf(caller);
-    const { verdict, state } = decide(table.get(caller), this.#now(clock), policy, this.#rules, unbanSeq);
+    const { verdict, state } = decide(
+      table.get(caller),
+      this.#now(clock),
+      policy,
+      this.#rules,
+      unbanSeq,
+      false,
+      sender,
+    );
     table.set(caller, state);
     return verdict;
   }
 
-  async refuse(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
+  async refuse(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock, sender?: Sender): Promise<Verdict> {
     const table = this.#callers.tableOf(caller);
-    const { verdict, state } = decide(table.get(caller), this.#now(clock), policy, this.#rules, unbanSeq, true);
+    const { verdict, state } = decide(table.get(caller), this.#now(clock), policy, this.#rules, unbanSeq, true, sender);
     table.set(caller, state);
     return verdict;
   }

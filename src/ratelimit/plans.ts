@@ -13,9 +13,11 @@ export const MAX_LIMIT = 2_147_483_647;
 
 /** The limits in force for one caller. `name` is what the 429 body reports as `plan`. */
 export interface Policy {
-  readonly name: PlanName | 'anonymous' | 'documentation';
+  readonly name: PlanName | 'anonymous' | 'uncounted';
   readonly perMinute: number;
   readonly perDay: number;
+  /** False for a throttle whose refusals never lead to a ban (the uncounted policy). */
+  readonly bans?: false;
 }
 
 /** Fixed plans. Enterprise has no fixed numbers: each enterprise key carries its own. */
@@ -29,19 +31,22 @@ export const PLAN_LIMITS: Readonly<Record<Exclude<PlanName, 'enterprise'>, { per
 export const ANONYMOUS_POLICY: Policy = { name: 'anonymous', ...PLAN_LIMITS.free };
 
 /**
- * The paths that count toward no plan (the docs, the document, the problem pages) are still throttled
- * per client address, generously (a page of the docs is about ten requests), so that a flood of them
- * cannot starve other callers.
+ * The paths that count toward no plan (the docs, the document, the problem pages, `/usage`, a test key's
+ * clock, reset and card…) are still throttled, generously, so that nobody can send them without limit:
+ * per key where a valid key is sent (one CI machine driving many test keys spends no shared allowance,
+ * and one key's flood never refuses another key), per address otherwise. Its refusal names this policy
+ * (problem type `uncounted-throttled`) and is never a ban (docs/rate-limits.md#uncounted-paths).
  */
-export const DOCUMENTATION_POLICY: Policy = { name: 'documentation', perMinute: 300, perDay: 20_000 };
+export const UNCOUNTED_POLICY: Policy = { name: 'uncounted', perMinute: 600, perDay: 100_000, bans: false };
 
 export function isPlanName(value: string): value is PlanName {
   return (PLAN_NAMES as readonly string[]).includes(value);
 }
 
 /**
- * The policy of a key. Enterprise keys must carry their own numbers; other plans ignore custom
- * numbers so that a plan change cannot leave stale enterprise limits in force.
+ * The policy of a key. Enterprise keys must carry their own numbers. A key of another plan carries numbers
+ * only when it is a child test key given lower limits than its plan's (test-mode/key-tree.ts): they apply
+ * where lower, so that no number above the plan's is ever in force (a plan change clears them).
  */
 export function policyFor(plan: PlanName, custom?: { perMinute: number | null; perDay: number | null }): Policy {
   if (plan === 'enterprise') {
@@ -50,7 +55,13 @@ export function policyFor(plan: PlanName, custom?: { perMinute: number | null; p
     }
     return { name: plan, perMinute: custom.perMinute, perDay: custom.perDay };
   }
-  return FIXED_POLICIES[plan];
+  const fixed = FIXED_POLICIES[plan];
+  if (!custom?.perMinute && !custom?.perDay) return fixed;
+  return {
+    name: plan,
+    perMinute: Math.min(fixed.perMinute, custom.perMinute ?? fixed.perMinute),
+    perDay: Math.min(fixed.perDay, custom.perDay ?? fixed.perDay),
+  };
 }
 
 /** Built once: a key of a fixed plan shares its plan's policy. */

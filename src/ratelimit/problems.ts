@@ -8,12 +8,15 @@ export const RATE_LIMIT_PROBLEM_MEMBERS: ProblemMembers = {
   'rate-limited': {
     window: StringEnum(['minute', 'day'], { description: 'The window that refused the request.' }),
     limit: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_LIMIT }),
-    plan: StringEnum([...PLAN_NAMES, 'anonymous', 'documentation'], {
-      description:
-        "The key's plan; `anonymous` for a request without a valid key (counted per client address); " +
-        '`documentation` for the per-address throttle of the paths that count nothing (the docs, the document, the ' +
-        'problem pages, `/usage`).',
+    plan: StringEnum([...PLAN_NAMES, 'anonymous'], {
+      description: "The key's plan; `anonymous` for a request without a valid key (counted per client address).",
     }),
+    retryAfter: RetryAfterSeconds('Seconds, the same as the `Retry-After` header.'),
+  },
+  'uncounted-throttled': {
+    policy: Type.Literal('uncounted', { description: 'The policy that refused: the throttle of the uncounted paths.' }),
+    window: StringEnum(['minute', 'day'], { description: 'The window of the policy that refused the request.' }),
+    limit: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_LIMIT }),
     retryAfter: RetryAfterSeconds('Seconds, the same as the `Retry-After` header.'),
   },
 };

@@ -1,6 +1,7 @@
 import { MINUTE_LOG_FUNCTIONS } from './redis-minute-log.js';
 import { STAMP_FUNCTION } from './redis-stamp.js';
-import { LIMITER_STATE_FIELDS } from './redis-state.js';
+import { LIMITER_STATE_FIELDS, LIMITER_STATE_FIELDS_BEFORE_WAITS } from './redis-state.js';
+import { IN_FLIGHT_MS } from '../http/in-flight.js';
 import { DAY_MS, MINUTE_MS } from './state.js';
 
 /**
@@ -33,16 +34,21 @@ export const LOG_DEAD_PAIRS = 64;
  *       clock; the minute log's mtot, the running count after its newest pair, mbase, the running count
  *       before its oldest, mfirst and mlast, its oldest and newest instants, 0 when it is empty; mhead,
  *       how many pairs that left the minute still lie before its oldest at the list's head, as
- *       ./minute-log.ts's `start`). The state spares a call reading the lists: an admission with nothing
+ *       ./minute-log.ts's `start`; wend, when the latest 429's wait ends, and rreal, rconn, rmark, the 429
+ *       the in-flight allowance runs from: its real instant, its connection and the newest connection then,
+ *       as ./state.ts's waitEnd and refused*). The state spares a call reading the lists: an admission with nothing
  *       to forget runs GET and SET, and in a millisecond of its own RPUSH (and TIME, once per run);
  *       forgetting the oldest pair, as a busy caller does at nearly every admission, reads it and the
  *       next (one LRANGE) and moves mhead; the pairs that left are cut off LOG_DEAD_PAIRS at a time
  *       (LTRIM). Forgetting more finds where to cut by doubling steps from the oldest, so a call pays
  *       for what leaves, not for what the log holds. Fourth, its stamp (./redis-stamp.ts). Redis
  *       6.2 or newer (SET's PXAT). Lua numbers are doubles, exact for ms instants.
- * ARGV: the ban rules (rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs), then five per
+ * ARGV: the ban rules (rejections, withinMs, firstBanMs, maxBanMs, escalationWindowMs), then ten per
  *       call: mode (hit | refuse | peek | ban | unban), now in ms ('' = Redis TIME, '+<ms>' = Redis TIME
- *       moved: a test key's clock), perMinute, perDay, unbanSeq.
+ *       moved: a test key's clock), perMinute, perDay, unbanSeq, bans (0: the policy's refusals never
+ *       ban), the real instant ('' = Redis TIME), and the request's connection, the newest connection of
+ *       its instance and how long its connection has been open (ms), for the in-flight allowance
+ *       (../http/in-flight.ts; connection 0: none known).
  * The reply holds one reply per call, in order. refuse is hit without admission (decide's `forced`).
  * hit, refuse and peek reply {kind, now, minute remaining, resetAt, nextAdmitInMs, day remaining, resetAt,
  * nextAdmitInMs, bannedUntil or 0, end of the ban this request started or 0, bindingUntil when banned,
@@ -57,6 +63,12 @@ local FIELDS = { ${LIMITER_STATE_FIELDS.map((field) => `'${field}'`).join(', ')}
 -- The state is one string, its fields packed as doubles in that order: a GET and a SET, where a hash
 -- of as many fields cost Redis more to read and write (struct is a library Redis gives scripts).
 local FORMAT = '<' .. string.rep('d', #FIELDS)
+-- The state as it was packed before the ban rule's wait joined it: read once, as if no 429 were waited on.
+local BEFORE_WAITS = ${LIMITER_STATE_FIELDS_BEFORE_WAITS}
+local FORMAT_BEFORE_WAITS = '<' .. string.rep('d', BEFORE_WAITS)
+-- The in-flight allowance (../http/in-flight.ts): how long after an answer a request may have been in flight.
+local IN_FLIGHT = ${IN_FLIGHT_MS}
+local INSTANCE_SPAN = 2 ^ 32
 -- How long the minute log may outlive its newest entry, so that its lifetime is set once in a while
 -- rather than at every admission (what the windows hold is the rule, not how long the key outlives it:
 -- docs/rate-limits.md#windows).
@@ -83,6 +95,7 @@ end
 -- (injected: the caller gave now), its state as read (stored, packed, its exp), and its fields.
 local LOG, REJ, STATE, STAMP, mode, injected, now, perMinute, perDay, signal, stored, storedExp
 local day, count, banned, level, lastEnd, seq, rejEnd, mtot, mbase, mfirst, mlast, lexp, mhead
+local wend, rreal, rconn, rmark, bans, real, conn, mark, opened
 
 local function newest(key)
   return tonumber(redis.call('LINDEX', key, -1))
@@ -155,7 +168,7 @@ local function save(pushed, rejTouched)
   local logExpires = pushed and lexp < logEnd
   if logExpires then lexp = logEnd + LOG_SLACK end
   local stateEnd = math.max(logEnd, lexp, rejEnd, count > 0 and (day + 1) * DAY or 0, banned,
-    level > 0 and lastEnd + escalation or 0)
+    level > 0 and lastEnd + escalation or 0, wend)
   -- An empty list is no key at all (Redis deletes it): nothing to expire or delete.
   if logExpires then expire(LOG, lexp) end
   if rejTouched and rejEnd > 0 then expire(REJ, rejEnd) end
@@ -167,7 +180,8 @@ local function save(pushed, rejTouched)
   -- (once a day for a caller with a count today). An injected clock's instants are moved onto Redis's.
   local offset = injected and redisNow() - now or 0
   local exp = stateEnd + offset
-  local packed = struct.pack(FORMAT, day, count, banned, level, lastEnd, seq, rejEnd, exp, mtot, mbase, mfirst, mlast, lexp, mhead)
+  local packed = struct.pack(FORMAT, day, count, banned, level, lastEnd, seq, rejEnd, exp, mtot, mbase, mfirst, mlast,
+    lexp, mhead, wend, rreal, rconn, rmark)
   if packed == stored then return end
   if stored and exp == storedExp then
     redis.call('SET', STATE, packed, 'KEEPTTL')
@@ -182,8 +196,14 @@ end
 local function readState()
   stored = redis.pcall('GET', STATE)
   if type(stored) == 'string' then
-    day, count, banned, level, lastEnd, seq, rejEnd, storedExp, mtot, mbase, mfirst, mlast, lexp, mhead =
-      struct.unpack(FORMAT, stored)
+    if #stored == 8 * BEFORE_WAITS then
+      day, count, banned, level, lastEnd, seq, rejEnd, storedExp, mtot, mbase, mfirst, mlast, lexp, mhead =
+        struct.unpack(FORMAT_BEFORE_WAITS, stored)
+      wend, rreal, rconn, rmark = 0, 0, 0, 0
+    else
+      day, count, banned, level, lastEnd, seq, rejEnd, storedExp, mtot, mbase, mfirst, mlast, lexp, mhead,
+        wend, rreal, rconn, rmark = struct.unpack(FORMAT, stored)
+    end
     return
   end
   local s = stored and redis.call('HMGET', STATE, unpack(FIELDS)) or {}
@@ -192,6 +212,7 @@ local function readState()
   level, lastEnd, seq = tonumber(s[4]) or 0, tonumber(s[5]) or 0, tonumber(s[6]) or 0
   mtot, mbase = tonumber(s[9]) or 0, tonumber(s[10]) or 0
   mfirst, mlast, lexp, mhead = tonumber(s[11]) or 0, tonumber(s[12]) or 0, tonumber(s[13]) or 0, 0
+  wend, rreal, rconn, rmark = tonumber(s[15]) or 0, tonumber(s[16]) or 0, tonumber(s[17]) or 0, tonumber(s[18]) or 0
   -- When the newest rejection leaves its window: the rejections list's end, kept in the state so that
   -- an admission need not read the list (read once where the state lacks it: a new caller).
   rejEnd = tonumber(s[7])
@@ -201,10 +222,19 @@ local function readState()
   end
 end
 
--- The rejections list forgotten (a ban starts, an unban).
+-- The rejections list forgotten, and no 429 waited on (a ban starts, an unban: NO_WAIT of ./decision.ts).
 local function clearRejections()
   redis.call('DEL', REJ)
   rejEnd = 0
+  wend, rreal, rconn, rmark = 0, 0, 0, 0
+end
+
+-- inFlight (../http/in-flight.ts): whether this request may have been sent before its caller could read
+-- the 429 the allowance runs from.
+local function inFlight()
+  if conn == 0 or rconn == 0 or conn == rconn or real - rreal > IN_FLIGHT then return false end
+  if math.floor(conn / INSTANCE_SPAN) == math.floor(rmark / INSTANCE_SPAN) then return conn <= rmark end
+  return opened <= rreal
 end
 ${STAMP_FUNCTION}
 -- One call, decided on the state read for it: its reply, or nil for a mode it does not know.
@@ -228,10 +258,12 @@ local function decide()
     day = today
     if banned <= now then banned = 0 end
     if now - lastEnd >= escalation then level, lastEnd = 0, 0 end
+    if wend <= now then wend, rreal, rconn, rmark = 0, 0, 0, 0 end
     -- withUnbanSignal
     if signal > seq then
       banned, seq = 0, signal
       if rejEnd > 0 then clearRejections() end
+      wend, rreal, rconn, rmark = 0, 0, 0, 0
     end
     -- decide
     if banned > now then
@@ -253,7 +285,21 @@ local function decide()
       return reply('admitted', assess(counted + 1), 0, 0, 0, stamp())
     end
     local a = assess(counted)
-    -- refuse and startBan, on the rejections of the window (at most the threshold's newest); an
+    -- refuse: the 429's wait (rateLimited's Retry-After: the longer window's, at least a second), and
+    -- whether it counts toward a ban: sent before the previous 429's wait ended, and not in flight.
+    if bans == 0 then
+      save()
+      return reply('rate-limited', a, 0, 0)
+    end
+    local forgiven = inFlight()
+    local early = now < wend
+    wend = now + 1000 * math.max(1, math.ceil(math.max(a[3], a[6]) / 1000))
+    if not forgiven then rreal, rconn, rmark = real, conn, mark end
+    if forgiven or not early then
+      save()
+      return reply('rate-limited', a, 0, 0)
+    end
+    -- startBan, on the rejections of the window (at most the threshold's newest); an
     -- admission leaves the list as it is, since only a refusal counts it
     if rejEnd > 0 then
       local len = redis.call('LLEN', REJ)
@@ -291,14 +337,17 @@ local function decide()
   return nil
 end
 
--- Each call in turn, as if each were a run of its own: KEYS holds 4 per call, ARGV 5 per call after the rules.
+-- Each call in turn, as if each were a run of its own: KEYS holds 4 per call, ARGV 10 per call after the rules.
 local replies = {}
 for i = 1, #KEYS / 4 do
-  local k, a = 4 * (i - 1), 5 * i
+  local k, a = 4 * (i - 1), 5 + 10 * (i - 1)
   LOG, REJ, STATE, STAMP = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
   mode, injected = ARGV[a + 1], ARGV[a + 2] ~= ''
   now = injected and nowOf(ARGV[a + 2]) or redisNow()
   perMinute, perDay, signal = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
+  bans, real = tonumber(ARGV[a + 6]), ARGV[a + 7] == '' and redisNow() or tonumber(ARGV[a + 7])
+  conn, mark = tonumber(ARGV[a + 8]), tonumber(ARGV[a + 9])
+  opened = real - tonumber(ARGV[a + 10])
   readState()
   replies[i] = decide()
   if not replies[i] then return redis.error_reply('unknown mode ' .. tostring(mode)) end

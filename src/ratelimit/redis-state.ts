@@ -14,7 +14,14 @@ export const LIMITER_STATE_FIELDS = [
   'mlast',
   'lexp',
   'mhead',
+  'wend',
+  'rreal',
+  'rconn',
+  'rmark',
 ] as const;
+
+/** How many fields the packed state had before the ban rule's wait (`wend`) and in-flight answer (`r…`) joined it. */
+export const LIMITER_STATE_FIELDS_BEFORE_WAITS = 14;
 
 /**
  * A caller's state as the script keeps it in Redis, read (for tests

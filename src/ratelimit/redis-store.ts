@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import { type KeyClock, keyNow } from '../clock.js';
-import { type BanRules, DEFAULT_BAN_RULES } from './decision.js';
+import { type BanRules, DEFAULT_BAN_RULES, type Sender } from './decision.js';
 import type { Policy } from './plans.js';
 import { LIMITER_SCRIPT } from './redis-script.js';
 import { STAMP_TTL_MS } from './redis-stamp.js';
@@ -118,12 +118,12 @@ export class RedisLimiterStore implements LimiterStore {
     this.#prefix = prefix;
   }
 
-  hit(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
-    return this.#run('hit', caller, policy, unbanSeq, clock);
+  hit(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock, sender?: Sender): Promise<Verdict> {
+    return this.#run('hit', caller, policy, unbanSeq, clock, sender);
   }
 
-  refuse(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock): Promise<Verdict> {
-    return this.#run('refuse', caller, policy, unbanSeq, clock);
+  refuse(caller: string, policy: Policy, unbanSeq = 0, clock?: KeyClock, sender?: Sender): Promise<Verdict> {
+    return this.#run('refuse', caller, policy, unbanSeq, clock, sender);
   }
 
   /** Redis is always asked: one round trip. */
@@ -136,7 +136,7 @@ export class RedisLimiterStore implements LimiterStore {
   }
 
   async unban(caller: string): Promise<void> {
-    await this.#run('unban', caller, undefined, 0, undefined, () => undefined);
+    await this.#run('unban', caller, undefined, 0, undefined, undefined, () => undefined);
   }
 
   /** Deletes the caller's minute log, rejections and state (its stamp stays: it guards what memory holds). */
@@ -145,7 +145,7 @@ export class RedisLimiterStore implements LimiterStore {
   }
 
   banOf(caller: string, unbanSeq = 0, clock?: KeyClock): Promise<{ until: number; level: number } | null> {
-    return this.#run('ban', caller, undefined, unbanSeq, clock, (reply) => {
+    return this.#run('ban', caller, undefined, unbanSeq, clock, undefined, (reply) => {
       const [until, level] = reply as [number, number];
       return until > 0 ? { until, level } : null;
     });
@@ -175,6 +175,7 @@ export class RedisLimiterStore implements LimiterStore {
     policy: Policy,
     unbanSeq: number,
     clock: KeyClock | undefined,
+    sender?: Sender,
   ): Promise<Verdict>;
   #run<T>(
     mode: 'ban' | 'unban',
@@ -182,6 +183,7 @@ export class RedisLimiterStore implements LimiterStore {
     policy: undefined,
     unbanSeq: number,
     clock: KeyClock | undefined,
+    sender: undefined,
     shape: (reply: unknown[]) => T,
   ): Promise<T>;
   #run(
@@ -190,10 +192,24 @@ export class RedisLimiterStore implements LimiterStore {
     policy: Policy | undefined,
     unbanSeq: number,
     clock: KeyClock | undefined,
+    sender?: Sender,
     shape?: (reply: unknown[]) => unknown,
   ): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const args = [mode, this.#nowArg(clock), policy?.perMinute ?? 0, policy?.perDay ?? 0, unbanSeq];
+      const args = [
+        mode,
+        this.#nowArg(clock),
+        policy?.perMinute ?? 0,
+        policy?.perDay ?? 0,
+        unbanSeq,
+        policy?.bans === false ? 0 : 1,
+        // The real instant for the in-flight allowance: Redis's TIME, or the clock given to the store (tests).
+        this.#clock ? this.#clock() : '',
+        sender?.conn ?? 0,
+        sender?.mark ?? 0,
+        // How long the request's connection has been open, so that Redis places its opening on its own clock.
+        sender ? Math.max(0, sender.real - sender.openedAt) : 0,
+      ];
       const run = this.#single ? '' : caller;
       this.#pending.add({ run, keys: limiterKeys(this.#prefix, caller), args, policy, shape, resolve, reject });
     });

@@ -30,6 +30,18 @@ export interface CallerState {
    * signal lifts a ban once, on whichever instance first sees it, and never again.
    */
   readonly unbanSeq: number;
+  /**
+   * Until when (ms) the latest `429` asked the caller to wait: a `429` for a request sent before then
+   * counts toward a ban; one sent after it, by a client that waited, does not. 0 once it has passed.
+   */
+  readonly waitEnd: number;
+  /**
+   * The answer the in-flight allowance runs from (http/in-flight.ts): the latest `429` that it did
+   * not forgive, when it was written (real time), on which connection, and the newest connection then.
+   */
+  readonly refusedReal: number;
+  readonly refusedConn: number;
+  readonly refusedMark: number;
 }
 
 export const MINUTE_MS = 60_000;
@@ -44,6 +56,10 @@ export const FRESH_STATE: CallerState = {
   banLevel: 0,
   lastBanEnd: 0,
   unbanSeq: 0,
+  waitEnd: 0,
+  refusedReal: 0,
+  refusedConn: 0,
+  refusedMark: 0,
 };
 
 /** The UTC calendar day of an instant; the day window resets when it changes, at 00:00:00 UTC. */
@@ -61,6 +77,7 @@ export function isFresh(state: CallerState): boolean {
     state.dayCount === 0 &&
     logSize(state.rejections) === 0 &&
     state.bannedUntil === 0 &&
-    state.banLevel === 0
+    state.banLevel === 0 &&
+    state.waitEnd === 0
   );
 }

@@ -2,13 +2,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { TalliedCounter } from '../ops/tallies.js';
 import { type KeyClock, offsetAt } from '../clock.js';
-import { addressCaller, documentationCaller } from './callers.js';
+import { addressCaller, uncountedCaller } from './callers.js';
 import { type HeaderList, pushRateLimitHeaders, rateLimitHeaders } from './headers.js';
-import type { BanRules } from './decision.js';
-import { ANONYMOUS_POLICY, DOCUMENTATION_POLICY, type Policy } from './plans.js';
+import type { Sender } from './decision.js';
+import { ANONYMOUS_POLICY, type Policy, UNCOUNTED_POLICY } from './plans.js';
 import type { LimiterStore } from './store.js';
 import type { Verdict } from './verdict.js';
 import { mayDeferCount } from '../http/conditional.js';
+import type { Connections } from '../http/in-flight.js';
 import { fieldNames } from '../http/field-name.js';
 import { CACHE_CONTROL_HEADER, NO_STORE } from '../http/responses.js';
 import { readSlowly } from '../http/pipelining.js';
@@ -66,8 +67,13 @@ export function rateLimitHook(
   callerOf: (request: FastifyRequest) => Caller,
   settings: LimitSettings,
 ) {
-  const { metrics, publicUrl, clock, rules } = settings;
+  const { metrics, publicUrl, clock, connections } = settings;
   const answer = verdictAnswer(metrics, publicUrl, clock);
+  /** Where the request came from, for the ban rule's in-flight allowance (../http/in-flight.ts). */
+  const senderOf = (request: FastifyRequest): Sender => {
+    const { conn, openedAt } = connections.of(request.raw.socket);
+    return { real: clock(), conn, openedAt, mark: connections.mark() };
+  };
   /** A counted request: answered at once when the limiter decides in memory, else once it has. */
   function limit(
     request: FastifyRequest,
@@ -82,9 +88,12 @@ export function rateLimitHook(
       return limitOtherwise(request, reply, identity);
     }
     const { caller, policy, unbanSeq, clock } = identity;
-    const now = limiter.hitNow(caller, policy, unbanSeq, clock);
+    const sender = senderOf(request);
+    const now = limiter.hitNow(caller, policy, unbanSeq, clock, sender);
     if (now) return finish(request, reply, now, identity);
-    return limiter.hit(caller, policy, unbanSeq, clock).then((verdict) => finish(request, reply, verdict, identity));
+    return limiter
+      .hit(caller, policy, unbanSeq, clock, sender)
+      .then((verdict) => finish(request, reply, verdict, identity));
   }
 
   /** A forced refusal, a key's conditional read, or a path that counts nothing. */
@@ -94,21 +103,22 @@ export function rateLimitHook(
     identity: Caller,
   ): Promise<FastifyReply | undefined> {
     const { caller, policy, unbanSeq, clock } = identity;
-    // Who a refusal is counted to: the caller, or the address's throttle of the uncounted paths.
+    // Who a refusal is counted to: the caller, or its throttle of the uncounted paths.
     let counted: Counted = identity;
     let verdict: Verdict;
     if (request.forcedRefusal) {
-      verdict = atLeast(await limiter.refuse(caller, policy, unbanSeq, clock), banPaceSeconds(rules));
+      verdict = await limiter.refuse(caller, policy, unbanSeq, clock, senderOf(request));
     } else if (identity.kind === 'key' && mayDeferCount(request)) {
       // A key's conditional read: a `304` counts nothing, so only a look now; a banned key is refused
       // as ever; the count is made once the answer is known not to be a `304` (./conditional.ts).
       verdict = await limiter.peek(caller, policy, unbanSeq, clock);
       if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined)
-        verdict = await limiter.hit(caller, policy, unbanSeq, clock);
+        verdict = await limiter.hit(caller, policy, unbanSeq, clock, senderOf(request));
       else request.countLater = countLater(request, identity);
     } else {
-      // The uncounted paths: the caller's own headers, under the address's throttle of their own.
-      const throttle = { caller: documentationCaller(request.ip), policy: DOCUMENTATION_POLICY };
+      // The uncounted paths: the caller's own headers, under a throttle of their own, the key's where a
+      // valid key is sent, else the address's (an address's caller is its own).
+      const throttle = { caller: uncountedCaller(caller), policy: UNCOUNTED_POLICY };
       const throttled = await limiter.hit(throttle.caller, throttle.policy);
       if (isRefusal(throttled)) [verdict, counted] = [throttled, throttle];
       else verdict = await limiter.peek(caller, policy, unbanSeq, clock);
@@ -130,39 +140,20 @@ export function rateLimitHook(
     answer(
       request,
       reply,
-      await limiter.hit(identity.caller, identity.policy, identity.unbanSeq, identity.clock),
+      await limiter.hit(identity.caller, identity.policy, identity.unbanSeq, identity.clock, senderOf(request)),
       identity,
     );
 
   return limit;
 }
 
-/** What a ban's pace is made of: so many rejections within so long. */
-type BanPace = Pick<BanRules, 'rejections' | 'withinMs'>;
-
-/** What the limit step answers with: the refusals' metrics, the problems' base URL, the time and the ban rules. */
+/** What the limit step answers with: the refusals' metrics, the problems' base URL, the time and the connections. */
 export interface LimitSettings {
   metrics: RefusalMetrics;
   publicUrl: string;
   clock: Clock;
-  rules: BanPace;
-}
-
-/**
- * The least `Retry-After` of a forced refusal (a test key's `429` fault): the ban rule's pace, so that a
- * client that waits what each refusal says never gathers a ban's rejections within its span, however
- * many refusals its faults force (docs/testing-clients.md#is-my-client-a-good-api-citizen, `not-banned`). A refusal of
- * full windows says when a slot frees, after which the client is admitted; a forced one would say 1 s, and be forced
- * again.
- */
-export function banPaceSeconds({ rejections, withinMs }: BanPace): number {
-  return Math.ceil(withinMs / Math.max(1, rejections - 1) / 1000);
-}
-
-function atLeast(verdict: Verdict, seconds: number): Verdict {
-  return verdict.kind === 'rate-limited' && verdict.retryAfterSeconds < seconds
-    ? { ...verdict, retryAfterSeconds: seconds }
-    : verdict;
+  /** This instance's connections, told apart for the ban rule's in-flight allowance. */
+  connections: Connections;
 }
 
 /** A verdict's headers on the reply (and on the request, for the handler); for a refusal, its note and its body. */
@@ -223,7 +214,8 @@ export function refusalBody(publicUrl: string) {
   };
   const heads = {
     'rate-limited': head(new ProblemError('rate-limited', '')),
-    banned: head(new ProblemError('key-banned', '')),
+    'uncounted-throttled': head(new ProblemError('uncounted-throttled', '')),
+    'key-banned': head(new ProblemError('key-banned', '')),
   };
   // The last body made. Every member of a refusal changes by the second at most, so a client that
   // hammers gets the same body many times a second: it is made when something in it changes, not for
@@ -246,8 +238,17 @@ export function refusalBody(publicUrl: string) {
     const query = url.indexOf('?');
     const instance = JSON.stringify(query === -1 ? url : url.slice(0, query));
     let members: string;
-    if (verdict.kind === 'rate-limited') {
+    let slug: keyof typeof heads = 'key-banned';
+    if (verdict.kind === 'rate-limited' && verdict.plan === UNCOUNTED_POLICY.name) {
+      const { window, limit, retryAfterSeconds } = verdict;
+      slug = 'uncounted-throttled';
+      const detail =
+        `The paths that count nothing allow ${limit} requests per ${window} (per key, or per address without ` +
+        `one). Retry after ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`;
+      members = `"detail":"${detail}","instance":${instance},"policy":"${UNCOUNTED_POLICY.name}","window":"${window}","limit":${limit},"retryAfter":${retryAfterSeconds}`;
+    } else if (verdict.kind === 'rate-limited') {
       const { window, limit, plan, retryAfterSeconds } = verdict;
+      slug = 'rate-limited';
       const forced = forcedBy ? `Injected for this test key (${forcedBy}): ` : '';
       const detail =
         `${forced}The ${plan} plan allows ${limit} requests per ${window}. Retry after ${retryAfterSeconds} ` +
@@ -256,11 +257,11 @@ export function refusalBody(publicUrl: string) {
     } else {
       const until = new Date(verdict.bannedUntil).toISOString();
       const detail =
-        `Banned until ${until} for sending requests after being rate limited. Requests during the ban do not ` +
-        `extend it.`;
+        `Banned until ${until} for sending requests after being rate limited, before the Retry-After it was ` +
+        `given. Requests during the ban do not extend it.`;
       members = `"detail":"${detail}","instance":${instance},"retryAfter":${verdict.retryAfterSeconds},"bannedUntil":"${until}"`;
     }
-    return `${heads[verdict.kind]},${members}}`;
+    return `${heads[slug]},${members}}`;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { KeyClock } from '../clock.js';
+import type { Sender } from './decision.js';
 import type { Policy } from './plans.js';
 import type { Verdict } from './verdict.js';
 
@@ -6,24 +7,25 @@ import type { Verdict } from './verdict.js';
  * Where callers' limiter states live. Every call is atomic for one caller and reads the time from
  * the clock given to the store's constructor, or, for a test key, from its own clock (`clock`: the
  * real time moved, ../clock.ts; every call of one caller gives the same); the rules themselves
- * are those of ./decision.ts.
+ * are those of ./decision.ts. `sender` says where a request came from, for the in-flight allowance of
+ * the ban rule (../http/in-flight.ts); without it a refusal gets no allowance.
  */
 export interface LimiterStore {
   /**
    * Decides a request and counts it if admitted. `unbanSeq` is the caller's unban signal (see
    * `CallerState.unbanSeq`); a number above the one last applied lifts the ban first.
    */
-  hit(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict>;
+  hit(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock, sender?: Sender): Promise<Verdict>;
   /**
    * `hit`, decided at once when the store can decide without waiting for I/O (a store in memory, a ban
    * already known); else `undefined`, having counted nothing: the limit step answers at once when it can (./step.ts).
    */
-  hitNow(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Verdict | undefined;
+  hitNow(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock, sender?: Sender): Verdict | undefined;
   /**
    * Refuses a request as if its windows had no room (a test key's forced `429`, see faults/): a ban in
    * force answers as ever; otherwise a `rate-limited` verdict whose rejection counts toward a ban.
    */
-  refuse(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict>;
+  refuse(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock, sender?: Sender): Promise<Verdict>;
   /** The caller's headers now, counting nothing (a `peek` verdict, never a refusal). */
   peek(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock): Promise<Verdict>;
   /** Lifts the caller's ban and forgives its 429s; the escalation history is kept. */

@@ -10,8 +10,9 @@ import { CHECK_IDS, type CheckId } from './checks.js';
 export interface Arrival {
   /** Its `X-Request-Id`. */
   requestId: string;
-  /** The connection it came on (an instance's own name for it). */
-  connection: string;
+  /** The connection it came on (../http/in-flight.ts), and when that opened (real time). */
+  conn: number;
+  openedAt: number;
   real: number;
   key: number;
   method: string;
@@ -50,8 +51,9 @@ export interface Answer {
   gone?: { operation: string } | { version: string };
   /** A `400` for its cursor. */
   cursorRefused: boolean;
-  /** Other requests of the key were under way when it was sent. */
-  crowded: boolean;
+  /** The connection it was written on, and the newest connection of its instance then (../http/in-flight.ts). */
+  conn: number;
+  mark: number;
 }
 
 export interface Failure {
@@ -73,8 +75,9 @@ export interface Opened {
   sentKey: number;
   /** Until when (key time) the key must wait. */
   until: number;
-  crowded: boolean;
-  connection: string;
+  /** Where the answer was written, for the in-flight allowance (../http/in-flight.ts). */
+  conn: number;
+  mark: number;
 }
 
 export interface Card {
@@ -99,12 +102,21 @@ export interface Card {
     status: string;
   }[];
   /** URLs whose `ETag` the key received: when, and the `GET`s since without `If-None-Match`. */
-  etags: { target: string; sentKey: number; streak: number }[];
+  etags: ({ target: string; streak: number } & Pick<Opened, 'sentReal' | 'sentKey' | 'conn' | 'mark'>)[];
   /** What answered `410`, and how often it was asked for since. */
   gone: { what: string; asked: number }[];
   /** Whether the latest exam of a webhook receiver passed. */
   examPassed?: boolean;
 }
+
+/**
+ * One change of a card, as data, so that whichever instance holds the card applies the changes in the order
+ * they reached the store (./redis-cards.ts): a graded request, an exam, or a reset of the key's data.
+ */
+export type CardChange =
+  | { kind: 'graded'; arrival: Arrival; answer: Answer }
+  | { kind: 'examined'; at: number; requestId: string; wrong: string[] }
+  | { kind: 'reset' };
 
 export const KEEP = { failures: 10, chains: 4, posts: 8, etags: 16, gone: 8 } as const;
 

@@ -1,34 +1,30 @@
-import type { Card } from './card.js';
+import type { Card, CardChange } from './card.js';
 import { newCard } from './card.js';
+import { applyChange } from './grade.js';
 
 /**
  * Where the report cards are kept (docs/testing-clients.md#is-my-client-a-good-api-citizen): in this process's memory
  * on the embedded store, in Redis where instances share the limits, so that two instances answering one key grade it as
- * one would. A change is a function of the card and of how many requests of the key are under way (the
- * in-flight allowance), applied atomically. Only test keys have cards: a live key never reaches here.
+ * one would. A change is data (./card.ts `CardChange`), applied in the order changes reach the store, each
+ * exactly once, however many arrive at once and through however many instances. Only test keys have cards:
+ * a live key never reaches here.
  */
 export interface Cards {
-  /** A request of the key is under way: counted until its change (`update` with `done`). */
-  arrived(keyId: string): void;
   /**
-   * Applies `change` to the key's card (a new one from `since` if it has none) with the number of its
-   * requests under way, this one included when `done`, which then ends it.
+   * Records `change` on the key's card (a new one from `since` if it has none). Once it has settled, the
+   * key's next change, on any instance, comes after it.
    */
-  update(
-    keyId: string,
-    since: number,
-    change: (card: Card, underWay: number) => void,
-    done?: boolean,
-  ): void | Promise<void>;
-  read(keyId: string): Card | undefined | Promise<Card | undefined>;
-  /** Starts the key's card over from `since`; its requests under way stay counted. */
+  record(keyId: string, since: number, change: CardChange): void | Promise<void>;
+  /** The key's card, with every change recorded so far (a new one from `since` if it has none). */
+  read(keyId: string, since: number): Card | Promise<Card>;
+  /** Starts the key's card over from `since`. */
   clear(keyId: string, since: number): Card | Promise<Card>;
   close(): Promise<void>;
 }
 
 /** The cards of this process: exact where one process answers every request (the embedded store). */
 export class MemoryCards implements Cards {
-  readonly #cards = new Map<string, { card?: Card; underWay: number }>();
+  readonly #cards = new Map<string, Card>();
   readonly #max: number;
 
   /** `max` cards at most: the least recently used goes first, as a limit's state would. */
@@ -36,39 +32,30 @@ export class MemoryCards implements Cards {
     this.#max = max;
   }
 
-  arrived(keyId: string): void {
-    // Not made the most recent here: its change, which follows, does that.
-    const entry = this.#cards.get(keyId);
-    if (entry) entry.underWay++;
-    else this.#entry(keyId).underWay++;
+  record(keyId: string, since: number, change: CardChange): void {
+    applyChange(this.#card(keyId, since), change);
   }
 
-  update(keyId: string, since: number, change: (card: Card, underWay: number) => void, done = false): void {
-    const entry = this.#entry(keyId);
-    change((entry.card ??= newCard(since)), entry.underWay);
-    if (done && entry.underWay > 0) entry.underWay--;
-  }
-
-  read(keyId: string): Card | undefined {
-    return this.#cards.get(keyId)?.card;
+  read(keyId: string, since: number): Card {
+    return this.#cards.get(keyId) ?? newCard(since);
   }
 
   clear(keyId: string, since: number): Card {
-    const entry = this.#entry(keyId);
-    return (entry.card = newCard(since));
+    this.#cards.delete(keyId);
+    return this.#card(keyId, since);
   }
 
   async close(): Promise<void> {}
 
-  #entry(keyId: string): { card?: Card; underWay: number } {
-    let entry = this.#cards.get(keyId);
-    if (entry) {
-      this.#cards.delete(keyId); // most recently used last
-    } else {
-      entry = { underWay: 0 };
+  /** The key's card, made the most recently used; a new one from `since` if it has none. */
+  #card(keyId: string, since: number): Card {
+    let card = this.#cards.get(keyId);
+    if (card) this.#cards.delete(keyId);
+    else {
+      card = newCard(since);
       if (this.#cards.size >= this.#max) this.#cards.delete(this.#cards.keys().next().value!);
     }
-    this.#cards.set(keyId, entry);
-    return entry;
+    this.#cards.set(keyId, card);
+    return card;
   }
 }

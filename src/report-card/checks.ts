@@ -1,3 +1,5 @@
+import { IN_FLIGHT_MS } from '../http/in-flight.js';
+
 /**
  * The checks of a test key's report card (docs/testing-clients.md#is-my-client-a-good-api-citizen), in the card's
  * order: what each watches, its rule, what a good client does and a sketch of it. One place for each check's words:
@@ -31,11 +33,6 @@ export interface CheckText {
 }
 
 /**
- * The allowance for a request sent while an answer was on its
- * way (docs/testing-clients.md#is-my-client-a-good-api-citizen, "in flight").
- */
-export const IN_FLIGHT_MS = 50;
-/**
  * How long a received `ETag`, or a failed `POST`, keeps its
  * situation open (docs/testing-clients.md#is-my-client-a-good-api-citizen).
  */
@@ -58,9 +55,11 @@ export const GONE_REPEATS = 3;
 export const UNREVALIDATED = 3;
 
 const IN_FLIGHT =
-  `A request that arrived within ${IN_FLIGHT_MS} ms of that answer, on another connection, while the key had other ` +
-  `requests under way, may have been sent before the client could read it, and is forgiven; a client with one ` +
-  `request at a time gets no such allowance.`;
+  `A request that arrived within ${IN_FLIGHT_MS} ms after that answer, on another connection that was already ` +
+  `open when the answer was written, may have been sent before the client could read it, and is forgiven; the ` +
+  `allowance runs from the answer that opened the situation, not from later ones. A request on the same ` +
+  `connection, or on one opened after the answer, gets no allowance: a client with one request at a time gets ` +
+  `none, and a burst of parallel requests written before any answer fails nothing.`;
 const KEY_TIME =
   "Waits are measured in your key's time (an advance of its test clock counts as time waited; a frozen clock " +
   'stands still).';
@@ -89,8 +88,11 @@ await sleep(Math.max(0, pausedUntil - clock()));`,
     title: 'Never banned',
     situation: 'An answer `429`.',
     rule:
-      'The key is banned: it kept sending after being rate limited, as many times as the plan allows before a ban ' +
-      '(see `/problems/key-banned`).',
+      'The key is banned: it kept sending after being rate limited, before the `Retry-After` of its previous ' +
+      '`429` had passed, as many times as the ban rule allows (see `/problems/key-banned`). A `429` for a ' +
+      'request sent after the previous wait passed, or forgiven as in flight (see `honours-retry-after`), counts ' +
+      'toward no ban: a client that waits every `Retry-After` it is given is never banned, however many `429`s ' +
+      'it meets.',
     advice: 'Stop at the first 429 and wait its Retry-After: a client that does is never banned.',
     sketch: `// One gate for the whole key: a 429 on any request pauses them all.
 if (answer.status === 429) gate.pauseFor(Number(answer.headers.get('Retry-After')) * 1000);`,
@@ -149,7 +151,9 @@ await retry(() => fetch(url, { method: 'POST', body, headers: { 'Idempotency-Key
     situation: 'A `GET` of a URL whose `ETag` the key received in the last 10 minutes.',
     rule:
       `The ${UNREVALIDATED === 3 ? 'third' : UNREVALIDATED + 'th'} such \`GET\` in a row without \`If-None-Match\` ` +
-      `goes wrong (a \`304\` counts nothing toward the limits and carries no body).`,
+      `goes wrong (a \`304\` counts nothing toward the limits and carries no body). A \`GET\` that arrived before ` +
+      `the \`ETag\` was written, or within ${IN_FLIGHT_MS} ms after it on another connection already open then, ` +
+      `is not counted: it may have been sent before the client could read the \`ETag\`.`,
     advice: 'Keep the ETag of what you read and send it back as If-None-Match; a 304 means your copy is current.',
     sketch: `const cached = cache.get(url);
 const answer = await fetch(url, { headers: cached ? { 'If-None-Match': cached.etag } : {} });

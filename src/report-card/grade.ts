@@ -2,15 +2,18 @@ import {
   type Answer,
   type Arrival,
   type Card,
+  type CardChange,
   type Fail,
   failed,
+  forgetSituations,
   KEEP,
   keep,
   type Opened,
   sameBody,
   seconds,
 } from './card.js';
-import { type CheckId, GONE_REPEATS, IN_FLIGHT_MS, RECENT_MS, TIMER_SLACK_MS, UNREVALIDATED } from './checks.js';
+import { inFlight } from '../http/in-flight.js';
+import { type CheckId, GONE_REPEATS, RECENT_MS, TIMER_SLACK_MS, UNREVALIDATED } from './checks.js';
 import { judgeRepeats } from './repeats.js';
 
 /**
@@ -22,7 +25,7 @@ import { judgeRepeats } from './repeats.js';
 export function grade(card: Card, request: Arrival, answer: Answer): void {
   card.requests++;
   const fail = (id: CheckId, detail: string) => failed(card, id, request, detail);
-  judgeWaits(card, request, fail);
+  const held = judgeWaits(card, request, fail);
   judgeRepeats(card, request, answer, fail);
   judgeRevalidation(card, request, answer, fail);
   judgeVersion(card, request, fail);
@@ -32,7 +35,7 @@ export function grade(card: Card, request: Arrival, answer: Answer): void {
     if (answer.cursorRefused)
       fail('cursor-untouched', `the cursor sent to ${request.path} is not one this API gave this key for this listing`);
   }
-  openWaits(card, request, answer, fail);
+  openWaits(card, request, answer, held, fail);
 }
 
 /** The latest exam of a webhook receiver: its cases that went wrong, if any. */
@@ -51,20 +54,34 @@ export function examined(card: Card, at: number, requestId: string, wrong: reado
 
 /**
  * Whether a request waited as a situation asked: `undefined` when it is not the situation's to judge
- * (sent before the answer reached the client), else whether it came too early.
+ * (it arrived before the answer was written, or may have been sent before the client could read it: the
+ * in-flight allowance, ../http/in-flight.ts), else whether it came too early.
  */
 function tooEarly(opened: Opened, request: Arrival): boolean | undefined {
   if (request.real < opened.sentReal) return undefined;
   if (request.key >= opened.until - TIMER_SLACK_MS) return false;
-  // In flight: sent, on another connection, before the answer could be read.
-  if (opened.crowded && request.connection !== opened.connection && request.real - opened.sentReal <= IN_FLIGHT_MS)
-    return undefined;
+  if (inFlight(request, writtenOf(opened))) return undefined;
   return true;
 }
 
+/** Where and when the answer that opened a situation was written. */
+const writtenOf = (opened: Pick<Opened, 'sentReal' | 'conn' | 'mark'>) => ({
+  real: opened.sentReal,
+  conn: opened.conn,
+  mark: opened.mark,
+});
+
+/** Which situations a request left open, because they were not its to judge (`tooEarly` answered `undefined`). */
+interface Held {
+  limited: boolean;
+  unavailable: boolean;
+  exhausted: boolean;
+}
+
 /** `honours-retry-after` and `paces`: a request that came before the wait it was asked for. */
-function judgeWaits(card: Card, request: Arrival, fail: Fail): void {
+function judgeWaits(card: Card, request: Arrival, fail: Fail): Held {
   const { limited, unavailable, exhausted } = card;
+  const held = { limited: false, unavailable: false, exhausted: false };
   if (limited) {
     const early = tooEarly(limited, request);
     if (early)
@@ -73,6 +90,7 @@ function judgeWaits(card: Card, request: Arrival, fail: Fail): void {
         `sent ${seconds(request.key - limited.sentKey)} after a 429; Retry-After said ${limited.seconds}`,
       );
     if (early !== undefined) card.limited = undefined;
+    else held.limited = true;
   }
   if (unavailable && unavailable.target === request.target && sameBody(unavailable.body, request.body)) {
     const early = tooEarly(unavailable, request);
@@ -82,6 +100,7 @@ function judgeWaits(card: Card, request: Arrival, fail: Fail): void {
         `repeated ${seconds(request.key - unavailable.sentKey)} after a 503; Retry-After said ${unavailable.seconds}`,
       );
     if (early !== undefined) card.unavailable = undefined;
+    else held.unavailable = true;
   }
   if (exhausted) {
     const early = tooEarly(exhausted, request);
@@ -92,14 +111,20 @@ function judgeWaits(card: Card, request: Arrival, fail: Fail): void {
           `${seconds(exhausted.until - exhausted.sentKey)} after it`,
       );
     if (early !== undefined) card.exhausted = undefined;
+    else held.exhausted = true;
   }
+  return held;
 }
 
-/** `revalidates`: a `GET` of what the key holds an `ETag` of. */
+/**
+ * `revalidates`: a `GET` of what the key holds an `ETag` of. A `GET` that arrived before the `ETag` was
+ * written, or may have been sent before the client could read it (in flight), is none of its business.
+ */
 function judgeRevalidation(card: Card, request: Arrival, answer: Answer, fail: Fail): void {
   if (request.method !== 'GET') return;
   let entry = card.etags.find((held) => held.target === request.target && request.key - held.sentKey <= RECENT_MS);
-  if (entry) {
+  const judged = entry !== undefined && request.real >= entry.sentReal && !inFlight(request, writtenOf(entry));
+  if (entry && judged) {
     card.tallies.revalidates.seen++;
     if (request.ifNoneMatch) entry.streak = 0;
     else if (++entry.streak === UNREVALIDATED) {
@@ -112,9 +137,15 @@ function judgeRevalidation(card: Card, request: Arrival, answer: Answer, fail: F
     }
   }
   if (!answer.etag) return;
-  if (!entry) entry = keep(card.etags, { target: request.target, sentKey: answer.key, streak: 0 }, KEEP.etags);
+  // The allowance runs from the answer that the client could have read first: a request it does not
+  // judge leaves it where it was, so that GETs which keep coming on open connections are judged.
+  if (!entry) entry = keep(card.etags, { target: request.target, streak: 0, ...sent(answer) }, KEEP.etags);
+  else if (judged) Object.assign(entry, sent(answer));
   entry.sentKey = answer.key;
 }
+
+/** When and where an answer was written (real and key time, connection), for the situations it opens. */
+const sent = (answer: Answer) => ({ sentReal: answer.real, sentKey: answer.key, conn: answer.conn, mark: answer.mark });
 
 /** `pins-version`. */
 function judgeVersion(card: Card, request: Arrival, fail: Fail): void {
@@ -145,14 +176,16 @@ function judgeGone(card: Card, request: Arrival, answer: Answer, fail: Fail): vo
   keep(card.gone, { what, asked: 0 }, KEEP.gone);
 }
 
-/** The situations an answer opens: a `429`, a `503` with `Retry-After`, `X-RateLimit-Remaining: 0`. */
-function openWaits(card: Card, request: Arrival, answer: Answer, fail: Fail): void {
-  const opened = (until: number): Opened => ({
-    sentReal: answer.real,
-    sentKey: answer.key,
-    until,
-    crowded: answer.crowded,
-    connection: request.connection,
+/**
+ * The situations an answer opens: a `429`, a `503` with `Retry-After`, `X-RateLimit-Remaining: 0`. Where the
+ * request left the same situation open (it was not its to judge), the answer extends the wait but keeps the
+ * answer the allowance runs from: requests that keep coming on open connections are judged from it.
+ */
+function openWaits(card: Card, request: Arrival, answer: Answer, held: Held, fail: Fail): void {
+  const opened = (until: number, previous: Opened | undefined, keep: boolean): Opened => ({
+    ...sent(answer),
+    ...(keep && previous ? { sentReal: previous.sentReal, conn: previous.conn, mark: previous.mark } : {}),
+    until: keep && previous ? Math.max(previous.until, until) : until,
   });
   if (answer.status === 429) {
     card.tallies['not-banned'].seen++;
@@ -160,12 +193,14 @@ function openWaits(card: Card, request: Arrival, answer: Answer, fail: Fail): vo
       fail('not-banned', `banned for ${answer.banStarted} s after sending on through 429s`);
     if (answer.retryAfter !== undefined) {
       card.tallies['honours-retry-after'].seen++;
-      card.limited = { ...opened(answer.key + answer.retryAfter * 1000), seconds: answer.retryAfter };
+      const until = answer.key + answer.retryAfter * 1000;
+      card.limited = { ...opened(until, card.limited, held.limited), seconds: answer.retryAfter };
     }
   } else if (answer.status === 503 && answer.retryAfter !== undefined) {
     card.tallies['honours-retry-after'].seen++;
+    const until = answer.key + answer.retryAfter * 1000;
     card.unavailable = {
-      ...opened(answer.key + answer.retryAfter * 1000),
+      ...opened(until, card.unavailable, held.unavailable),
       seconds: answer.retryAfter,
       target: request.target,
       body: request.body,
@@ -173,6 +208,13 @@ function openWaits(card: Card, request: Arrival, answer: Answer, fail: Fail): vo
   }
   if (answer.slotFreeAt !== undefined) {
     card.tallies.paces.seen++;
-    card.exhausted = opened(answer.slotFreeAt);
+    card.exhausted = opened(answer.slotFreeAt, card.exhausted, held.exhausted);
   }
+}
+
+/** Applies one change to `card` (in place): a graded request, an exam, or a reset of the key's data. */
+export function applyChange(card: Card, change: CardChange): void {
+  if (change.kind === 'graded') grade(card, change.arrival, change.answer);
+  else if (change.kind === 'examined') examined(card, change.at, change.requestId, change.wrong);
+  else forgetSituations(card);
 }

@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { storeUnavailable } from '../http/errors.js';
 import type { Cards } from './cards.js';
-import { type Card, newCard } from './card.js';
+import { type Card, type CardChange, newCard } from './card.js';
+import { applyChange } from './grade.js';
 
 /** A card Redis cannot give or keep: the service's `503`, as for any store it needs. */
 function unavailable(error: unknown): never {
@@ -10,31 +12,41 @@ function unavailable(error: unknown): never {
 
 /** How long Redis keeps a card no request has changed: a month. */
 const CARD_TTL_MS = 30 * 24 * 3_600_000;
-/** Attempts at one change racing others of the same card (compare and set). */
-const ATTEMPTS = 20;
+/**
+ * Folds a change waits for before its answer goes on: each failed attempt means another instance's fold
+ * succeeded, so a few suffice; a change left queued is folded by the next one, never lost.
+ */
+const FOLD_ATTEMPTS = 8;
 
 /**
- * Writes `ARGV[2]` as the card if the card is still `ARGV[1]` ('' for none), moving the count of
- * requests under way by `ARGV[3]`: the change of one request, atomic across instances.
+ * Writes `ARGV[2]` as the card if its version is still `ARGV[1]`, and takes the `ARGV[3]` changes it
+ * folded off the head of the queue: one fold, atomic across instances.
  */
-const COMPARE_AND_SET = `
-local held = redis.call('HGET', KEYS[1], 'card') or ''
-if held ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'card', ARGV[2])
-local under = redis.call('HINCRBY', KEYS[1], 'under', ARGV[3])
-if under < 0 then redis.call('HSET', KEYS[1], 'under', 0) end
+const FOLD = `
+if (redis.call('HGET', KEYS[1], 'version') or '0') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'card', ARGV[2], 'version', tonumber(ARGV[1]) + 1)
+redis.call('LTRIM', KEYS[2], tonumber(ARGV[3]), -1)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
 
 type CardRedis = (Redis | Cluster) & {
-  cardSet(key: string, held: string, card: string, moved: number, ttl: number): Promise<number>;
+  cardFold(card: string, queue: string, version: string, folded: string, taken: number, ttl: number): Promise<number>;
 };
 
+/** A change as queued: with an id of its own, so that the instance that queued it knows when it is folded. */
+interface Queued {
+  id: string;
+  change: CardChange;
+}
+
 /**
- * The cards in Redis, one hash a key (`card`: its JSON, `under`: its requests under way), changed by
- * compare and set: the grader runs here, in TypeScript, and Redis only keeps the change atomic. A card
- * lives as long as the limits' state does (a month unchanged), and survives a restart of any instance.
- * Grading never fails a request: a change Redis did not take is lost, and said at warn.
+ * The cards in Redis. Each key has a card (a hash: its JSON and a version) and a queue of changes (a
+ * list): a change is appended to the queue (RPUSH: atomic, and in the order changes reach Redis), then
+ * folded into the card, by whichever instance gets there first, with a compare-and-set on the version
+ * that takes exactly the folded changes off the queue. A fold that loses its race was overtaken by one that
+ * took every change queued before it, so no change is dropped however many race, and a reader folds what is
+ * still queued (the grader runs here, in TypeScript; Redis only keeps the change atomic). A card lives as
+ * long as the limits' state does (a month unchanged), and survives a restart of any instance.
  */
 export class RedisCards implements Cards {
   readonly #redis: CardRedis;
@@ -45,52 +57,48 @@ export class RedisCards implements Cards {
     redis: Redis | Cluster,
     { prefix = 'petstore:', warn }: { prefix?: string; warn: (fields: object, message: string) => void },
   ) {
-    redis.defineCommand('cardSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
+    redis.defineCommand('cardFold', { numberOfKeys: 2, lua: FOLD });
     this.#redis = redis as CardRedis;
     this.#prefix = prefix;
     this.#warn = warn;
   }
 
-  arrived(keyId: string): void {
-    // Sent now, on the connection the change will follow on: Redis applies them in this order.
-    this.#redis
-      .hincrby(this.#key(keyId), 'under', 1)
-      .catch((error: unknown) => this.#warn({ err: error }, 'report card: a request under way was not counted'));
-  }
-
-  async update(
-    keyId: string,
-    since: number,
-    change: (card: Card, underWay: number) => void,
-    done = false,
-  ): Promise<void> {
-    const key = this.#key(keyId);
+  /** Queues the change, then folds until it is in the card. Grading never fails a request: an error is said at warn. */
+  async record(keyId: string, since: number, change: CardChange): Promise<void> {
+    const [card, queue] = this.#keys(keyId);
+    const id = randomBytes(8).toString('base64url');
     try {
-      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-        const [held, under] = await this.#redis.hmget(key, 'card', 'under');
-        const card = held ? (JSON.parse(held) as Card) : newCard(since);
-        change(card, Number(under ?? 0));
-        if (await this.#redis.cardSet(key, held ?? '', JSON.stringify(card), done ? -1 : 0, CARD_TTL_MS)) return;
+      await this.#redis
+        .multi()
+        .rpush(queue, JSON.stringify({ id, change } satisfies Queued))
+        .pexpire(queue, CARD_TTL_MS)
+        .exec();
+      for (let attempt = 0; attempt < FOLD_ATTEMPTS; attempt++) {
+        const { version, folded, queued } = await this.#snapshot(card, queue, since);
+        if (!queued.some((entry) => entry.id === id)) return;
+        const taken = queued.length;
+        if (await this.#redis.cardFold(card, queue, version, JSON.stringify(folded), taken, CARD_TTL_MS)) return;
       }
-      this.#warn({ keyId }, 'report card: a change lost its race too often and was dropped');
     } catch (error) {
       this.#warn({ err: error }, 'report card: a change was not kept');
     }
   }
 
-  /** The key's card; a `503` while Redis does not answer. */
-  async read(keyId: string): Promise<Card | undefined> {
-    const held = await this.#redis.hget(this.#key(keyId), 'card').catch(unavailable);
-    return held ? (JSON.parse(held) as Card) : undefined;
+  /** The key's card with what is still queued folded in; a `503` while Redis does not answer. */
+  async read(keyId: string, since: number): Promise<Card> {
+    const [card, queue] = this.#keys(keyId);
+    return (await this.#snapshot(card, queue, since).catch(unavailable)).folded;
   }
 
   async clear(keyId: string, since: number): Promise<Card> {
     const card = newCard(since);
-    const key = this.#key(keyId);
+    const [key, queue] = this.#keys(keyId);
     const done = await this.#redis
       .multi()
       .hset(key, 'card', JSON.stringify(card))
+      .hincrby(key, 'version', 1)
       .pexpire(key, CARD_TTL_MS)
+      .del(queue)
       .exec()
       .catch(unavailable);
     if (done?.some(([error]) => error)) unavailable(done.find(([error]) => error)![0]);
@@ -101,7 +109,20 @@ export class RedisCards implements Cards {
     this.#redis.disconnect();
   }
 
-  #key(keyId: string): string {
-    return `${this.#prefix}card:{${keyId}}`;
+  /** The card and its queue as they stand at one instant, and the card with the queue folded in. */
+  async #snapshot(card: string, queue: string, since: number) {
+    const replies = await this.#redis.multi().hmget(card, 'card', 'version').lrange(queue, 0, -1).exec();
+    const failed = replies?.find(([error]) => error);
+    if (!replies || failed) throw failed?.[0] ?? new Error('report card: the snapshot was not answered');
+    const [held, version] = replies[0]![1] as [string | null, string | null];
+    const queued = (replies[1]![1] as string[]).map((entry) => JSON.parse(entry) as Queued);
+    const folded = held ? (JSON.parse(held) as Card) : newCard(since);
+    for (const entry of queued) applyChange(folded, entry.change);
+    return { version: version ?? '0', folded, queued };
+  }
+
+  /** The key's card and its queue, in one Cluster slot. */
+  #keys(keyId: string): [string, string] {
+    return [`${this.#prefix}card:{${keyId}}`, `${this.#prefix}card:{${keyId}}:queue`];
   }
 }

@@ -6,7 +6,7 @@ import { keyNow, REAL_TIME } from '../clock.js';
 import { TAG } from '../openapi/tags.js';
 import { TEST_MODE_ABOUT, TEST_MODE_CONFIG, testKeyOf } from '../test-mode/get-clock.js';
 import type { Cards } from './cards.js';
-import { cardStart, newCard } from './card.js';
+import { cardStart } from './card.js';
 import { ReportCard } from './schemas.js';
 import { cardView } from './view.js';
 
@@ -24,7 +24,7 @@ const ABOUT =
 /** The card of a request's key: its own, or a new one from the key's creation. */
 async function cardOf(request: FastifyRequest, cards: Cards) {
   const key = testKeyOf(request);
-  return (await cards.read(key.id)) ?? newCard(cardStart(key));
+  return cards.read(key.id, cardStart(key));
 }
 
 /** `GET /report-card` (getReportCard): how the test key's client behaved. */

@@ -1,8 +1,8 @@
-import { hash as digest, randomBytes } from 'node:crypto';
-import type { Socket } from 'node:net';
+import { hash as digest } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
 import { type Clock, keyNow, REAL_TIME } from '../clock.js';
 import { documentPath } from '../http/method-not-allowed.js';
+import type { Connections } from '../http/in-flight.js';
 import { countsTowardLimit } from '../ratelimit/step.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME } from '../idempotency/header.js';
 import { REMAINING_HEADER } from '../ratelimit/headers.js';
@@ -11,7 +11,6 @@ import type { Verdict } from '../ratelimit/verdict.js';
 import { VERSION_HEADER } from '../versions/versions.js';
 import type { Cards } from './cards.js';
 import { type Answer, type Arrival, cardStart } from './card.js';
-import { grade } from './grade.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -24,8 +23,11 @@ declare module 'fastify' {
     operation?: string;
   }
   interface FastifyRequest {
-    /** A graded request, from its arrival until its answer is graded; `body`, a hash of its body as sent, once read. */
-    watched?: { real: number; connection: string; body: string | undefined } | undefined;
+    /**
+     * A graded request, from its arrival until its answer is graded: when it came, on which connection
+     * (../http/in-flight.ts); `body`, a hash of its body as sent, once read.
+     */
+    watched?: { real: number; conn: number; openedAt: number; body: string | undefined } | undefined;
   }
 }
 
@@ -46,9 +48,7 @@ const CURSOR = /[?&]cursor=/;
  * instance, is judged against it); `cut`, when the client left before its answer. A live key's request
  * passes `arrived` with one test and meets nothing else.
  */
-export function cardWatch(cards: Cards, clock: Clock) {
-  const connectionOf = connectionNames();
-
+export function cardWatch(cards: Cards, clock: Clock, connections: Connections) {
   function arrived(request: FastifyRequest): void {
     const identity = request.identity;
     if (
@@ -58,12 +58,8 @@ export function cardWatch(cards: Cards, clock: Clock) {
       !countsTowardLimit(request.url)
     )
       return;
-    (request as FastifyRequest).watched = {
-      real: clock(),
-      connection: connectionOf(request.raw.socket),
-      body: undefined,
-    };
-    cards.arrived(identity.key.id);
+    const { conn, openedAt } = connections.of(request.raw.socket);
+    (request as FastifyRequest).watched = { real: clock(), conn, openedAt, body: undefined };
   }
 
   const graded: onSendHookHandler = function gradeAnswer(request, reply, payload, done) {
@@ -83,23 +79,24 @@ export function cardWatch(cards: Cards, clock: Clock) {
     if (request.watched) void record(request, { status: 'cut', etag: false, cursorRefused: false });
   }
 
-  function record(request: FastifyRequest, facts: Omit<Answer, 'real' | 'key' | 'crowded'>): void | Promise<void> {
+  function record(
+    request: FastifyRequest,
+    facts: Omit<Answer, 'real' | 'key' | 'conn' | 'mark'>,
+  ): void | Promise<void> {
     const watched = request.watched!;
     request.watched = undefined;
     const identity = request.identity as Extract<FastifyRequest['identity'], { kind: 'key' }>;
     const keyClock = identity.clock ?? REAL_TIME;
     const real = clock();
     const arrival = arrivalOf(request, watched, keyNow(keyClock, watched.real));
-    const answer: Answer = { ...facts, real, key: keyNow(keyClock, real), crowded: false };
-    return cards.update(
-      identity.key.id,
-      cardStart(identity.key),
-      (card, underWay) => {
-        answer.crowded = underWay > 1;
-        grade(card, arrival, answer);
-      },
-      true,
-    );
+    const answer: Answer = {
+      ...facts,
+      real,
+      key: keyNow(keyClock, real),
+      conn: watched.conn,
+      mark: connections.mark(),
+    };
+    return cards.record(identity.key.id, cardStart(identity.key), { kind: 'graded', arrival, answer });
   }
 
   return { arrived, noteBody, graded, cut };
@@ -109,19 +106,6 @@ export function cardWatch(cards: Cards, clock: Clock) {
 function noteBody(request: FastifyRequest): void {
   const { watched, body } = request as FastifyRequest;
   if (watched && body !== undefined) watched.body = hash(JSON.stringify(body));
-}
-
-/** Each connection's name: this instance's, and its own, for as long as the socket lives. */
-function connectionNames(): (socket: Socket | null) => string {
-  const instance = randomBytes(4).toString('hex');
-  const names = new WeakMap<Socket, string>();
-  let count = 0;
-  return (socket) => {
-    if (!socket) return `${instance}-none`;
-    let name = names.get(socket);
-    if (name === undefined) names.set(socket, (name = `${instance}-${++count}`));
-    return name;
-  };
 }
 
 /** Every API route's answers graded: the grading step goes last, after the route's own `onSend` steps. */
@@ -152,7 +136,8 @@ function arrivalOf(request: FastifyRequest, watched: NonNullable<FastifyRequest[
   const idempotencyKey = headers[IDEMPOTENCY_FIELD];
   return {
     requestId: request.id,
-    connection: watched.connection,
+    conn: watched.conn,
+    openedAt: watched.openedAt,
     real: watched.real,
     key,
     method,
@@ -173,7 +158,7 @@ function answerOf(
   request: FastifyRequest,
   reply: FastifyReply,
   payload: string | undefined,
-): Omit<Answer, 'real' | 'key' | 'crowded'> | undefined {
+): Omit<Answer, 'real' | 'key' | 'conn' | 'mark'> | undefined {
   if (!request.watched) return undefined;
   // A connection reset in place of the answer: the client learnt nothing of it (its ETag, its headers).
   if (request.fault?.fault === 'reset') return { status: 'reset', etag: false, cursorRefused: false };

@@ -18,7 +18,7 @@ import { UNGRADED } from '../report-card/watch.js';
 export const TEST_MODE_ABOUT =
   'For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real ' +
   'time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; ' +
-  'like every path that counts nothing, it is throttled per client address (`429`).';
+  'like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).';
 
 /**
  * The route options every test-mode operation shares: answered past a

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
-import type { Db } from '../db/database.js';
+import { type Db, isEmbedded } from '../db/database.js';
 import { transactionsOf } from '../db/group-commit.js';
 import { ProblemError } from '../http/problems.js';
 import { conflictResponse, problemResponses } from '../http/responses.js';
@@ -60,6 +60,10 @@ function moveRoute(
         idempotencyKeyOf(request.headers as { 'idempotency-key'?: string }),
         () => fingerprintOf(operationId, body ?? {}),
         async (trx) => {
+          // Concurrent moves of one clock, through any instances, each apply to the one before: the key's row
+          // is held until this one commits (PostgreSQL; SQLite's writes already come one at a time).
+          if (!isEmbedded(db))
+            await trx.selectFrom('api_keys').select('id').where('id', '=', key.id).forUpdate().execute();
           const realNow = clock();
           const moved = next(await clocks.of(key.id, trx), realNow, body);
           await clocks.set(trx, key.id, moved);

@@ -6,7 +6,7 @@ import { TEST_MODE_ABOUT, TEST_MODE_CONFIG, testKeyOf } from './get-clock.js';
 import { TestDataRemoved } from './schemas.js';
 import type { TestData } from './test-data.js';
 import type { Cards } from '../report-card/cards.js';
-import { cardStart, forgetSituations } from '../report-card/card.js';
+import { cardStart } from '../report-card/card.js';
 
 /**
  * `DELETE /test-data` (resetTestData, docs/testing-clients.md#testing-your-client-in-seconds): a test key starts over
@@ -35,7 +35,7 @@ export function resetTestData(app: App, { testData, cards }: { testData: TestDat
       const key = testKeyOf(request);
       const removed = await testData.reset(key.id, key.faults !== null);
       // The card keeps what it graded; the situations go with the windows and records that opened them.
-      await cards.update(key.id, cardStart(key), forgetSituations);
+      await cards.record(key.id, cardStart(key), { kind: 'reset' });
       return removed;
     },
   );

@@ -1,3 +1,4 @@
+import { MAX_LIMIT } from '../ratelimit/plans.js';
 import Type, { type Static } from 'typebox';
 import { MAX_ADVANCE_MS } from './clock.js';
 
@@ -91,6 +92,34 @@ export const TestKey = Type.Object(
   { $id: 'TestKey', additionalProperties: false, description: 'A child test key, with its own clock and data.' },
 );
 export type TestKey = Static<typeof TestKey>;
+
+/** What `POST /test-keys` may ask of the child: lower limits than its parent's. */
+export const TestKeyLimits = Type.Object(
+  {
+    perMinute: Type.Optional(
+      Type.Integer({
+        format: 'int32',
+        minimum: 1,
+        maximum: MAX_LIMIT,
+        description: "At most your key's per-minute limit.",
+      }),
+    ),
+    perDay: Type.Optional(
+      Type.Integer({
+        format: 'int32',
+        minimum: 1,
+        maximum: MAX_LIMIT,
+        description: "At most your key's per-day limit.",
+      }),
+    ),
+  },
+  {
+    $id: 'TestKeyLimits',
+    additionalProperties: false,
+    description: "The child's own limits, each at most your key's (default: your key's).",
+  },
+);
+export type TestKeyLimits = Static<typeof TestKeyLimits>;
 
 export const TestKeyParams = Type.Object({
   keyId: Type.String({

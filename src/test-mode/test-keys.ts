@@ -1,23 +1,21 @@
 import { createHmac } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { isEmbedded } from '../db/database.js';
-import { ProblemError } from '../http/problems.js';
 import { conflictResponse, problemResponses } from '../http/responses.js';
-import { ref } from '../http/schemas.js';
+import { ProblemError } from '../http/problems.js';
+import { bodyOptional, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
 import { ownerOf } from '../keys/identify.js';
 import { generateKey, generateKeyId, testKeyFrom } from '../keys/key-format.js';
-import type { KeyRecord, KeysRepository } from '../keys/repository.js';
+import { type KeyRecord, type KeysRepository, policyOfKey } from '../keys/repository.js';
 import { UNGRADED } from '../report-card/watch.js';
 import { TAG } from '../openapi/tags.js';
 import { testKeyOf } from './get-clock.js';
-import { TestKey, TestKeyParams } from './schemas.js';
+import { TestKey, TestKeyLimits, TestKeyParams } from './schemas.js';
+import { aliveDescendants, childLimits, MAX_CHILDREN, MAX_DESCENDANTS, rootOf, treeFull } from './key-tree.js';
 import { childrenOf, type TestData } from './test-data.js';
-
-/** The most children a test key has alive at once (docs/testing-clients.md#testing-your-client-in-seconds). */
-export const MAX_CHILDREN = 100;
 
 export interface TestKeysDeps {
   db: Db;
@@ -39,18 +37,24 @@ export function createTestKey(app: App, { db, keys, writes, testKeySecret }: Tes
     '/test-keys',
     {
       config: UNGRADED,
+      preValidation: bodyOptional,
       schema: {
         operationId: 'createTestKey',
         summary: 'Make a child test key',
         description:
           `For test keys only: a new test key of your key's plan, limits and version, with its own clock, data and ` +
-          `limits, for one job of a parallel test run. Its key is shown this once (and to a retry with the same ` +
-          `\`Idempotency-Key\`). Your key has at most ${MAX_CHILDREN} children alive (\`409\` \`test-key-limit\`); ` +
-          `\`DELETE /test-keys/{keyId}\` removes one, and your \`DELETE /test-data\` removes them all. A live key ` +
-          `gets \`403\` \`test-key-required\`.`,
+          `limits, for one job of a parallel test run. It may be given lower \`perMinute\` and \`perDay\` than ` +
+          `yours (a test that meets the limit in a few requests), never higher (\`400\`). Its key is shown this ` +
+          `once (and to a retry with the same \`Idempotency-Key\`). Your key has at most ${MAX_CHILDREN} children ` +
+          `alive, and your root test key (the one no key made) at most ${MAX_DESCENDANTS} keys alive below it at ` +
+          `every depth (\`409\` \`test-key-limit\`); \`DELETE /test-keys/{keyId}\` removes one, and your ` +
+          `\`DELETE /test-data\` removes them all. A live key gets \`403\` \`test-key-required\`.`,
         tags: [TAG.testing],
         'x-stability': 'experimental',
         headers: IdempotencyHeaders,
+        body: ref(TestKeyLimits),
+        // No body is the empty one: the parent's limits (openapi/document.ts says so in the document).
+        'x-body-optional': true,
         response: {
           201: { ...ref(TestKey), description: 'The child, with its key.', headers: REPLAYED_RESPONSE_HEADER },
           ...problemResponses(400, 403, 415),
@@ -66,22 +70,20 @@ export function createTestKey(app: App, { db, keys, writes, testKeySecret }: Tes
           ? generateKey(true)
           : testKeyFrom(createHmac('sha256', testKeySecret).update(id).digest());
       let made: string | undefined;
+      const asked = request.body as TestKeyLimits;
+      const limits = childLimits(policyOfKey(parent), asked);
       const answered = await writes.run(
         ownerOf(request),
         idempotencyKey,
-        () => fingerprintOf('createTestKey'),
+        () => fingerprintOf('createTestKey', asked),
         async (trx) => {
-          // One child at a time per parent on PostgreSQL: the count and the insert stand together.
-          if (pg) await trx.selectFrom('api_keys').select('id').where('id', '=', parent.id).forUpdate().execute();
-          if ((await childrenOf(trx, parent.id)).length >= MAX_CHILDREN) {
-            throw new ProblemError(
-              'test-key-limit',
-              `Your key has ${MAX_CHILDREN} child keys alive: delete one (DELETE /test-keys/{keyId}) or reset ` +
-                `(DELETE /test-data).`,
-            );
-          }
+          // One key at a time under one root on PostgreSQL: the counts and the insert stand together.
+          const root = await rootOf(trx, parent.id);
+          if (pg) await trx.selectFrom('api_keys').select('id').where('id', '=', root).forUpdate().execute();
+          const full = treeFull((await childrenOf(trx, parent.id)).length, await aliveDescendants(trx, root));
+          if (full) throw full;
           const id = generateKeyId();
-          const { record, key } = await keys.create(childOf(parent, id, keyOf(id)), trx);
+          const { record, key } = await keys.create(childOf(parent, id, keyOf(id), limits), trx);
           made = key;
           return { status: 201, body: viewOf(record) };
         },
@@ -93,13 +95,15 @@ export function createTestKey(app: App, { db, keys, writes, testKeySecret }: Tes
   );
 }
 
-/** What a child is made of: its parent's plan, limits and version. */
-function childOf(parent: KeyRecord, id: string, key: string) {
-  const limits = parent.plan === 'enterprise' ? { perMinute: parent.perMinute!, perDay: parent.perDay! } : {};
+/** What a child is made of: its parent's plan and version, and its limits (its parent's, or lower). */
+function childOf(parent: KeyRecord, id: string, key: string, limits: { perMinute: number; perDay: number }) {
+  const own = parent.plan === 'enterprise' ? limits : undefined;
+  const lowered = parent.plan !== 'enterprise' ? limits : undefined;
   return {
     name: `${parent.name} (child)`.slice(0, 100),
     plan: parent.plan,
-    ...limits,
+    ...own,
+    ...(lowered ? { lowered } : {}),
     apiVersion: parent.apiVersion,
     test: true,
     parentId: parent.id,

@@ -14,8 +14,7 @@ function usageProblems() {
   return {
     429: {
       ...common[429],
-      description:
-        'Throttled per client address, as every path that counts nothing (plan `documentation`); never for your key.',
+      description: 'Throttled, as every path that counts nothing (`uncounted-throttled`, per key); never by your plan.',
     },
     503: {
       ...common[503],
@@ -27,7 +26,7 @@ function usageProblems() {
 /**
  * `GET /usage` (getUsage): the caller's plan, both windows, the ban in force and today's count, as
  * GitHub's `GET /rate_limit` answers them. It counts nothing (like the documentation's paths, it is
- * only throttled per address) and carries the rate-limit headers; its numbers are those of the
+ * only throttled, per key) and carries the rate-limit headers; its numbers are those of the
  * headers, from the same look at the limiter (the limit step's, ratelimit/step.ts).
  */
 export function getUsage(app: App, { limiter }: { limiter: LimiterStore }): void {
@@ -44,8 +43,8 @@ export function getUsage(app: App, { limiter }: { limiter: LimiterStore }): void
           '',
           '- **A banned key** gets `200`, its ban in `ban` (asking neither counts nor extends it), and the headers ' +
             'show the ban.',
-          '- **`429`** comes only from the throttle every path that counts nothing shares, per client address ' +
-            "(plan `documentation`: 300 a minute, 20,000 a day), never from your key's own limits.",
+          "- **`429`** comes only from the throttle of the paths that count nothing, your key's own " +
+            "(`uncounted-throttled`: 600 a minute, 100,000 a day), never from your plan's limits, and never a ban.",
           "- **A test key's `Prefer: fault=…`** does not apply: faults apply to the operations that count " +
             '(`Preference-Applied` is never sent here).',
           '- **`503`** (with `Retry-After`) when the store of keys cannot be reached and the key cannot be ' +

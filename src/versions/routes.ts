@@ -65,7 +65,7 @@ export function versionsRoutes(app: App, { oldest }: { oldest: Notice }): void {
         summary: 'The versions of the API',
         description:
           `Every version, oldest first, with what each changed and why. Needs no key and counts nothing (the ` +
-          `per-address throttle of the documentation applies). A request names its version in ` +
+          `throttle of what counts nothing applies, per key or per address). A request names its version in ` +
           `\`${VERSION_HEADER}\`; without it, it gets its key's pinned version (keys made before versions: ` +
           `${OLDEST_VERSION}; new keys: the newest).`,
         tags: [TAG.versions],

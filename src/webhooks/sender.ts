@@ -47,7 +47,14 @@ export class Sender {
     this.#agents = { http: new HttpAgent(agent), https: new HttpsAgent(agent) };
   }
 
-  post(url: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Sent> {
+  /** One attempt, cut `timeoutMs` after it starts connecting (the sender's own timeout unless given). */
+  post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+    timeoutMs = this.options.timeoutMs,
+  ): Promise<Sent> {
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
     const literal = addressOf(new URL(url));
@@ -73,8 +80,8 @@ export class Sender {
       });
       const timer = setTimeout(() => {
         request.destroy();
-        done(answered ?? { error: `no answer within ${this.options.timeoutMs / 1000} s` });
-      }, this.options.timeoutMs);
+        done(answered ?? { error: `no answer within ${Math.round(timeoutMs / 100) / 10} s` });
+      }, timeoutMs);
       request.on('error', (error: NodeJS.ErrnoException) => done(answered ?? { error: describe(error) }));
       request.on('response', (response) => {
         answered = this.#answerOf(response);

@@ -117,7 +117,7 @@ describe('error answers of the server', () => {
 
   it('banned: BannedError with retryAfter and bannedUntil; beyond maxWaitMs the client stops sending', async () => {
     const { key } = await clientOf('free');
-    await hammer(key, 70);
+    await hammer(key, 71);
     let sent = 0;
     const fetch = injectFetch(t.app);
     const client = new PetstoreClient({

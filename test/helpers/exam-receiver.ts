@@ -37,6 +37,8 @@ export interface Flaws {
   invertAt?: number;
   /** The nth request it gets is never answered. */
   hangAt?: number;
+  /** No request it gets is ever answered. */
+  hangs?: boolean;
   /** Every request answered with this status, whatever it holds. */
   always?: number;
   /** Waits this long before each answer. */
@@ -81,7 +83,7 @@ export async function receiverWith(clock: () => number, flaws: Flaws = {}) {
     request.on('data', (chunk: string) => (body += chunk));
     request.on('end', () => {
       state.received.push({ headers: request.headers, body });
-      if (n === flaws.hangAt) return;
+      if (n === flaws.hangAt || flaws.hangs) return;
       let status = flaws.always ?? judge(request.headers, body);
       if (n === flaws.invertAt) status = status < 300 ? 400 : 200;
       setTimeout(() => {

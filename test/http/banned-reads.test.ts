@@ -72,7 +72,8 @@ describe('a banned caller’s connection, read slowly', () => {
     afterEach(async () => t?.close());
 
     it('answers a banned caller’s next request on the same connection only after the pause', async () => {
-      // One refusal starts a ban; the address has no key, so it counts under the anonymous policy (60 a minute).
+      // One refusal that counts starts a ban (the second: the first follows no other); the address has no key,
+      // so it counts under the anonymous policy (60 a minute).
       t = await testApp({ env: { BAN_AFTER_REJECTIONS: '1' } });
       const port = Number(new URL(await t.app.listen({ host: '127.0.0.1', port: 0 })).port);
       const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.4' });
@@ -87,15 +88,15 @@ describe('a banned caller’s connection, read slowly', () => {
         socket.write('GET /pets/1 HTTP/1.1\r\nHost: x\r\n\r\n');
         while (answered.length === before) await new Promise((resolve) => setTimeout(resolve, 1));
       };
-      for (let i = 0; i < 62; i++) await send();
+      for (let i = 0; i < 63; i++) await send();
       const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
       expect(statuses.slice(0, 60).every((status) => status === 401)).toBe(true);
-      expect(statuses.slice(60)).toEqual([429, 429]);
+      expect(statuses.slice(60)).toEqual([429, 429, 429]);
       expect(text).toContain('/problems/key-banned');
       await send();
-      // The third refusal was read no sooner than the pause after
-      // the second was written (it reached the client after that).
-      expect(answered[62]! - answered[61]!).toBeGreaterThanOrEqual(BANNED_READ_PAUSE_MS - 5);
+      // The fourth refusal was read no sooner than the pause after
+      // the third, the ban's first, was written (it reached the client after that).
+      expect(answered[63]! - answered[62]!).toBeGreaterThanOrEqual(BANNED_READ_PAUSE_MS - 5);
       socket.destroy();
     });
   });

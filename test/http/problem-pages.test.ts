@@ -53,7 +53,9 @@ describe('prose follows the configuration', () => {
     });
     try {
       const rules =
-        'A client that gets 5 or more `429`s within 30 seconds is banned for 120 seconds; each further ban within 24 hours of the last one lasts twice as long, up to 2 hours.';
+        'A client that gets 5 or more `429`s within 30 seconds for requests sent before the `Retry-After` of its ' +
+        'previous `429` had passed is banned for 120 seconds; each further ban within 24 hours of the last one lasts ' +
+        'twice as long, up to 2 hours.';
       const document = JSON.parse((await custom.app.inject({ url: '/openapi.json' })).body) as {
         info: { description: string };
       };
@@ -68,7 +70,9 @@ describe('prose follows the configuration', () => {
     // And the defaults, as docs/rate-limits.md#bans gives them.
     const page = (await t.app.inject({ url: '/problems/key-banned' })).body;
     expect(page).toContain(
-      '10 or more <code>429</code>s within 60 seconds is banned for 60 seconds; each further ban within 24 hours of the last one lasts twice as long, up to one hour.',
+      '10 or more <code>429</code>s within 60 seconds for requests sent before the <code>Retry-After</code> of its ' +
+        'previous <code>429</code> had passed is banned for 60 seconds; each further ban within 24 hours of the last ' +
+        'one lasts twice as long, up to one hour.',
     );
   });
 });

@@ -16,6 +16,7 @@ const validatorOf = (slug: ProblemSlug) => ajv.getSchema((problemRef(slug) as un
 const EXTRAS: Record<string, Record<string, unknown>> = {
   'invalid-request': { errors: [{ in: 'query', name: 'limit', message: 'must be <= 100' }] },
   'rate-limited': { window: 'minute', limit: 60, plan: 'free', retryAfter: 12 },
+  'uncounted-throttled': { policy: 'uncounted', window: 'minute', limit: 600, retryAfter: 60 },
   'unknown-version': { versions: ['2025-06-01', '2026-11-26'] },
   'key-banned': { retryAfter: 60, bannedUntil: '2026-11-27T12:01:00.000Z' },
 };

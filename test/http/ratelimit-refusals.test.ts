@@ -63,7 +63,8 @@ describe('429 rate-limited', () => {
     const banned = [await t.newKey('free'), await t.newKey('free')];
     for (const key of banned) {
       await exhaustMinute(() => get(key), 60);
-      for (let i = 0; i < 10; i++) await get(key);
+      // The first 429 follows no other; the ten after it, sent within its wait, start the ban.
+      for (let i = 0; i < 11; i++) await get(key);
       t.clock.advance(300);
     }
     const [first, second] = [await refusal(banned[0]!), await refusal(banned[1]!)];
@@ -127,11 +128,12 @@ describe('temporary bans', () => {
     const { record, key } = await t.keys.create({ plan: 'free' });
     const get = () => t.app.inject({ url: '/pets', headers: { 'x-api-key': key } });
     await exhaustMinute(get, 60);
-    for (let i = 0; i < 10; i++) expect(json(await get()).type).toMatch(/rate-limited$/);
+    // The first 429 follows no other; each of the next ten comes before the wait it was told.
+    for (let i = 0; i < 11; i++) expect(json(await get()).type).toMatch(/rate-limited$/);
     return { record, key, get, lines };
   }
 
-  it('10 rate-limited requests within 60 s ban the key for 60 s, with the contract response', async () => {
+  it('10 rate-limited requests within 60 s, each before the previous Retry-After, ban the key for 60 s', async () => {
     const { get, lines, record } = await banned();
     const bannedAt = t.clock();
     const refused = await get();
@@ -164,10 +166,11 @@ describe('temporary bans', () => {
     await exhaustMinute(get, 60);
     t.clock.advance(25_000);
     const refusals = [];
-    for (let i = 0; i < 10; i++) refusals.push(await get());
-    // The first nine wait for the minute's oldest request to leave (35 s); the tenth starts a 60 s ban.
-    expect(refusals.slice(0, 9).map((r) => r.headers['retry-after'])).toEqual(Array(9).fill('35'));
-    const last = refusals[9]!;
+    for (let i = 0; i < 11; i++) refusals.push(await get());
+    // The first ten wait for the minute's oldest request to leave (35 s); the eleventh, the tenth sent
+    // within the wait it was told, starts a 60 s ban.
+    expect(refusals.slice(0, 10).map((r) => r.headers['retry-after'])).toEqual(Array(10).fill('35'));
+    const last = refusals[10]!;
     expect(json(last)).toMatchObject({ type: 'http://petstore.test/problems/rate-limited', retryAfter: 60 });
     expect(last.headers['retry-after']).toBe('60');
     t.clock.advance(35_000);
@@ -217,6 +220,7 @@ describe('temporary bans', () => {
 
   it('thresholds are configuration', async () => {
     const { get } = await banned({ BAN_AFTER_REJECTIONS: '20', BAN_FIRST_SECONDS: '30' });
+    // Ten counted so far: nine more, and the twentieth starts the ban.
     for (let i = 0; i < 9; i++) expect(json(await get()).type).toMatch(/rate-limited$/);
     const last = await get();
     expect(json(last).type).toMatch(/rate-limited$/);

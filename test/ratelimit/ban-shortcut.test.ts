@@ -47,20 +47,21 @@ describe('BanShortcut', () => {
     const [hit, hitNow] = [vi.spyOn(store, 'hit'), vi.spyOn(store, 'hitNow')];
     const asked = () => hit.mock.calls.length + hitNow.mock.calls.length;
     const shortcut = new BanShortcut(store, { clock: () => now });
-    for (let i = 0; i < 70; i++) await shortcut.hit('key:k', free);
-    // The 70th request started a 60 s ban; the store tells the first request of the ban its end, and
-    // what follows is answered from memory, to its last 50 ms.
+    for (let i = 0; i < 71; i++) await shortcut.hit('key:k', free);
+    // The 71st request started a 60 s ban (the first 429 follows no other, so the next ten count); the
+    // store tells the first request of the ban its end, and what follows is answered from memory, to its
+    // last 50 ms.
     now += 1_000;
     expect((await shortcut.hit('key:k', free)).kind).toBe('banned');
-    expect(asked()).toBe(71);
+    expect(asked()).toBe(72);
     for (let i = 0; i < 58; i++) {
       now += 1_000;
       expect((await shortcut.hit('key:k', free)).kind).toBe('banned');
     }
-    expect(asked()).toBe(71);
+    expect(asked()).toBe(72);
     now += 990;
     expect((await shortcut.hit('key:k', free)).kind).toBe('banned');
-    expect(asked()).toBe(72);
+    expect(asked()).toBe(73);
     now += 10;
     expect((await shortcut.hit('key:k', free)).kind).toBe('admitted');
     await shortcut.close();
@@ -71,7 +72,7 @@ describe('BanShortcut', () => {
     const store = new MemoryLimiterStore({ clock: () => now });
     const shortcut = new BanShortcut(store, { clock: () => now });
     const ban = async (caller: string) => {
-      for (let i = 0; i < 70; i++) await shortcut.hit(caller, free);
+      for (let i = 0; i < 71; i++) await shortcut.hit(caller, free);
       expect((await shortcut.hit(caller, free)).kind).toBe('banned');
     };
     await ban('key:a');
@@ -143,7 +144,7 @@ describe('BanShortcut', () => {
       max: 2,
     });
     for (let i = 0; i < 1_000; i++) await shortcut.hit(`ip:10.0.${i >> 8}.${i & 255}`, free);
-    for (const caller of ['key:a', 'key:b', 'key:c']) for (let i = 0; i < 70; i++) await shortcut.hit(caller, free);
+    for (const caller of ['key:a', 'key:b', 'key:c']) for (let i = 0; i < 71; i++) await shortcut.hit(caller, free);
     // Two are held; the third is refused by the store itself, exactly the same.
     for (const caller of ['key:a', 'key:b', 'key:c']) expect((await shortcut.hit(caller, free)).kind).toBe('banned');
     now += 61_000;

@@ -52,6 +52,8 @@ function simulate(policy: Policy, start: number, groups: Arrival[]): number[] {
   const perDay = new Map<number, number>();
   let firstLive = 0;
   let strikes: number[] = [];
+  // When the latest 429's wait ends: a 429 before it is a strike.
+  let waitEnd = 0;
   let ban: { until: number; level: number } | undefined;
   let state: CallerState | undefined;
   let retryAfterMs = 0;
@@ -72,12 +74,15 @@ function simulate(policy: Policy, start: number, groups: Arrival[]): number[] {
         perDay.set(dayOf(now), today + 1);
       }
       if (verdict.kind === 'rate-limited') {
-        strikes = [...strikes.filter((t) => now - t < rules.withinMs), now];
-        const expectedBan = strikes.length >= rules.rejections ? startBan(now, ban) : undefined;
+        // Only a 429 for a request sent before the previous 429's wait ended is a strike.
+        const strike = now < waitEnd;
+        waitEnd = now + verdict.retryAfterSeconds * 1000;
+        if (strike) strikes = [...strikes.filter((t) => now - t < rules.withinMs), now];
+        const expectedBan = strike && strikes.length >= rules.rejections ? startBan(now, ban) : undefined;
         expect(verdict.banStarted).toEqual(
           expectedBan && { until: expectedBan.until, durationMs: expectedBan.until - now },
         );
-        if (expectedBan) [ban, strikes] = [expectedBan, []];
+        if (expectedBan) [ban, strikes, waitEnd] = [expectedBan, [], 0];
       }
 
       expect(sameNumbers(minuteInstants(next.minuteLog), admitted.slice(firstLive))).toBe(true);
@@ -188,7 +193,8 @@ describe('decide, examples', () => {
 
   it('peek shows a ban without counting and without refusing', () => {
     let state = burst(free, 60);
-    for (let i = 0; i < 10; i++) state = decide(state, NOON, free, rules).state;
+    // The first 429 follows no other; the next ten come before its wait ended.
+    for (let i = 0; i < 11; i++) state = decide(state, NOON, free, rules).state;
     const seen = peek(state, NOON + 1_000, free);
     expect(seen).toMatchObject({ kind: 'peek', bannedUntil: NOON + 60_000 });
     expect(rateLimitHeaders(seen)).not.toHaveProperty(RETRY_AFTER_HEADER);
@@ -196,7 +202,7 @@ describe('decide, examples', () => {
 
   it('unban lifts the ban, forgives the strikes and keeps the escalation level', () => {
     let state = burst(free, 60);
-    for (let i = 0; i < 10; i++) state = decide(state, NOON, free, rules).state;
+    for (let i = 0; i < 11; i++) state = decide(state, NOON, free, rules).state;
     const lifted = unban(state);
     expect(lifted).toMatchObject({ bannedUntil: 0, banLevel: 1, minuteLog: state.minuteLog });
     expect(logSize(lifted.rejections)).toBe(0);

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
+import type { KeyClock } from '../../src/clock.js';
+import type { Sender } from '../../src/ratelimit/decision.js';
 import { runVectors } from './vectors.js';
 
 describe('MemoryLimiterStore: vectors', () => {
@@ -9,9 +11,13 @@ describe('MemoryLimiterStore: vectors', () => {
 
 /** Forgetting idle callers must be invisible: the same vectors pass with a sweep before every call. */
 class SweepingStore extends MemoryLimiterStore {
-  override async hit(caller: string, policy: Policy, unbanSeq?: number) {
+  override async hit(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock, sender?: Sender) {
     this.sweep();
-    return super.hit(caller, policy, unbanSeq);
+    return super.hit(caller, policy, unbanSeq, clock, sender);
+  }
+  override async refuse(caller: string, policy: Policy, unbanSeq?: number, clock?: KeyClock, sender?: Sender) {
+    this.sweep();
+    return super.refuse(caller, policy, unbanSeq, clock, sender);
   }
   override async peek(caller: string, policy: Policy, unbanSeq?: number) {
     this.sweep();
@@ -63,9 +69,11 @@ describe('MemoryLimiterStore: forgetting idle callers', () => {
     expect(store.size).toBe(0);
   });
 
-  it('keeps a caller for 60 s after its last 429', async () => {
+  it('keeps a caller for 60 s after its last 429 that counted toward a ban', async () => {
     await store.hit('key:a', oneAMinute);
     now = Date.parse('2024-03-02T00:00:29.000Z');
+    // The first 429 follows no other: only its wait is kept; the second, sent within that wait, counts.
+    expect((await store.hit('key:a', oneAMinute)).kind).toBe('rate-limited');
     expect((await store.hit('key:a', oneAMinute)).kind).toBe('rate-limited');
     now = Date.parse('2024-03-02T00:01:28.999Z');
     store.sweep();
@@ -77,7 +85,7 @@ describe('MemoryLimiterStore: forgetting idle callers', () => {
 
   it('keeps the escalation history for 24 h after a ban ends, even after an unban', async () => {
     await store.hit('key:a', oneAMinute);
-    for (let i = 0; i < 10; i++) await store.hit('key:a', oneAMinute);
+    for (let i = 0; i < 11; i++) await store.hit('key:a', oneAMinute);
     const ban = await store.banOf('key:a');
     expect(ban?.level).toBe(1);
     await store.unban('key:a');

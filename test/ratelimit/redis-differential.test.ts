@@ -41,7 +41,7 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
   });
 
   type Op =
-    | { hit: number }
+    | { hit: number; conn?: number; openedAgoMs?: number; forced?: boolean }
     | { advanceMs: number }
     | { peek: true }
     | { unban: true }
@@ -80,7 +80,18 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
             else if ('unban' in step) await both((s) => s.unban(caller));
             else if ('banOf' in step) expectSame(await both((s) => s.banOf(caller)));
             else if ('peek' in step) expectSame(await both((s) => s.peek(caller, policy, unbanSeq)));
-            else for (let i = 0; i < step.hit; i++) expectSame(await both((s) => s.hit(caller, policy, unbanSeq)));
+            else {
+              // A sender of one of a few connections, some of another instance: the in-flight allowance.
+              const sender =
+                step.conn === undefined
+                  ? undefined
+                  : { real: now, conn: step.conn, openedAt: now - (step.openedAgoMs ?? 0), mark: 3 };
+              const call = (s: LimiterStore) =>
+                step.forced
+                  ? s.refuse(caller, policy, unbanSeq, undefined, sender)
+                  : s.hit(caller, policy, unbanSeq, undefined, sender);
+              for (let i = 0; i < step.hit; i++) expectSame(await both(call));
+            }
           }
         } finally {
           await both((s) => s.close());
@@ -93,6 +104,16 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
   it('gives exactly the memory store’s verdicts for random sequences of calls', async () => {
     const op: fc.Arbitrary<Op> = fc.oneof(
       { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 8 }) }), weight: 6 },
+      {
+        arbitrary: fc.record({
+          hit: fc.integer({ min: 1, max: 4 }),
+          conn: fc.constantFrom(1, 2, 3, 4, 5 * 2 ** 32 + 1),
+          openedAgoMs: fc.integer({ min: 0, max: 60 }),
+          forced: fc.boolean(),
+        }),
+        weight: 4,
+      },
+      { arbitrary: fc.record({ advanceMs: fc.integer({ min: 0, max: 60 }) }), weight: 2 },
       {
         arbitrary: fc.record({
           advanceMs: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.constantFrom(9_999, 10_000, 60_000, 86_400_000)),

@@ -35,8 +35,8 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
   it('keeps all of one caller’s keys under one hash tag, so the script is Cluster safe', async () => {
     const store = storeAt(() => NOON);
     const caller = 'key:{odd}caller';
-    await store.hit(caller, oneAMinute);
-    await store.hit(caller, oneAMinute);
+    // An admission, a 429, and one sent within its wait: every key is written.
+    for (let i = 0; i < 3; i++) await store.hit(caller, oneAMinute);
     const found = await scanAll(`${prefix}{key:*`);
     expect(found.sort()).toEqual([...limiterKeys(prefix, caller)].sort());
     // Redis hashes only what lies between the first `{` and the next `}`: the same for every key.
@@ -79,9 +79,13 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     await store.hit(caller, oneAMinute);
     // A refusal leaves the log's lifetime as its admission set it: 60 s on Redis's clock from then,
     // which this test's jump of 30 s does not move (on Redis's own clock: the same instant, NOON + 60 s).
+    // The first 429 follows no other: nothing counts toward a ban, only its wait is kept, in the state.
+    expectTtls(await ttls(), [logLife, -2, 12 * 3_600_000 - 30_000]);
+    await store.hit(caller, oneAMinute);
+    // Sent within that wait, the next one counts: its rejection is kept for the ban rule's 60 s.
     expectTtls(await ttls(), [logLife, 60_000, 12 * 3_600_000 - 30_000]);
     for (let i = 0; i < 9; i++) await store.hit(caller, oneAMinute);
-    // The 10th rejection starts a ban ending in 60 s; its escalation history lasts 24 h beyond that.
+    // The 10th rejection that counts starts a ban ending in 60 s; its escalation history lasts 24 h beyond that.
     expectTtls(await ttls(), [logLife, -2, 60_000 + 86_400_000]);
     await store.unban(caller);
     expectTtls(await ttls(), [logLife, -2, 60_000 + 86_400_000]);
@@ -142,12 +146,14 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     const caller = randomUUID();
     const [, rejections, state] = limiterKeys(prefix, caller);
     const refuse = () => store.refuse(caller, oneAMinute);
-    for (let i = 0; i < 9; i++) await refuse();
+    // Sent at once: the first follows no other, the next nine come within its wait and count.
+    for (let i = 0; i < 10; i++) await refuse();
     // As the script before the field left it: the rejections in their list, nothing of them in the hash.
     await asHash(state, ['rejEnd', 'exp']);
     expect(await admin.llen(rejections)).toBe(9);
     now += 60_000;
-    // All nine have left the window: one more refusal is the first of a new count, not the tenth.
+    // All nine have left the window: one more counted refusal is the first of a new count, not the tenth.
+    await refuse();
     expect((await store.refuse(caller, oneAMinute)).kind).toBe('rate-limited');
     expect(await store.banOf(caller)).toBeNull();
     expect(await admin.llen(rejections)).toBe(1);
@@ -163,10 +169,13 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
     const caller = randomUUID();
     await store.peek(caller, oneAMinute, 5);
     expect(await admin.exists(...limiterKeys(prefix, caller))).toBe(0);
-    // Nothing fits, so only a rejection is kept: it and the state go 300 ms later.
+    // Nothing fits: the first refusal keeps only its wait (1 s), in the state; the second, sent within
+    // it, a rejection (300 ms). Both go once the wait has passed.
+    await store.hit(caller, { ...oneAMinute, perMinute: 0 });
+    expect(await admin.exists(...limiterKeys(prefix, caller))).toBe(1);
     await store.hit(caller, { ...oneAMinute, perMinute: 0 });
     expect(await admin.exists(...limiterKeys(prefix, caller))).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await admin.exists(...limiterKeys(prefix, caller))).toBe(0);
     await store.close();
   });
@@ -226,7 +235,8 @@ describe.skipIf(!redis)('RedisLimiterStore', () => {
       await admin.script('FLUSH');
       const verdicts = await Promise.all([1, 2, 3].map(() => store.hit(caller, oneAMinute)));
       expect(verdicts.map((verdict) => verdict.kind)).toEqual(['rate-limited', 'rate-limited', 'rate-limited']);
-      expect(await admin.llen(limiterKeys(prefix, caller)[1])).toBe(3);
+      // The first of the three follows no other 429; the other two count.
+      expect(await admin.llen(limiterKeys(prefix, caller)[1])).toBe(2);
     } finally {
       await store.close();
     }

@@ -9,6 +9,9 @@
  *   { "advanceMs": n }                                   move the fake clock forward
  *   { "hit": n, "everyMs"?: m, "caller"?: id, "expect": E } n requests, m ms apart; each must meet E
  *   { "refuse": n, "caller"?: id, "expect": E }           n forced refusals (a test key's fault=429)
+ *   a hit or refuse may name its sender (the in-flight allowance, src/http/in-flight.ts):
+ *   "conn": its connection's id, "openedAgoMs": how long it has been open, "mark": the newest connection
+ *   of its instance (default: the connection itself); without "conn", no sender (no allowance)
  *   { "peek": true, "caller"?: id, "expect": E }         headers without counting
  *   { "unbanSignal": n }                                 the unban counter the following requests carry
  *   { "unban": true, "caller"?: id }
@@ -23,7 +26,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
-import { type BanRules, DEFAULT_BAN_RULES } from '../../src/ratelimit/decision.js';
+import { type BanRules, DEFAULT_BAN_RULES, type Sender } from '../../src/ratelimit/decision.js';
 import { rateLimitHeaders } from '../../src/ratelimit/headers.js';
 import type { Policy } from '../../src/ratelimit/plans.js';
 import type { LimiterStore } from '../../src/ratelimit/store.js';
@@ -42,13 +45,25 @@ interface Expectation {
 
 type Step =
   | { advanceMs: number }
-  | { hit: number; everyMs?: number; caller?: string; expect: Expectation }
-  | { refuse: number; caller?: string; expect: Expectation }
+  | ({ hit: number; everyMs?: number; caller?: string; expect: Expectation } & Sent)
+  | ({ refuse: number; caller?: string; expect: Expectation } & Sent)
   | { peek: true; caller?: string; expect: Expectation }
   | { unban: true; caller?: string }
   | { unbanSignal: number }
   | { setPolicy: Policy }
   | { banOf: { level: number; endsInMs: number } | null; caller?: string };
+
+/** Where a request came from: its connection, how long open, and its instance's newest connection. */
+interface Sent {
+  conn?: number;
+  openedAgoMs?: number;
+  mark?: number;
+}
+
+function senderOf(step: Sent, now: number): Sender | undefined {
+  if (step.conn === undefined) return undefined;
+  return { real: now, conn: step.conn, openedAt: now - (step.openedAgoMs ?? 0), mark: step.mark ?? step.conn };
+}
 
 interface VectorCase {
   name: string;
@@ -81,12 +96,12 @@ export function runVectors(makeStore: StoreFactory): void {
           } else if ('hit' in step) {
             for (let n = 1; n <= step.hit; n++) {
               if (n > 1) now += step.everyMs ?? 0;
-              const verdict = await store.hit(callerOf(step), policy, unbanSeq);
+              const verdict = await store.hit(callerOf(step), policy, unbanSeq, undefined, senderOf(step, now));
               expect(observe(verdict, step.expect), `${where()}, request ${n} of ${step.hit}`).toEqual(step.expect);
             }
           } else if ('refuse' in step) {
             for (let n = 1; n <= step.refuse; n++) {
-              const verdict = await store.refuse(callerOf(step), policy, unbanSeq);
+              const verdict = await store.refuse(callerOf(step), policy, unbanSeq, undefined, senderOf(step, now));
               expect(observe(verdict, step.expect), `${where()}, forced refusal ${n} of ${step.refuse}`).toEqual(
                 step.expect,
               );

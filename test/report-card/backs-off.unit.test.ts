@@ -31,7 +31,8 @@ function passes(waits: number[], random: () => number): boolean {
   let now = 1_000_000;
   const request = (at: number, n: number): Arrival => ({
     requestId: `r${n}`,
-    connection: 'c1',
+    conn: 1,
+    openedAt: 0,
     real: at,
     key: at,
     method: 'GET',
@@ -51,7 +52,8 @@ function passes(waits: number[], random: () => number): boolean {
     status: 500,
     etag: false,
     cursorRefused: false,
-    crowded: false,
+    conn: 1,
+    mark: 1,
   });
   grade(card, request(now, 0), failed(now + 1));
   now += 1;

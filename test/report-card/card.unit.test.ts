@@ -27,7 +27,8 @@ describe('a card’s size', () => {
         const url = `/pets/${Math.floor(random() * 1e9)}?cursor=${'x'.repeat(Math.floor(random() * 50))}`;
         const request: Arrival = {
           requestId: `request-${i}-${'r'.repeat(100)}`,
-          connection: `c${i % 7}`,
+          conn: (i % 7) + 1,
+          openedAt: now,
           real: now,
           key: now,
           method: pick(['GET', 'POST', 'DELETE']),
@@ -51,7 +52,8 @@ describe('a card’s size', () => {
           ...(random() < 0.01 ? { banStarted: 60 } : {}),
           ...(random() < 0.05 ? { gone: random() < 0.5 ? { operation: `GET /x/${i}` } : { version: `v${i}` } } : {}),
           cursorRefused: random() < 0.1,
-          crowded: random() < 0.5,
+          conn: (i % 5) + 1,
+          mark: 7,
         };
         grade(card, request, answer);
       }

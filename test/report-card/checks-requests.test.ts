@@ -7,7 +7,8 @@ import { client as clientOf, failedAt, passed } from './graded-client.js';
  * The checks of requests (docs/testing-clients.md#is-my-client-a-good-api-citizen), each shown both ways: a client that
  * does it right and one that does it wrong, through the situation, with the failure's request id and detail. Waits pass
  * by the key's test clock or the service's fake clock; nothing sleeps. (The receiver exam: ./exam.test.ts; the
- * in-flight allowance and a real reset connection: ./in-flight.test.ts; backs-off's bound: ./backs-off.unit.test.ts.)
+ * in-flight allowance: ./parallel-clients.test.ts; a real reset connection: ./lost-answers.test.ts; backs-off's
+ * bound: ./backs-off.unit.test.ts.)
  */
 
 const PETS_SUNSET = '2027-03-01T00:00:00.000Z';

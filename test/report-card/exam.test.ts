@@ -259,6 +259,51 @@ describe('the exam', () => {
   });
 });
 
+describe('an exam of a receiver that never answers', () => {
+  // The sender's shares as deployed (8 attempts a key, 4 an endpoint); the webhook timeout 1 s, so that
+  // `valid` waits 1 s and the other cases until 2 s after the exam began.
+  let shared: TestApp;
+  beforeAll(async () => {
+    shared = await testApp({ env: { WEBHOOK_TIMEOUT_SECONDS: '1' } });
+  });
+  afterAll(async () => shared?.close());
+
+  async function hangingEndpoint(key: string) {
+    const receiver = await receiverWith(shared.clock, { hangs: true });
+    const endpoint = await endpointAt(shared, key, receiver.url);
+    return { receiver, endpoint };
+  }
+  const examOf = (key: string, endpointId: string) =>
+    shared.request({ method: 'POST', url: `/webhook-endpoints/${endpointId}/exam`, headers: { 'x-api-key': key } });
+
+  it('sends valid alone, then the other seven at once within the endpoint’s share, and answers within twice the case limit', async () => {
+    const key = await shared.newKey({ plan: 'business', test: true });
+    const { receiver, endpoint } = await hangingEndpoint(key);
+    const started = performance.now();
+    const answer = json<Exam>(await examOf(key, endpoint.id));
+    // Within 2 s of its start, whatever the receiver does (a margin for the machine, not a measure of speed).
+    expect(performance.now() - started).toBeLessThan(3_500);
+    expect(answer.passed).toBe(false);
+    expect(answer.cases.map((c) => c.id)).toEqual(IDS);
+    expect(answer.cases[0]).toMatchObject({ id: 'valid', got: 'no answer within 1 s', passed: false });
+    expect(answer.cases.every((c) => !c.passed)).toBe(true);
+    // Valid (cut after 1 s, though the receiver still holds it), then four at once (the endpoint's share);
+    // the last three found the exam over.
+    expect(receiver.requests).toBe(5);
+    expect(receiver.mostInFlight).toBe(5);
+    expect(answer.cases.slice(5).map((c) => c.got)).toEqual(Array(3).fill('no answer in time: the exam ended'));
+  });
+
+  it('five exams at once are each answered within twice the case limit', async () => {
+    const key = await shared.newKey({ plan: 'business', test: true });
+    const endpoints = await Promise.all(Array.from({ length: 5 }, () => hangingEndpoint(key)));
+    const started = performance.now();
+    const answers = await Promise.all(endpoints.map(({ endpoint }) => examOf(key, endpoint.id)));
+    expect(performance.now() - started).toBeLessThan(3_500);
+    expect(answers.map((a) => a.statusCode)).toEqual(Array(5).fill(200));
+  });
+});
+
 describe('the report card’s webhook-receiver check', () => {
   it('is untested before an exam, failed after a failing one (naming its wrong cases and its request), passed after a later passing one', async () => {
     const wrong = await receiverWith(t.clock, { duplicateStatus: 409, acceptsStale: true });

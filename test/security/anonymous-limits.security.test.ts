@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DOCUMENTATION_POLICY } from '../../src/ratelimit/plans.js';
+import { UNCOUNTED_POLICY } from '../../src/ratelimit/plans.js';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 
 /**
@@ -25,7 +25,7 @@ describe('over a real socket', () => {
       expect(refused.statusCode).toBe(429);
       expect(json(refused)).toMatchObject({ plan: 'anonymous', window: 'minute', limit: 60 });
       expect((await anonymous('203.0.113.8')).statusCode).toBe(401);
-      for (let i = 0; i < 9; i++) await anonymous('203.0.113.7');
+      for (let i = 0; i < 10; i++) await anonymous('203.0.113.7');
       expect(json(await anonymous('203.0.113.7')).type).toMatch(/key-banned$/);
     });
 
@@ -48,12 +48,12 @@ describe('over a real socket', () => {
       expect((await t.request({ url: '/pets', remoteAddress: '203.0.113.9' })).statusCode).toBe(429);
     });
 
-    it('the uncounted paths are throttled per address by a policy of their own, which spends nothing of the plan', async () => {
+    it('the uncounted paths are throttled per key by a policy of their own, which spends nothing of the plan', async () => {
       t = await testApp({ overSocket: true });
       const key = await t.newKey('pro');
       const docs = (remoteAddress: string, url = '/openapi.json') =>
         t.request({ url, remoteAddress, headers: { 'x-api-key': key } });
-      for (let i = 0; i < DOCUMENTATION_POLICY.perMinute; i++) {
+      for (let i = 0; i < UNCOUNTED_POLICY.perMinute; i++) {
         const response = await docs('203.0.113.10', i % 2 ? '/docs' : '/openapi.json');
         expect(response.statusCode).toBe(200);
         // The key's own headers: nothing of its plan is spent.
@@ -62,12 +62,15 @@ describe('over a real socket', () => {
       const refused = await docs('203.0.113.10');
       expect(refused.statusCode).toBe(429);
       expect(json(refused)).toMatchObject({
-        plan: 'documentation',
+        code: 'uncounted-throttled',
+        policy: 'uncounted',
         window: 'minute',
-        limit: DOCUMENTATION_POLICY.perMinute,
+        limit: UNCOUNTED_POLICY.perMinute,
       });
-      // Another address reads the docs; the key still has its whole minute for the API.
-      expect((await docs('203.0.113.11')).statusCode).toBe(200);
+      // The key's throttle, wherever it comes from; another address without it reads the docs; the key
+      // still has its whole minute for the API.
+      expect((await docs('203.0.113.11')).statusCode).toBe(429);
+      expect((await t.request({ url: '/openapi.json', remoteAddress: '203.0.113.11' })).statusCode).toBe(200);
       const api = await t.request({ url: '/pets', remoteAddress: '203.0.113.10', headers: { 'x-api-key': key } });
       expect(api.statusCode).toBe(200);
       expect(api.headers['x-ratelimit-remaining']).toBe('299');

@@ -127,7 +127,7 @@ describe("a test key's clock", () => {
       expect(answer.statusCode).toBe(200);
       expect(answer.headers['x-ratelimit-remaining']).toBe(remaining);
     }
-    // Banned: 60 admitted, then 10 refusals in the minute start a ban.
+    // Banned: 60 admitted, then refusals sent within the wait of the one before start a ban.
     let last = await pets(key);
     for (let i = 0; i < 80 && last.headers['retry-after'] === undefined; i++) last = await pets(key);
     for (let i = 0; i < 15; i++) last = await pets(key);
@@ -195,7 +195,7 @@ describe("a test key's limits follow its clock", () => {
       let last = await pets(key);
       for (let i = 0; i < 100 && last.headers['content-type']?.toString().includes('problem') !== true; i++)
         last = await pets(key);
-      for (let i = 0; i < 10; i++) last = await pets(key);
+      for (let i = 0; i < 11; i++) last = await pets(key);
       expectProblem(last, 429, 'key-banned');
       return json<{ bannedUntil: string; retryAfter: number }>(last);
     };
@@ -231,7 +231,7 @@ describe("a test key's /usage is in its time", () => {
     await move(key, 'freeze');
     let last = await pets(key);
     for (let i = 0; i < 100 && last.statusCode !== 429; i++) last = await pets(key);
-    for (let i = 0; i < 10; i++) last = await pets(key);
+    for (let i = 0; i < 11; i++) last = await pets(key);
     expectProblem(last, 429, 'key-banned');
     const { bannedUntil } = json<{ bannedUntil: string }>(last);
     const usage = async () =>

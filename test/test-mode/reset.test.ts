@@ -87,7 +87,7 @@ describe('DELETE /test-data', () => {
     const ban = async () => {
       let last = await pets();
       for (let i = 0; i < 100 && !String(last.headers['content-type']).includes('problem'); i++) last = await pets();
-      for (let i = 0; i < 10; i++) last = await pets();
+      for (let i = 0; i < 11; i++) last = await pets();
       expectProblem(last, 429, 'key-banned');
       return json<{ retryAfter: number }>(last).retryAfter;
     };

@@ -119,6 +119,62 @@ describe('child test keys', () => {
     expect((await makeChild(parent)).statusCode).toBe(201);
   });
 
+  it('are at most 1,000 alive below one root, at every depth: the next is a 409 test-key-limit', async () => {
+    const root = await t.newKey({ plan: 'pro', test: true });
+    // A chain of generations, each making children: 10 children of the root, then 99 under each of nine of them.
+    const first = [] as Child[];
+    for (let i = 0; i < 10; i++) first.push(json<Child>(await makeChild(root)));
+    for (const child of first.slice(0, 9))
+      for (let i = 0; i < 99; i++) expect((await makeChild(child.key)).statusCode).toBe(201);
+    // 10 + 891 = 901: a grandchild goes deeper, to 1,000.
+    const deep = json<Child>(await makeChild(first[9]!.key));
+    for (let i = 0; i < 98; i++) expect((await makeChild(deep.key)).statusCode).toBe(201);
+    const refused = await makeChild(first[9]!.key);
+    expectProblem(refused, 409, 'test-key-limit');
+    expect(json<{ detail: string }>(refused).detail).toMatch(/1000 keys alive below it/);
+    expectProblem(await makeChild(root), 409, 'test-key-limit');
+    // A deletion makes room, wherever it is in the tree.
+    await t.request({ method: 'DELETE', url: `/test-keys/${first[0]!.id}`, headers: as(root) });
+    expect((await makeChild(deep.key)).statusCode).toBe(201);
+  });
+
+  it('may be given lower limits than the parent’s, never higher: a 400 naming the member, and nothing made', async () => {
+    const parent = await t.newKey({ plan: 'free', test: true });
+    const lowered = await t.request({
+      method: 'POST',
+      url: '/test-keys',
+      headers: as(parent),
+      payload: { perMinute: 5, perDay: 50 },
+    });
+    expect(lowered.statusCode).toBe(201);
+    const child = json<Child>(lowered);
+    // Its own children may go lower still, never above it (the refusal is one of its five requests).
+    const higher = await t.request({
+      method: 'POST',
+      url: '/test-keys',
+      headers: as(child.key),
+      payload: { perMinute: 6 },
+    });
+    expectProblem(higher, 400, 'invalid-request');
+    expect(json(higher)).toMatchObject({
+      errors: [{ in: 'body', name: 'perMinute', message: "must be at most 5, your key's" }],
+    });
+    for (let i = 0; i < 4; i++)
+      expect((await t.request({ url: '/pets/1', headers: as(child.key) })).statusCode).toBe(200);
+    const refused = await t.request({ url: '/pets/1', headers: as(child.key) });
+    expect(refused.statusCode).toBe(429);
+    expect(json(refused)).toMatchObject({ plan: 'free', window: 'minute', limit: 5 });
+    expect(refused.headers['ratelimit-policy']).toBe('"minute";q=5;w=60, "day";q=50;w=86400');
+    const aboveParent = await t.request({
+      method: 'POST',
+      url: '/test-keys',
+      headers: as(parent),
+      payload: { perDay: 1001 },
+    });
+    expectProblem(aboveParent, 400, 'invalid-request');
+    expect(json(aboveParent)).toMatchObject({ errors: [{ in: 'body', name: 'perDay' }] });
+  });
+
   it('honour Idempotency-Key: a retry is shown the same child and key, which is stored nowhere', async () => {
     const parent = await t.newKey({ plan: 'pro', test: true });
     const first = json<Child>(await makeChild(parent, { 'idempotency-key': 'job-7' }));

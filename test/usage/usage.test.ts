@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DOCUMENTATION_POLICY } from '../../src/ratelimit/plans.js';
+import { UNCOUNTED_POLICY } from '../../src/ratelimit/plans.js';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -90,12 +90,13 @@ describe('GET /usage', () => {
     expect(none.headers['x-ratelimit-limit']).toBeDefined();
   });
 
-  it('is throttled per address as the documentation is', async () => {
+  it('is throttled per key by the uncounted policy, as the documentation is', async () => {
     t = await testApp();
     const key = await t.newKey({ plan: 'enterprise', perMinute: 100_000, perDay: 100_000 });
-    for (let i = 0; i < DOCUMENTATION_POLICY.perMinute; i++) expect((await usageOf(key)).statusCode).toBe(200);
+    for (let i = 0; i < UNCOUNTED_POLICY.perMinute; i++) expect((await usageOf(key)).statusCode).toBe(200);
     const throttled = await usageOf(key);
     expect(throttled.statusCode).toBe(429);
     expect(throttled.headers['retry-after']).toBeDefined();
+    expect(json(throttled)).toMatchObject({ code: 'uncounted-throttled', policy: 'uncounted' });
   });
 });

@@ -4,9 +4,8 @@ import { NEWEST_VERSION } from '../../src/versions/versions.js';
 import { json, type TestApp, testApp } from '../helpers/app.js';
 
 /**
- * What needs real connections (docs/testing-clients.md#is-my-client-a-good-api-citizen): the in-flight allowance (a
- * request on another connection within 50 ms of an answer sent while the key had others under way is forgiven; one at a
- * time gets no allowance), and a POST whose connection was reset, or cut by the client, before its answer.
+ * What needs real connections (docs/testing-clients.md#is-my-client-a-good-api-citizen): a POST whose connection was
+ * reset, or cut by the client, before its answer. (The in-flight allowance: ./parallel-clients.test.ts.)
  */
 
 let t: TestApp;
@@ -70,42 +69,6 @@ async function check(key: string, id: string): Promise<Check> {
   const card = json<{ checks: Check[] }>(await t.request({ url: '/report-card', headers: { 'x-api-key': key } }));
   return card.checks.find((c) => c.id === id)!;
 }
-
-describe('the in-flight allowance', () => {
-  it('a request on another connection within 50 ms of a 429 sent while another request was under way is forgiven', async () => {
-    const key = await t.newKey({ plan: 'free', test: true });
-    const slow = send(key, '/pets?limit=1', { headers: { prefer: 'latency=1000' } });
-    await new Promise((resolve) => setTimeout(resolve, 150)); // the slow one has arrived
-    expect((await send(key, '/pets?limit=1', { headers: { prefer: 'fault=429' } })).status).toBe(429);
-    // The service's clock has not moved: this one came "0 ms" after the 429, on a new connection.
-    expect((await send(key, '/pets?limit=2', { headers: { 'x-request-id': 'forgiven' } })).status).toBe(200);
-    await slow;
-    const graded = await check(key, 'honours-retry-after');
-    expect(graded).toMatchObject({ status: 'passed', seen: 1, failed: 0 });
-  });
-
-  it('past 50 ms, or with no other request under way, the same request is held against the client', async () => {
-    const late = await t.newKey({ plan: 'free', test: true });
-    const slow = send(late, '/pets?limit=1', { headers: { prefer: 'latency=1000' } });
-    await new Promise((resolve) => setTimeout(resolve, 150)); // the slow one has arrived
-    await send(late, '/pets?limit=1', { headers: { prefer: 'fault=429' } });
-    t.clock.advance(51);
-    await send(late, '/pets?limit=2', { headers: { 'x-request-id': 'late' } });
-    await slow;
-    expect((await check(late, 'honours-retry-after')).failures[0]).toMatchObject({
-      requestId: 'late',
-      detail: expect.stringMatching(/^sent 0.05 s after a 429/),
-    });
-
-    const alone = await t.newKey({ plan: 'free', test: true });
-    await send(alone, '/pets?limit=1', { headers: { prefer: 'fault=429' } });
-    await send(alone, '/pets?limit=2', { headers: { 'x-request-id': 'alone' } });
-    expect((await check(alone, 'honours-retry-after')).failures[0]).toMatchObject({
-      requestId: 'alone',
-      detail: expect.stringMatching(/^sent 0 s after a 429/),
-    });
-  });
-});
 
 describe('a POST without its answer', () => {
   const order = { petId: 1, quantity: 1 };
