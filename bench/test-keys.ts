@@ -68,7 +68,12 @@ export async function measureTestKeys(
 
 export function testKeyLine(path: string, turns: ByTurns, dearer: number): string {
   const { a, b } = turns.cpuUsPerRequest;
-  return `GET ${path}, test keys against live keys by turns: CPU ${a} → ${b} µs/req (${dearer >= 0 ? '+' : ''}${(dearer * 100).toFixed(1)} %), req/s ratio ${turns.median}; statuses ${JSON.stringify(turns.statuses.b)}`;
+  const spread = `${Math.min(...turns.ratios).toFixed(3)}–${Math.max(...turns.ratios).toFixed(3)}`;
+  return (
+    `GET ${path}, test keys against live keys by turns (${turns.ratios.length} rounds): CPU ${a} → ${b} µs/req ` +
+    `(medians; ${dearer >= 0 ? '+' : ''}${(dearer * 100).toFixed(1)} %), req/s ratio ${turns.median} ` +
+    `(rounds ${spread}); statuses ${JSON.stringify(turns.statuses.b)}`
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
