@@ -1,4 +1,4 @@
-import type { onSendHookHandler, RouteOptions } from 'fastify';
+import type { RouteOptions } from 'fastify';
 import type { Clock } from './clock.js';
 import type { PublicConfig } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
@@ -9,7 +9,6 @@ import { EventsRepository } from './events/repository.js';
 import { Cursors } from './http/pagination.js';
 import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
 import { NoQuery } from './http/schemas.js';
-import { answeringHook, type Step } from './http/steps.js';
 import type { App } from './http/types.js';
 import { IdempotentWrites } from './idempotency/writes.js';
 import { KeyCache } from './keys/key-cache.js';
@@ -25,7 +24,6 @@ import { PetsRepository } from './pets/repository.js';
 import { restampKeys } from './ratelimit/callers.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import type { Cards } from './report-card/cards.js';
-import { gradeEveryRoute } from './report-card/watch.js';
 import { TestClocks } from './test-mode/clocks.js';
 import { TestData } from './test-mode/test-data.js';
 import type { Versioning } from './versions/versioning.js';
@@ -48,10 +46,6 @@ export interface ApiDeps extends ServiceDeps {
   versions: Versioning;
   records: ReturnType<typeof recordsOf>;
   cards: Cards;
-  /** The grading step every API route ends its `onSend` steps with (report-card/watch.ts). */
-  graded: onSendHookHandler;
-  /** The steps an API operation adds before its route's own (steps.ts). */
-  steps: readonly Step[];
 }
 
 /** What the app reads records through, and what it holds of them in memory. */
@@ -77,13 +71,11 @@ export function recordsOf({
 /** The API's operations, each with its key required and the common problems declared. */
 export async function apiOperations(
   api: App,
-  { config, db, changes, limiter, metrics, clock, versions, records, cards, graded, steps }: ApiDeps,
+  { config, db, changes, limiter, metrics, clock, versions, records, cards }: ApiDeps,
 ): Promise<void> {
   const { orderPages, pets, catalogue, clocks, keys } = records;
   const { publicUrl } = config;
   api.addHook('onRoute', declareCommonContract);
-  api.addHook('onRoute', gradeEveryRoute(graded));
-  api.addHook('onRequest', answeringHook('apiSteps', steps));
   const writes = new IdempotentWrites(db, clock);
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
   const placement = new OrderPlacement(writes, moves, clock, catalogue);
@@ -130,8 +122,12 @@ export async function apiOperations(
     });
 }
 
-/** Every API operation needs a key and may answer the common problems; declared once, here. */
+/**
+ * Every API operation needs a key and may answer the common problems; declared once, here. It is an API
+ * operation to the stages (http/stages.ts: a key required, a version chosen and refused).
+ */
 function declareCommonContract(route: RouteOptions): void {
+  route.config = { ...(route.config as object), api: true };
   const schema = (route.schema ??= {}) as Record<string, unknown>;
   schema.security = [{ [SECURITY_SCHEME]: [] }];
   schema.querystring ??= NoQuery;

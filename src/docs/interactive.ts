@@ -1,3 +1,4 @@
+import { COUNTS_NOTHING } from '../http/stages.js';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -90,12 +91,12 @@ export function interactiveDocs(app: App): void {
   const assets = Object.fromEntries(
     Object.entries(ASSETS).map(([name, { file, type }]) => [name, { body: readFileSync(file), type }]),
   );
-  app.get('/docs', { schema: { hide: true } }, async (_request, reply) =>
+  app.get('/docs', { config: COUNTS_NOTHING, schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(PAGE),
   );
   app.get(
     '/docs/assets/:name',
-    { schema: { hide: true, params: Type.Object({ name: Type.String() }) } },
+    { config: COUNTS_NOTHING, schema: { hide: true, params: Type.Object({ name: Type.String() }) } },
     async (request, reply) => {
       const asset = assets[request.params.name];
       if (!asset) throw new ProblemError('not-found', `There is no asset ${request.params.name}.`);

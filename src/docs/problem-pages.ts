@@ -1,3 +1,4 @@
+import { COUNTS_NOTHING } from '../http/stages.js';
 import Type from 'typebox';
 import { PROBLEM_SLUGS, PROBLEM_TYPES, ProblemError, type ProblemSlug, problemDescription } from '../http/problems.js';
 import { IDEMPOTENCY_WINDOW_IN_WORDS } from '../idempotency/window.js';
@@ -12,7 +13,7 @@ import { htmlPage, inlineCode } from './page.js';
 export function problemPages(app: App, rules: BanRules): void {
   app.get(
     '/problems/:slug',
-    { schema: { hide: true, params: Type.Object({ slug: Type.String() }) } },
+    { config: COUNTS_NOTHING, schema: { hide: true, params: Type.Object({ slug: Type.String() }) } },
     async (request, reply) => {
       const slug = request.params.slug as ProblemSlug;
       if (!PROBLEM_SLUGS.includes(slug))

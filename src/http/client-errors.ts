@@ -91,7 +91,7 @@ const DESTROY = true;
 /**
  * The headers of an answer given before a request could be read, to a client at `address`: what every
  * answer carries (its `Petstore-Version`) and the address's rate-limit headers, looked at without
- * counting (ratelimit/step.ts `unreadAnswerHeaders`). Never rejects.
+ * counting (ratelimit/stage.ts `unreadAnswerHeaders`). Never rejects.
  */
 export type UnreadHeaders = (address: string) => Promise<Readonly<Record<string, string>>>;
 

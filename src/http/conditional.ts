@@ -1,26 +1,19 @@
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Phases, Stage } from './stages.js';
 import Type from 'typebox';
 import { fieldName } from './field-name.js';
 
 /**
  * Conditional reads (RFC 9110 §13): a route marked `config: { conditional: true }` answers its `200`
  * with an `ETag`, and a request whose `If-None-Match` names the current one gets `304 Not Modified`
- * with no body. A `304` to a valid key counts nothing (GitHub's rule: caching saves quota), so the
- * limit step only looks at the limiter for such a request (./ratelimit.ts) and the count is made
- * here, once the answer is known to be a `200`.
+ * with no body. A `304` to a valid key counts nothing (GitHub's rule: caching saves quota): the limit
+ * stage (ratelimit/stage.ts) only looks at the limiter for such a request, and counts it at its
+ * answer, after this stage has decided whether it is a `304`.
  */
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route's `200` carries an `ETag` and honours `If-None-Match`. */
     conditional?: boolean;
-  }
-  interface FastifyRequest {
-    /**
-     * Set by the limit step when it deferred the count (a key's conditional read): counts the request
-     * now and answers the refusal body, or undefined when admitted; the headers follow the verdict.
-     */
-    countLater?: (reply: FastifyReply) => Promise<string | undefined>;
   }
 }
 
@@ -28,7 +21,7 @@ export const ETAG_HEADER = 'ETag';
 /** The name as set on an answer (./field-name.ts). */
 export const ETAG_FIELD = fieldName(ETAG_HEADER);
 export const IF_NONE_MATCH_HEADER = 'If-None-Match';
-const IF_NONE_MATCH_FIELD = IF_NONE_MATCH_HEADER.toLowerCase();
+export const IF_NONE_MATCH_FIELD = IF_NONE_MATCH_HEADER.toLowerCase();
 
 /** A strong validator of a representation: a digest of its bytes (the same body, the same tag, on every instance). */
 export function etagOf(body: string): string {
@@ -45,50 +38,31 @@ export function noneMatchHolds(ifNoneMatch: string, etag: string): boolean {
   });
 }
 
-/** Whether the limit step may leave the count of this request to `conditionalSend`: a key's conditional read. */
-export function mayDeferCount(request: FastifyRequest): boolean {
-  return (
-    typeof request.headers[IF_NONE_MATCH_FIELD] === 'string' &&
-    request.method === 'GET' &&
-    request.routeOptions.config?.conditional === true
-  );
-}
-
 /**
- * The `onSend` step of conditional routes: the `ETag` of a `200`, and a `304` in place of a `200` the
- * client holds. Any other answer to a read whose count was deferred (a `200`, a `404`, a `400`, …) is
- * counted here, as every request is; only the `304` is free.
+ * The conditional stage: on a conditional route, the `ETag` of a `200`, and a `304` in place of a `200`
+ * the client holds.
  */
-function conditionalSend(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  payload: unknown,
-  done: (error: Error | null, payload?: unknown) => void,
-): void {
-  // A handler that answers a representation it holds (a page from memory) sets its tag: not hashed again.
-  const etag =
-    reply.statusCode === 200 && typeof payload === 'string'
-      ? ((reply.getHeader(ETAG_FIELD) as string | undefined) ?? etagOf(payload))
-      : undefined;
-  const ifNoneMatch = request.headers[IF_NONE_MATCH_FIELD];
-  if (etag !== undefined && typeof ifNoneMatch === 'string' && noneMatchHolds(ifNoneMatch, etag)) {
-    reply.code(304).header(ETAG_FIELD, etag);
+export const conditionalStage: Stage = {
+  name: 'conditional',
+  forRoute: (route) => (route.conditional ? CONDITIONAL_PHASES : {}),
+};
+
+const CONDITIONAL_PHASES: Phases = {
+  onSend(request, reply, payload) {
+    // A handler that answers a representation it holds (a page from memory) sets its tag: not hashed again.
+    const etag =
+      reply.statusCode === 200 && typeof payload === 'string'
+        ? ((reply.getHeader(ETAG_FIELD) as string | undefined) ?? etagOf(payload))
+        : undefined;
+    if (etag === undefined) return payload;
+    reply.header(ETAG_FIELD, etag);
+    const ifNoneMatch = request.headers[IF_NONE_MATCH_FIELD];
+    if (typeof ifNoneMatch !== 'string' || !noneMatchHolds(ifNoneMatch, etag)) return payload;
+    reply.code(304);
     reply.removeHeader('content-type');
-    return done(null, '');
-  }
-  const answer = (refusal: string | undefined) => {
-    if (refusal !== undefined) {
-      // The handler's tag was the representation's: a refusal is not it.
-      reply.code(429).removeHeader(ETAG_FIELD);
-      return done(null, refusal);
-    }
-    if (etag !== undefined) reply.header(ETAG_FIELD, etag);
-    done(null, payload);
-  };
-  // A promise only for a read whose count was deferred: every other answer goes on at once.
-  if (request.countLater === undefined) return answer(undefined);
-  request.countLater(reply).then(answer, (error: Error) => done(error));
-}
+    return '';
+  },
+};
 
 /** A conditional route's `200`: its schema, with the `ETag` it carries. */
 function withEtag<T extends object>(schema: T): T & { headers: { etag: typeof CONDITIONAL.etag } } {
@@ -97,7 +71,7 @@ function withEtag<T extends object>(schema: T): T & { headers: { etag: typeof CO
 
 /**
  * The options of a conditional read: marked `conditional`, reading `If-None-Match`, answering `ok`
- * (with its `ETag`), `304`, and the `problems` it may answer; its `onSend` step is `conditionalSend`.
+ * (with its `ETag`), `304`, and the `problems` it may answer; the conditional stage above answers it.
  */
 export function conditionalRead<const S extends object, const O extends object, const P extends object>(
   schema: S,
@@ -106,7 +80,6 @@ export function conditionalRead<const S extends object, const O extends object, 
 ) {
   return {
     config: { conditional: true },
-    onSend: conditionalSend,
     schema: {
       ...schema,
       headers: CONDITIONAL.headers,

@@ -1,6 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { fieldNames } from './field-name.js';
-import { setHeaders } from './steps.js';
+import { type Phases, setHeaders, type Stage } from './stages.js';
 
 /**
  * Browsers on any origin may call the API (API clients, docs tools, notebooks): keys travel in a
@@ -26,27 +25,26 @@ export interface CorsLists {
   methods: readonly string[];
 }
 
-/** The CORS headers of every response, the step that sets them, and the answer to a preflight. */
-export function corsPolicy({ allowed, methods }: CorsLists) {
+/**
+ * The CORS stage: a preflight (OPTIONS with Access-Control-Request-Method) is answered after the limit
+ * stage, like every request, before any route could answer `405`; and every answer carries the headers.
+ */
+export function corsStage({ allowed, methods }: CorsLists): Stage {
   const headers = fieldNames({ [ALLOW_ORIGIN_HEADER]: '*', 'Access-Control-Expose-Headers': EXPOSE_ALL });
   const preflightHeaders = {
     'Access-Control-Allow-Methods': methods.join(', '),
     'Access-Control-Allow-Headers': allowed.join(', '),
     'Access-Control-Max-Age': '600',
   };
-  return {
-    headers,
-    /** The step that gives every response its CORS headers. */
-    cors(_request: FastifyRequest, reply: FastifyReply): void {
-      setHeaders(reply, headers);
-    },
-    /**
-     * A preflight (OPTIONS with Access-Control-Request-Method) is answered here, after the rate-limit
-     * step like every request, before any route could answer 405.
-     */
-    answerPreflight(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  const phases: Phases = {
+    onRequest(request, reply) {
       if (request.method !== 'OPTIONS' || !request.headers['access-control-request-method']) return undefined;
       return setHeaders(reply.code(204), preflightHeaders).send();
     },
+    onSend(_request, reply, payload) {
+      setHeaders(reply, headers);
+      return payload;
+    },
   };
+  return { name: 'cors', forRoute: () => phases };
 }

@@ -1,7 +1,7 @@
-import type { FastifyError, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { RETRY_AFTER_HEADER } from '../http/responses.js';
 import { type InputError, PROBLEM_CONTENT_TYPE, ProblemError, type ProblemSlug, problemBody } from './problems.js';
-import { setHeaders, type Step } from './steps.js';
+import { type Phases, setHeaders, type Stage, type Step } from './stages.js';
 import { allInputErrors } from './validation.js';
 
 /** Seconds a client should wait before retrying when a store cannot be reached. */
@@ -101,10 +101,10 @@ function notFound(request: Pick<FastifyRequest, 'method' | 'url'>): ProblemError
 
 /**
  * A request whose `Expect` the service cannot meet (anything but `100-continue`, which Node answers
- * itself) reaches the app (the server's `checkExpectation` event, see app.ts) and is refused here,
- * after the limit step, with its headers.
+ * itself) reaches the app (the server's `checkExpectation` event, ./server.ts) and is refused here,
+ * after the limit stage, with its headers.
  */
-export function refuseUnknownExpectation(request: FastifyRequest): void {
+function refuseUnknownExpectation(request: FastifyRequest): void {
   const expect = request.headers.expect;
   if (expect === undefined || expect.trim().toLowerCase() === '100-continue') return;
   throw new ProblemError(
@@ -118,7 +118,7 @@ export function refuseUnknownExpectation(request: FastifyRequest): void {
  * `400` of its own (no problem, no request id, no rate-limit headers): the listeners let it through
  * (`requireHostHeader: false`) and this step answers it as every other refusal.
  */
-export function requireHost(request: FastifyRequest): void {
+function requireHost(request: FastifyRequest): void {
   if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return;
   throw new ProblemError('invalid-request', 'An HTTP/1.1 request must carry a Host header.', {
     errors: [{ in: 'header', name: 'Host', message: 'is required in HTTP/1.1' }],
@@ -127,26 +127,49 @@ export function requireHost(request: FastifyRequest): void {
 
 /**
  * A body sent compressed (`Content-Encoding: gzip`, …) is refused as what it is, a `415`, not parsed
- * as broken JSON: the service reads bodies as they are sent. Runs before the body is read (Fastify's
- * `preParsing`), after the path and the method were judged.
+ * as broken JSON: the service reads bodies as they are sent. Runs before the body is read, after the path
+ * and the method were judged.
  */
-export const refuseContentEncoding: preParsingHookHandler = (request, _reply, payload, done) => {
+function refuseContentEncoding(request: FastifyRequest): void {
   const encoding = request.headers['content-encoding'];
   const hasBody =
     request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
-  if (!hasBody || encoding === undefined || encoding.trim().toLowerCase() === 'identity') return done(null, payload);
-  done(
-    new ProblemError(
-      'unsupported-media-type',
-      `The body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; send it uncompressed, as JSON.`,
-    ),
+  if (!hasBody || encoding === undefined || encoding.trim().toLowerCase() === 'identity') return;
+  throw new ProblemError(
+    'unsupported-media-type',
+    `The body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; send it uncompressed, as JSON.`,
   );
+}
+
+/**
+ * The edge's checks of what HTTP itself requires, once the request is counted (so that a refusal carries
+ * the headers, as every answer does): a `Host`, an `Expect` the service can meet, and, before the body is
+ * read, a body it can read.
+ */
+export const httpChecksStage: Stage = {
+  name: 'http-checks',
+  forRoute: () => HTTP_CHECKS,
 };
 
-/** An unknown path is answered before its body is read: no body can turn a 404 into a 400 or 415. */
-export function rejectUnknownPath(request: FastifyRequest): void {
-  if (request.is404) throw notFound(request);
-}
+const HTTP_CHECKS: Phases = {
+  onRequest(request) {
+    requireHost(request);
+    refuseUnknownExpectation(request);
+  },
+  preParsing: refuseContentEncoding,
+};
+
+/** The not-found stage: an unknown path is answered before its body is read (no body can turn a 404 into a 400). */
+export const notFoundStage: Stage = {
+  name: 'not-found',
+  forRoute: (route) => (route.unrouted ? NOT_FOUND : {}),
+};
+
+const NOT_FOUND: Phases = {
+  onRequest(request) {
+    throw notFound(request);
+  },
+};
 
 export function notFoundHandler(publicUrl: string) {
   return (request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, publicUrl, notFound(request));

@@ -26,20 +26,27 @@ const rank = (method: string) => {
 };
 
 /** Collects the methods of every path registered after this call, to answer the others with `405`. */
-export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
-  const byPath = new Map<string, Set<string>>();
+export function collectRoutes(app: FastifyInstance): Map<string, KnownPath> {
+  const byPath = new Map<string, KnownPath>();
   app.addHook('onRoute', (route: RouteOptions) => {
-    const methods = byPath.get(route.url) ?? new Set<string>();
-    for (const m of [route.method].flat()) methods.add(m);
-    byPath.set(route.url, methods);
+    const known = byPath.get(route.url) ?? { methods: new Set<string>(), counted: true };
+    for (const m of [route.method].flat()) known.methods.add(m);
+    if ((route.config as { counted?: boolean } | undefined)?.counted === false) known.counted = false;
+    byPath.set(route.url, known);
   });
   return byPath;
 }
 
+/** A path's methods, and whether its requests count (a path that counts nothing refuses the others alike). */
+interface KnownPath {
+  methods: Set<string>;
+  counted: boolean;
+}
+
 /** For each known path, a hidden route that answers every other method with `405` and `Allow`. */
-export function registerMethodNotAllowed(app: FastifyInstance, byPath: Map<string, Set<string>>): void {
+export function registerMethodNotAllowed(app: FastifyInstance, byPath: Map<string, KnownPath>): void {
   const methods = app.supportedMethods;
-  for (const [url, allowed] of [...byPath]) {
+  for (const [url, { methods: allowed, counted }] of [...byPath]) {
     const others = methods.filter((m) => !allowed.has(m));
     if (others.length === 0) continue;
     const allow = [...allowed].sort((a, b) => rank(a) - rank(b)).join(', ');
@@ -47,6 +54,7 @@ export function registerMethodNotAllowed(app: FastifyInstance, byPath: Map<strin
     app.route({
       method: others,
       url,
+      config: { counted },
       schema: { hide: true },
       // Refused before the body is read: no body can turn a 405 into a 400 or 415.
       onRequest: async (request) => {

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { fieldName } from './field-name.js';
+import type { Phases, Stage } from './stages.js';
 import type { IncomingMessage } from 'node:http';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
@@ -18,6 +19,14 @@ export function requestIdOf(req: IncomingMessage): string {
 
 const REQUEST_ID = fieldName(REQUEST_ID_HEADER);
 
-export function setRequestId(request: FastifyRequest, reply: FastifyReply): void {
-  reply.header(REQUEST_ID, request.id);
-}
+/** The request id stage: every answer says the request's id, first of all. */
+export const requestIdStage: Stage = {
+  name: 'request-id',
+  forRoute: () => REQUEST_ID_PHASES,
+};
+
+const REQUEST_ID_PHASES: Phases = {
+  onRequest(request: FastifyRequest, reply: FastifyReply): void {
+    reply.header(REQUEST_ID, request.id);
+  },
+};

@@ -9,6 +9,7 @@ import { MAX_HEAD_BYTES } from './limits.js';
 import { boundPipelining, CLOSE_ABOVE } from './pipelining.js';
 import { TurnBatch } from '../turn-batch.js';
 import type { Connections } from './in-flight.js';
+import type { Phases, Stage } from './stages.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -89,4 +90,19 @@ export function publicServer({ config, logger, clock, headersOf, closed, lookOnc
     }
     return server;
   };
+}
+
+/**
+ * The draining stage: once the service is told to stop (SIGTERM, src/main.ts), every answer closes its
+ * connection once sent, so that a kept-alive client leaves with its answer instead of holding the drain
+ * open until the keep-alive timeout, or having the connection cut while its next request is on the way.
+ */
+export function drainingStage(draining: () => boolean): Stage {
+  const phases: Phases = {
+    onSend(_request, reply, payload) {
+      if (draining()) reply.header('connection', 'close');
+      return payload;
+    },
+  };
+  return { name: 'draining', forRoute: () => phases };
 }

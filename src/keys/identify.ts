@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { ProblemError } from '../http/problems.js';
-import type { Caller } from '../ratelimit/step.js';
+import type { Caller } from '../ratelimit/stage.js';
+import type { Phases, Stage } from '../http/stages.js';
 import { addressCaller, keyCaller } from '../ratelimit/callers.js';
 import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
 import { isWellFormedKey } from './key-format.js';
@@ -35,10 +36,22 @@ const MALFORMED = `The ${API_KEY_HEADER} header does not hold a key of the form 
 export type ClockOf = (keyId: string) => KeyClock | Promise<KeyClock>;
 
 /**
- * The first step of every request: who is calling. Synchronous when the key is known in memory; a test
- * key's clock is read at each of its requests, so that a move made through any instance holds at once.
+ * The identify stage: who is calling, first of all (the limit stage counts the request to it); and, for an
+ * API operation, once the request is counted, that the caller has a valid key (`requireKey`, before the body
+ * is read).
  */
-export function identifyHook(findKey: FindKey, clockOf: ClockOf) {
+export function identifyStage(findKey: FindKey, clockOf: ClockOf): Stage {
+  const identify = identifyHook(findKey, clockOf);
+  const everywhere: Phases = { onRequest: identify };
+  const api: Phases = { onRequest: identify, preParsing: requireKey };
+  return { name: 'identify', fields: { identity: undefined }, forRoute: (route) => (route.api ? api : everywhere) };
+}
+
+/**
+ * Who is calling. Synchronous when the key is known in memory; a test key's clock is read at each of its
+ * requests, so that a move made through any instance holds at once.
+ */
+function identifyHook(findKey: FindKey, clockOf: ClockOf) {
   return function identify(request: FastifyRequest): Promise<void> | undefined {
     const sent = request.headers[API_KEY_FIELD];
     if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY, false));
@@ -120,8 +133,8 @@ function anonymous(request: FastifyRequest, reason: string, badKey: boolean, fai
   };
 }
 
-/** Runs after the limit step on every API operation: the limiter has counted the request by then. */
-export function requireKey(request: FastifyRequest): void {
+/** Runs after the limit stage on every API operation: the limiter has counted the request by then. */
+function requireKey(request: FastifyRequest): void {
   const identity = request.identity;
   if (identity.kind === 'key') return;
   throw (identity.failure as Error | undefined) ?? new ProblemError('unauthorized', identity.reason);

@@ -8,7 +8,6 @@ import {
 } from '../faults/prefer.js';
 import { ALLOW_ORIGIN_HEADER } from '../http/cors.js';
 import { MAX_HEAD_BYTES } from '../http/limits.js';
-import { countsTowardLimit } from '../ratelimit/step.js';
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import { CACHE_CONTROL_HEADER, NO_STORE, NO_STORE_HEADER, RETRY_AFTER_HEADER } from '../http/responses.js';
 import { MAX_RETRY_AFTER_SECONDS } from '../http/schemas.js';
@@ -244,8 +243,10 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
       // Every operation the document shows needs a key: said once, at the top, for tools that read only that.
       document.security = [{ [SECURITY_SCHEME]: [] }];
       document.webhooks = webhooksSection();
-      return withStability(
-        withOptionalBodies(withPathExamples(withParameters(withResponseHeaders(withHeaderSpellings(document))))),
+      return withoutUncountedMarks(
+        withStability(
+          withOptionalBodies(withPathExamples(withParameters(withResponseHeaders(withHeaderSpellings(document))))),
+        ),
       );
     },
   } as unknown as SwaggerOptions;
@@ -254,6 +255,7 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
 interface Operation {
   deprecated?: boolean;
   'x-body-optional'?: boolean;
+  'x-uncounted'?: boolean;
   requestBody?: { required?: boolean };
   description?: string;
   'x-stability'?: keyof typeof STABILITY;
@@ -288,6 +290,19 @@ function withStability(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
+/**
+ * Whether an operation counts toward the plan: all do but those whose route says it counts nothing
+ * (`config.counted: false`, carried to the document as `x-uncounted` by src/api-operations.ts and taken
+ * off it by `withoutUncountedMarks`, once the document has read it).
+ */
+const counts = (operation: Operation) => operation['x-uncounted'] !== true;
+
+/** The mark `counts` reads is the document's own business: not shown. */
+function withoutUncountedMarks(document: OpenApiDocument): OpenApiDocument {
+  for (const operation of operationsOf(document)) delete operation['x-uncounted'];
+  return document;
+}
+
 /** A body a route lets the client leave out (http/schemas.ts `bodyOptional`): not required in the document. */
 function withOptionalBodies(document: OpenApiDocument): OpenApiDocument {
   for (const operation of operationsOf(document)) {
@@ -318,11 +333,11 @@ function withPathExamples(document: OpenApiDocument): OpenApiDocument {
 function withParameters(document: OpenApiDocument): OpenApiDocument {
   document.components = { ...document.components, parameters: PARAMETERS };
   const refTo = (name: string) => ({ $ref: `#/components/parameters/${name}` }) as never;
-  for (const [path, operation] of operationsByPath(document)) {
+  for (const operation of operationsOf(document)) {
     operation.parameters = [
       ...(operation.parameters ?? []),
       refTo(VERSION_HEADER),
-      ...(countsTowardLimit(path) ? [refTo(PREFER_HEADER)] : []),
+      ...(counts(operation) ? [refTo(PREFER_HEADER)] : []),
     ];
   }
   return document;
@@ -365,14 +380,14 @@ function operationsByPath(document: OpenApiDocument): Array<[string, Operation]>
 function withResponseHeaders(document: OpenApiDocument): OpenApiDocument {
   const refTo = (name: string) => ({ $ref: `#/components/headers/${name}` });
   document.components = { ...document.components, headers: HEADERS };
-  for (const [path, operation] of operationsByPath(document)) {
+  for (const operation of operationsOf(document)) {
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
       const names = [
         ...ON_EVERY_RESPONSE,
         ...(status === '429' || status === '503' ? ON_RETRYABLE : []),
         ...(status === '429' ? ON_REFUSED : []),
         ...(operation.deprecated ? ON_DEPRECATED : []),
-        ...(countsTowardLimit(path) ? ON_COUNTED : []),
+        ...(counts(operation) ? ON_COUNTED : []),
       ];
       // What a route declares itself is always sent, but for the few that say when they are.
       for (const [name, header] of Object.entries(response.headers ?? {})) {

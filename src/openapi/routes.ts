@@ -1,9 +1,10 @@
+import { COUNTS_NOTHING } from '../http/stages.js';
 import Type from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import { NoQuery } from '../http/schemas.js';
 import { stringify } from 'yaml';
 import { documentFor } from '../versions/document.js';
-import { unknownVersion } from '../versions/step.js';
+import { unknownVersion } from '../versions/stage.js';
 import { isVersion, NEWEST_VERSION } from '../versions/versions.js';
 import type { App } from '../http/types.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
@@ -32,12 +33,12 @@ export function openapiRoutes(app: App): void {
     return document;
   };
   const schema = { hide: true, querystring: DocumentQuery };
-  app.get('/openapi.json', { schema }, async (request, reply) =>
+  app.get('/openapi.json', { config: COUNTS_NOTHING, schema }, async (request, reply) =>
     reply.type('application/json').send(documentOf(request).json),
   );
   // Written for YAML 1.1 loaders too (PyYAML, SnakeYAML, js-yaml's default): a string they would read as
   // something else (`2027-07-01` a date, `yes` a boolean) is quoted.
-  app.get('/openapi.yaml', { schema }, async (request, reply) => {
+  app.get('/openapi.yaml', { config: COUNTS_NOTHING, schema }, async (request, reply) => {
     const document = documentOf(request);
     return reply
       .type('application/yaml; charset=utf-8')
@@ -47,7 +48,7 @@ export function openapiRoutes(app: App): void {
   let index: object | undefined;
   app.get(
     '/',
-    { schema: { hide: true, querystring: NoQuery } },
+    { config: COUNTS_NOTHING, schema: { hide: true, querystring: NoQuery } },
     async () => (index ??= indexOf(app.swagger() as unknown as Document)),
   );
 }

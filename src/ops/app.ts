@@ -4,15 +4,10 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import { type Db, ping } from '../db/database.js';
-import {
-  errorHandler,
-  frameworkErrorHandler,
-  notFoundHandler,
-  refuseContentEncoding,
-  requireHost,
-} from '../http/errors.js';
+import { errorHandler, frameworkErrorHandler, httpChecksStage, notFoundHandler } from '../http/errors.js';
 import { MAX_HEAD_BYTES } from '../http/limits.js';
-import { requestIdOf, setRequestId } from '../http/request-id.js';
+import { requestIdOf, requestIdStage } from '../http/request-id.js';
+import { pipeline, planOf } from '../http/stages.js';
 import type { App } from '../http/types.js';
 import { validatorCompiler } from '../http/validation.js';
 import { adminKeyRoutes } from '../keys/admin-routes.js';
@@ -20,6 +15,9 @@ import { KeysRepository } from '../keys/repository.js';
 import type { LimiterStatus } from '../ratelimit/open.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { Metrics } from './metrics.js';
+
+/** The admin listener's stages: every answer says its request id, and HTTP's own requirements are checked. */
+const ADMIN_STAGES = [requestIdStage, httpChecksStage];
 
 export interface AdminAppDeps {
   db: Db;
@@ -53,17 +51,13 @@ export async function buildAdminApp({
     genReqId: requestIdOf,
     routerOptions: { maxParamLength: MAX_HEAD_BYTES },
     // A URL Fastify cannot route gets a problem here too, not Fastify's own JSON.
-    frameworkErrors: frameworkErrorHandler(publicUrl, [setRequestId], isStoreUnavailable),
+    frameworkErrors: frameworkErrorHandler(publicUrl, planOf(ADMIN_STAGES, {}).onRequest, isStoreUnavailable),
     http: { maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler([]));
   app.setErrorHandler(errorHandler(publicUrl, isStoreUnavailable));
   app.setNotFoundHandler(notFoundHandler(publicUrl));
-  app.addHook('onRequest', async (request, reply) => {
-    setRequestId(request, reply);
-    requireHost(request);
-  });
-  app.addHook('preParsing', refuseContentEncoding);
+  pipeline(app, ADMIN_STAGES);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   // Ready while the database answers. A Redis outage does not make an instance unready: it limits

@@ -1,3 +1,4 @@
+import type { Stage } from '../http/stages.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DEFAULTS } from '../config.js';
 import { type CounterSeries, TalliedCounter } from './tallies.js';
@@ -122,7 +123,7 @@ export type Metrics = ReturnType<typeof createMetrics>;
  * their series kept (./tallies.ts), found again by the route, method and status themselves: a key
  * built per request (`GET /pets/:petId 200`) would be a rope V8 compares through its runtime.
  */
-export function requestRecorder(metrics: Metrics) {
+function requestRecorder(metrics: Metrics) {
   const byRoute = new Map<
     string,
     Map<string, { timer: Histogram.Internal<'method' | 'route'>; counters: Map<number, CounterSeries> }>
@@ -137,5 +138,19 @@ export function requestRecorder(metrics: Metrics) {
     if (!counter) series.counters.set(status, (counter = metrics.requests.series({ method, route, status })));
     counter.inc();
     series.timer.observe(seconds);
+  };
+}
+
+/** The metrics stage: each answer counted and timed, by method, route and status, once it is sent. */
+export function metricsStage(metrics: Metrics): Stage {
+  const record = requestRecorder(metrics);
+  return {
+    name: 'metrics',
+    forRoute(route) {
+      const url = route.url ?? 'unknown';
+      return {
+        onResponse: (request, reply) => record(request.method, url, reply.statusCode, reply.elapsedTime / 1000),
+      };
+    },
   };
 }

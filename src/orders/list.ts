@@ -43,7 +43,8 @@ export function listOrders(
     PATH,
     {
       ...read,
-      onSend: [read.onSend, keepPage(orderPages, readSince)],
+      // After the stages' own (the conditional stage's ETag): the page kept as it is answered.
+      onSend: keepPage(orderPages, readSince),
     },
     async (request, reply) => {
       const key = keyOf(request);

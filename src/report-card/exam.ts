@@ -168,30 +168,37 @@ class Examiner {
   async run(keyId: string, destination: Destination, sitting: Sitting): Promise<WebhookExam['cases']> {
     // Real time, as the sender's timers run: the exam's own bound, whatever a key's test clock says.
     const deadline = performance.now() + 2 * this.limitMs;
+    const late = `no answer within ${(2 * this.limitMs) / 1000} s of the exam's start`;
     const [valid, ...rest] = EXAM_CASES;
     const first = await this.#judge(valid!, keyId, destination, sitting, () => this.limitMs);
     const others = rest.map((examCase) =>
-      this.#judge(examCase, keyId, destination, sitting, () => deadline - performance.now()),
+      this.#judge(examCase, keyId, destination, sitting, () => deadline - performance.now(), late),
     );
     return [first, ...(await Promise.all(others))];
   }
 
-  /** One case, sent once the key's share has room for it, and cut when `timeLeft` (ms, read then) has passed. */
+  /**
+   * One case, sent once the key's share has room for it, and cut when `timeLeft` (ms, read then) has
+   * passed; `late`, what a case without an answer by then got, said alike whether it was sent or not.
+   */
   async #judge(
     examCase: (typeof EXAM_CASES)[number],
     keyId: string,
     destination: Destination,
     sitting: Sitting,
     timeLeft: () => number,
+    late?: string,
   ): Promise<WebhookExam['cases'][number]> {
     const free = await this.#shares.take(keyId, destination.id);
     try {
       const left = Math.floor(timeLeft());
       const { id, expected } = examCase;
-      if (left <= 0) return { id, expected, got: 'no answer in time: the exam ended', passed: false, ms: 0 };
+      if (left <= 0) return { id, expected, got: late!, passed: false, ms: 0 };
       const { body, headers } = examCase.build(sitting, Math.floor(this.#clock() / 1000));
       const sent = await this.#sender.post(destination.url, body, headers, undefined, left);
-      return { id, expected, ...judged(expected, sent), ms: Math.min(sent.ms, MAX_MS) };
+      const judgement = judged(expected, sent);
+      const timedOut = late !== undefined && sent.status === undefined && sent.error?.startsWith('no answer within');
+      return { id, expected, ...judgement, ...(timedOut ? { got: late } : {}), ms: Math.min(sent.ms, MAX_MS) };
     } finally {
       free();
     }

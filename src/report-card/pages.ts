@@ -1,3 +1,4 @@
+import { COUNTS_NOTHING } from '../http/stages.js';
 import Type from 'typebox';
 import { escapeHtml, htmlPage, inlineCode } from '../docs/page.js';
 import { ProblemError } from '../http/problems.js';
@@ -22,7 +23,7 @@ export function checkPages(app: App): void {
   const pages = new Map<string, string>(CHECK_IDS.map((id) => [id, checkPage(id)]));
   app.get(
     '/checks/:id',
-    { schema: { hide: true, params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
+    { config: COUNTS_NOTHING, schema: { hide: true, params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
     async (request, reply) => {
       const page = pages.get(request.params.id);
       if (page === undefined) throw new ProblemError('not-found', `There is no check ${request.params.id}.`);

@@ -1,3 +1,4 @@
+import { COUNTS_NOTHING } from '../http/stages.js';
 import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { ProblemError } from '../http/problems.js';
@@ -9,7 +10,6 @@ import type { KeyRecord } from '../keys/repository.js';
 import { TAG } from '../openapi/tags.js';
 import { type KeyClock, keyNow, offsetAt, REAL_TIME } from '../clock.js';
 import { TestClock } from './schemas.js';
-import { UNGRADED } from '../report-card/watch.js';
 
 /**
  * What every test-mode operation is: for test keys, uncounted, answered in
@@ -22,9 +22,9 @@ export const TEST_MODE_ABOUT =
 
 /**
  * The route options every test-mode operation shares: answered past a
- * version's sunset (versions/step.ts), and not graded (report-card/).
+ * version's sunset (versions/stage.ts), and counting nothing (so neither graded nor meeting faults).
  */
-export const TEST_MODE_CONFIG = { everyVersion: true, ...UNGRADED } as const;
+export const TEST_MODE_CONFIG = { everyVersion: true, ...COUNTS_NOTHING } as const;
 
 /** The clock as the operations answer it, at the real instant `realNow`. */
 export function clockView(clock: KeyClock, realNow: number): TestClock {

@@ -10,7 +10,6 @@ import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
 import { ownerOf } from '../keys/identify.js';
 import { generateKey, generateKeyId, testKeyFrom } from '../keys/key-format.js';
 import { type KeyRecord, type KeysRepository, policyOfKey } from '../keys/repository.js';
-import { UNGRADED } from '../report-card/watch.js';
 import { TAG } from '../openapi/tags.js';
 import { testKeyOf } from './get-clock.js';
 import { TestKey, TestKeyLimits, TestKeyParams } from './schemas.js';
@@ -36,7 +35,8 @@ export function createTestKey(app: App, { db, keys, writes, testKeySecret }: Tes
   app.post(
     '/test-keys',
     {
-      config: UNGRADED,
+      // They count, as any operation does, but the report card does not grade them.
+      config: { graded: false },
       preValidation: bodyOptional,
       schema: {
         operationId: 'createTestKey',
@@ -128,7 +128,8 @@ export function deleteTestKey(app: App, { db, testData }: { db: Db; testData: Te
   app.delete(
     '/test-keys/:keyId',
     {
-      config: UNGRADED,
+      // They count, as any operation does, but the report card does not grade them.
+      config: { graded: false },
       schema: {
         operationId: 'deleteTestKey',
         summary: 'Delete a child test key',

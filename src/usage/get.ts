@@ -1,3 +1,4 @@
+import { COUNTS_NOTHING } from '../http/stages.js';
 import { keyOf } from '../keys/identify.js';
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
@@ -27,12 +28,13 @@ function usageProblems() {
  * `GET /usage` (getUsage): the caller's plan, both windows, the ban in force and today's count, as
  * GitHub's `GET /rate_limit` answers them. It counts nothing (like the documentation's paths, it is
  * only throttled, per key) and carries the rate-limit headers; its numbers are those of the
- * headers, from the same look at the limiter (the limit step's, ratelimit/step.ts).
+ * headers, from the same look at the limiter (the limit stage's, ratelimit/stage.ts).
  */
 export function getUsage(app: App, { limiter }: { limiter: LimiterStore }): void {
   app.get(
     '/usage',
     {
+      config: COUNTS_NOTHING,
       schema: {
         operationId: 'getUsage',
         summary: 'Your usage',

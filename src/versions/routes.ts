@@ -1,3 +1,4 @@
+import { COUNTS_NOTHING } from '../http/stages.js';
 import Type from 'typebox';
 import { htmlPage, inlineCode } from '../docs/page.js';
 import { problemResponses } from '../http/responses.js';
@@ -60,6 +61,7 @@ export function versionsRoutes(app: App, { oldest }: { oldest: Notice }): void {
   app.get(
     '/versions',
     {
+      config: COUNTS_NOTHING,
       schema: {
         operationId: 'listVersions',
         summary: 'The versions of the API',
@@ -78,7 +80,7 @@ export function versionsRoutes(app: App, { oldest }: { oldest: Notice }): void {
     async () => list,
   );
   const html = htmlPage('Versions', changelog(list.data, oldest));
-  app.get(VERSIONS_PAGE_PATH, { schema: { hide: true } }, async (_request, reply) =>
+  app.get(VERSIONS_PAGE_PATH, { config: COUNTS_NOTHING, schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(html),
   );
 }

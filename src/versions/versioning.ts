@@ -1,9 +1,8 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { oldestVersionNotice, VersionNotices } from './notices.js';
 import { Shapes } from './shape.js';
-import { versionSteps } from './step.js';
-import { NEWEST_VERSION } from './versions.js';
+import { versionStage } from './stage.js';
 
 export interface VersioningDeps {
   clock: Clock;
@@ -15,43 +14,13 @@ export interface VersioningDeps {
 }
 
 /**
- * Versions at the edge (docs/versions.md), for both entrances: the steps that choose and refuse a version,
- * the deprecation headers, and the shaping of an older version's answers from the newest's.
+ * Versions at the edge (docs/versions.md): their notices (deprecation headers), the shaping of an older
+ * version's answers from the newest's, and the stage that chooses, refuses and shapes (./stage.ts).
  */
 export function versioning({ clock, publicUrl, oldestSunsetAt, named }: VersioningDeps) {
   const notices = new VersionNotices(oldestVersionNotice(oldestSunsetAt), publicUrl);
   const shapes = new Shapes(named);
-  return {
-    notices,
-    shapes,
-    ...versionSteps(clock, notices.oldest),
-    /**
-     * Fastify's hook on every answer, before the route's own (its `ETag`): the deprecation headers of
-     * the version and the operation, and an older version's body shaped from the newest's.
-     */
-    inVersion(
-      request: FastifyRequest,
-      reply: FastifyReply,
-      payload: unknown,
-      done: (error: null, payload: unknown) => void,
-    ): void {
-      const version = request.apiVersion ?? NEWEST_VERSION;
-      reply.headers(notices.headers(version, request.routeOptions.config.deprecation));
-      if (
-        version !== NEWEST_VERSION &&
-        typeof payload === 'string' &&
-        reply.statusCode < 300 &&
-        !request.inVersionAlready
-      ) {
-        const schema = (request.routeOptions.schema?.response as Record<number, object> | undefined)?.[
-          reply.statusCode
-        ];
-        const shape = schema && shapes.of(schema, version);
-        if (shape) return done(null, JSON.stringify(shape(JSON.parse(payload))));
-      }
-      done(null, payload);
-    },
-  };
+  return { notices, shapes, stage: versionStage(clock, notices, shapes) };
 }
 
 export type Versioning = ReturnType<typeof versioning>;
@@ -59,8 +28,8 @@ export type Versioning = ReturnType<typeof versioning>;
 declare module 'fastify' {
   interface FastifyRequest {
     /**
-     * Set when the answer's body is already in its version (an
-     * answer held in memory as it was made): `inVersion` leaves it.
+     * Set when the answer's body is already in its version (an answer
+     * held in memory as it was made): the versions stage leaves it.
      */
     inVersionAlready: boolean;
   }

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { internalError, sendProblem, storeUnavailable } from '../http/errors.js';
 import { ProblemError } from '../http/problems.js';
-import { countsTowardLimit } from '../ratelimit/step.js';
+import type { Phases, Stage } from '../http/stages.js';
 import type { FaultDraws } from './draws.js';
 import { appliedPreferences, PREFERENCE_APPLIED_HEADER, parsePrefer } from './prefer.js';
 import type { Fault } from './profile.js';
@@ -12,7 +12,7 @@ const PREFER_FIELD = 'prefer';
 declare module 'fastify' {
   interface FastifyRequest {
     /** The fault this test key's request meets, and what asked for it. */
-    fault?: { fault: Exclude<Fault, '429'>; by: string };
+    fault: { fault: Exclude<Fault, '429'>; by: string } | undefined;
   }
 }
 
@@ -31,11 +31,11 @@ declare module 'fastify' {
  *
  * A live key's preferences are ignored; `Preference-Applied` names those applied.
  */
-export function faultSteps(publicUrl: string, draws: FaultDraws) {
-  /** Before the limit step: which fault, if any; the wait, now. */
+export function faultsStage(publicUrl: string, draws: FaultDraws): Stage {
+  /** Before the limit stage: which fault, if any; the wait, now. */
   function planFault(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     const identity = request.identity;
-    if (identity.kind !== 'key' || !identity.key.test || !countsTowardLimit(request.url)) return undefined;
+    if (identity.kind !== 'key' || !identity.key.test) return undefined;
     const sent = request.headers[PREFER_FIELD];
     const asked = parsePrefer(Array.isArray(sent) ? sent.join(', ') : sent);
     // The profile draws for every request, asked for or not: its n-th request meets its n-th draw.
@@ -62,17 +62,17 @@ export function faultSteps(publicUrl: string, draws: FaultDraws) {
     return undefined;
   }
 
-  /**
-   * An `onSend` step: the answer of a `reset` is never sent; the
-   * connection is reset instead (and so no access line follows).
-   */
-  function resetInstead(request: FastifyRequest, reply: FastifyReply): void {
-    if (request.fault?.fault !== 'reset') return;
+  /** At the answer: the answer of a `reset` is never sent; the connection is reset instead (and so no access line follows). */
+  function resetInstead(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+    if (request.fault?.fault !== 'reset') return payload;
     request.raw.socket?.resetAndDestroy();
     request.log.info({ statusCode: reply.statusCode }, 'test key fault: the connection was reset instead of answered');
+    return payload;
   }
 
-  return { planFault, failNow, resetInstead };
+  const phases: Phases = { onRequest: planFault, preValidation: failNow, onSend: resetInstead };
+  // Faults meet the requests that count: a test key's request that counts nothing meets none.
+  return { name: 'faults', fields: { fault: undefined }, forRoute: (route) => (route.counted === false ? {} : phases) };
 }
 
 /** The real failure's problem, its detail saying it was injected. */

@@ -1,9 +1,9 @@
 import { hash as digest } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Clock, keyNow, REAL_TIME } from '../clock.js';
 import { documentPath } from '../http/method-not-allowed.js';
 import type { Connections } from '../http/in-flight.js';
-import { countsTowardLimit } from '../ratelimit/step.js';
+import type { Phases, RouteConfig, Stage } from '../http/stages.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME } from '../idempotency/header.js';
 import { REMAINING_HEADER } from '../ratelimit/headers.js';
 import { RETRY_AFTER_HEADER } from '../http/responses.js';
@@ -13,74 +13,40 @@ import type { Cards } from './cards.js';
 import { type Answer, type Arrival, cardStart } from './card.js';
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * An API operation a test key's card grades (docs/testing-clients.md#is-my-client-a-good-api-citizen); set for
-     * every API route, false for the test-mode ones.
-     */
-    graded?: boolean;
-    /** The operation's method and path as the document writes them (`GET /pets/{petId}`), named once per route. */
-    operation?: string;
-  }
   interface FastifyRequest {
     /**
      * A graded request, from its arrival until its answer is graded: when it came, on which connection
      * (../http/in-flight.ts); `body`, a hash of its body as sent, once read.
      */
-    watched?: { real: number; conn: number; openedAt: number; body: string | undefined } | undefined;
+    watched: { real: number; conn: number; openedAt: number; body: string | undefined } | undefined;
   }
 }
-
-/**
- * The route option of the operations the card neither grades nor
- * counts: the card's own, the clock's, the reset, the test keys'.
- */
-export const UNGRADED = { graded: false } as const;
 
 const IDEMPOTENCY_FIELD = IDEMPOTENCY_KEY_HEADER_NAME.toLowerCase();
 const VERSION_FIELD = VERSION_HEADER.toLowerCase();
 const CURSOR = /[?&]cursor=/;
 
 /**
- * How a test key's requests reach its card: `arrived`, a step right after the caller is known (before
- * a fault's latency, so that its arrival is when it came); `graded`, the last `onSend` step of every API
- * route, once the answer is known and before it goes out (so that the key's next request, on any
- * instance, is judged against it); `cut`, when the client left before its answer. A live key's request
- * passes `arrived` with one test and meets nothing else.
+ * The report card's stage (docs/testing-clients.md#is-my-client-a-good-api-citizen): how a test key's
+ * requests of an API operation that counts reach its card. At the request, right after the caller is known
+ * (before a fault's latency, so that its arrival is when it came), its arrival; once its body is read,
+ * before validation adds its defaults, a hash of the body as sent; at the answer, last (once the answer is
+ * known, before it goes out, so that the key's next request, on any instance, is judged against it), the
+ * grading; and a connection cut before the answer. A live key's request meets one test and nothing else;
+ * the routes the card does not grade (`config.graded: false`: the test keys' own; those that count
+ * nothing) meet nothing at all.
  */
-export function cardWatch(cards: Cards, clock: Clock, connections: Connections) {
+export function cardStage(cards: Cards, clock: Clock, connections: Connections): Stage {
   function arrived(request: FastifyRequest): void {
     const identity = request.identity;
-    if (
-      identity.kind !== 'key' ||
-      !identity.key.test ||
-      request.routeOptions.config?.graded !== true ||
-      !countsTowardLimit(request.url)
-    )
-      return;
+    if (identity.kind !== 'key' || !identity.key.test) return;
     const { conn, openedAt } = connections.of(request.raw.socket);
-    (request as FastifyRequest).watched = { real: clock(), conn, openedAt, body: undefined };
-  }
-
-  const graded: onSendHookHandler = function gradeAnswer(request, reply, payload, done) {
-    const answer = answerOf(request, reply, typeof payload === 'string' ? payload : undefined);
-    const settled = answer && record(request, answer);
-    // The change never fails (RedisCards says what it could not keep); the answer goes out either way.
-    if (settled)
-      settled.then(
-        () => done(null, payload),
-        () => done(null, payload),
-      );
-    else done(null, payload);
-  };
-
-  /** The client left before its answer: graded as a connection cut. */
-  function cut(request: FastifyRequest): void {
-    if (request.watched) void record(request, { status: 'cut', etag: false, cursorRefused: false });
+    request.watched = { real: clock(), conn, openedAt, body: undefined };
   }
 
   function record(
     request: FastifyRequest,
+    operation: string,
     facts: Omit<Answer, 'real' | 'key' | 'conn' | 'mark'>,
   ): void | Promise<void> {
     const watched = request.watched!;
@@ -88,7 +54,7 @@ export function cardWatch(cards: Cards, clock: Clock, connections: Connections) 
     const identity = request.identity as Extract<FastifyRequest['identity'], { kind: 'key' }>;
     const keyClock = identity.clock ?? REAL_TIME;
     const real = clock();
-    const arrival = arrivalOf(request, watched, keyNow(keyClock, watched.real));
+    const arrival = arrivalOf(request, watched, keyNow(keyClock, watched.real), operation);
     const answer: Answer = {
       ...facts,
       real,
@@ -99,23 +65,39 @@ export function cardWatch(cards: Cards, clock: Clock, connections: Connections) 
     return cards.record(identity.key.id, cardStart(identity.key), { kind: 'graded', arrival, answer });
   }
 
-  return { arrived, noteBody, graded, cut };
+  return {
+    name: 'report-card',
+    fields: { watched: undefined },
+    forRoute(route): Phases {
+      if (!route.api || route.counted === false || route.graded === false) return {};
+      const operation = operationOf(route);
+      return {
+        onRequest: arrived,
+        preValidation: noteBody,
+        onSend(request, reply, payload) {
+          if (!request.watched) return payload;
+          const answer = answerOf(request, reply, typeof payload === 'string' ? payload : undefined, operation);
+          // The change never fails (RedisCards says what it could not keep); the answer goes out either way.
+          const settled = record(request, operation, answer);
+          return settled
+            ? settled.then(
+                () => payload,
+                () => payload,
+              )
+            : payload;
+        },
+        onRequestAbort(request) {
+          if (request.watched) void record(request, operation, { status: 'cut', etag: false, cursorRefused: false });
+        },
+      };
+    },
+  };
 }
 
 /** Once the body is read, before validation adds its defaults: a hash of it, as the client sent it. */
 function noteBody(request: FastifyRequest): void {
   const { watched, body } = request as FastifyRequest;
   if (watched && body !== undefined) watched.body = hash(JSON.stringify(body));
-}
-
-/** Every API route's answers graded: the grading step goes last, after the route's own `onSend` steps. */
-export function gradeEveryRoute(graded: onSendHookHandler) {
-  return function gradedRoute(route: RouteOptions): void {
-    const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
-    route.config = { graded: true, operation: `${methods} ${documentPath(route.url)}`, ...(route.config as object) };
-    const own = route.onSend;
-    route.onSend = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), graded] as RouteOptions['onSend'];
-  };
 }
 
 /**
@@ -130,7 +112,12 @@ function bodyOf({ headers }: FastifyRequest, watched: NonNullable<FastifyRequest
 /** What the card keeps of a request's parts: 16 characters of their SHA-1 (crypto.hash: one call, no Hash object). */
 const hash = (text: string) => digest('sha1', text, 'base64url').slice(0, 16);
 
-function arrivalOf(request: FastifyRequest, watched: NonNullable<FastifyRequest['watched']>, key: number): Arrival {
+function arrivalOf(
+  request: FastifyRequest,
+  watched: NonNullable<FastifyRequest['watched']>,
+  key: number,
+  operation: string,
+): Arrival {
   const { method, url, headers } = request;
   const query = url.indexOf('?');
   const idempotencyKey = headers[IDEMPOTENCY_FIELD];
@@ -144,7 +131,7 @@ function arrivalOf(request: FastifyRequest, watched: NonNullable<FastifyRequest[
     path: (query === -1 ? url : url.slice(0, query)).slice(0, 100),
     target: hash(`${method} ${url}`),
     body: bodyOf(request, watched),
-    operation: operationOf(request),
+    operation: asked(request, operation),
     version: request.apiVersion,
     pinned: headers[VERSION_FIELD] === undefined ? 'none' : request.versionRefusal === 'unknown' ? 'unknown' : 'known',
     idempotencyKey: typeof idempotencyKey === 'string' ? hash(idempotencyKey) : null,
@@ -158,8 +145,8 @@ function answerOf(
   request: FastifyRequest,
   reply: FastifyReply,
   payload: string | undefined,
-): Omit<Answer, 'real' | 'key' | 'conn' | 'mark'> | undefined {
-  if (!request.watched) return undefined;
+  operation: string,
+): Omit<Answer, 'real' | 'key' | 'conn' | 'mark'> {
   // A connection reset in place of the answer: the client learnt nothing of it (its ETag, its headers).
   if (request.fault?.fault === 'reset') return { status: 'reset', etag: false, cursorRefused: false };
   const status = reply.statusCode;
@@ -178,7 +165,7 @@ function answerOf(
       ? {
           gone: problem?.type?.endsWith('/version-sunset')
             ? { version: request.apiVersion }
-            : { operation: operationOf(request) },
+            : { operation: asked(request, operation) },
         }
       : {}),
     cursorRefused:
@@ -186,13 +173,12 @@ function answerOf(
   };
 }
 
-/**
- * The operation's method and path, as the document writes it (`GET /pets/{petId}`): a HEAD of a GET route is its own.
- */
-const operationOf = (request: FastifyRequest) =>
-  request.method === 'HEAD'
-    ? `HEAD ${documentPath(request.routeOptions.url ?? '')}`
-    : (request.routeOptions.config.operation ?? '');
+/** The operation a request asked for: its route's, or, for a `HEAD` of a `GET` route, the `HEAD`'s own. */
+const asked = (request: FastifyRequest, operation: string) =>
+  request.method === 'HEAD' ? `HEAD ${operation.slice(operation.indexOf(' ') + 1)}` : operation;
+
+/** A route's operation, as the document writes it (`GET /pets/{petId}`). */
+const operationOf = (route: RouteConfig) => `${[route.method ?? ''].flat().join(',')} ${documentPath(route.url ?? '')}`;
 
 function problemOf(
   payload: string | undefined,
