@@ -6,7 +6,8 @@ import { PREFER_HEADER } from './faults/prefer.js';
 import { faultsStage } from './faults/stage.js';
 import { conditionalStage, IF_NONE_MATCH_HEADER } from './http/conditional.js';
 import { corsStage } from './http/cors.js';
-import { httpChecksStage, notFoundStage } from './http/errors.js';
+import { httpChecksStage } from './http/errors.js';
+import { routingStage } from './http/method-not-allowed.js';
 import type { Connections } from './http/in-flight.js';
 import { REQUEST_ID_HEADER, requestIdStage } from './http/request-id.js';
 import { drainingStage } from './http/server.js';
@@ -69,7 +70,7 @@ export function requestStages(deps: StageDeps): Stage[] {
     limitStage(limiter, (request) => request.identity, { metrics, publicUrl, clock, connections }),
     httpChecksStage,
     corsStage(CORS_LISTS),
-    notFoundStage,
+    routingStage,
     conditionalStage,
     versions.stage,
     drainingStage(deps.draining),

@@ -49,13 +49,10 @@ export const conditionalStage: Stage = {
 
 const CONDITIONAL_PHASES: Phases = {
   onSend(request, reply, payload) {
+    if (reply.statusCode !== 200 || typeof payload !== 'string') return payload;
     // A handler that answers a representation it holds (a page from memory) sets its tag: not hashed again.
-    const etag =
-      reply.statusCode === 200 && typeof payload === 'string'
-        ? ((reply.getHeader(ETAG_FIELD) as string | undefined) ?? etagOf(payload))
-        : undefined;
-    if (etag === undefined) return payload;
-    reply.header(ETAG_FIELD, etag);
+    let etag = reply.getHeader(ETAG_FIELD) as string | undefined;
+    if (etag === undefined) reply.header(ETAG_FIELD, (etag = etagOf(payload)));
     const ifNoneMatch = request.headers[IF_NONE_MATCH_FIELD];
     if (typeof ifNoneMatch !== 'string' || !noneMatchHolds(ifNoneMatch, etag)) return payload;
     reply.code(304);

@@ -95,7 +95,7 @@ function toProblem(
   return internalError();
 }
 
-function notFound(request: Pick<FastifyRequest, 'method' | 'url'>): ProblemError {
+export function notFound(request: Pick<FastifyRequest, 'method' | 'url'>): ProblemError {
   return new ProblemError('not-found', `Nothing is at ${request.method} ${request.url.split('?')[0]}.`);
 }
 
@@ -156,19 +156,7 @@ const HTTP_CHECKS: Phases = {
     requireHost(request);
     refuseUnknownExpectation(request);
   },
-  preParsing: refuseContentEncoding,
-};
-
-/** The not-found stage: an unknown path is answered before its body is read (no body can turn a 404 into a 400). */
-export const notFoundStage: Stage = {
-  name: 'not-found',
-  forRoute: (route) => (route.unrouted ? NOT_FOUND : {}),
-};
-
-const NOT_FOUND: Phases = {
-  onRequest(request) {
-    throw notFound(request);
-  },
+  beforeBody: refuseContentEncoding,
 };
 
 export function notFoundHandler(publicUrl: string) {

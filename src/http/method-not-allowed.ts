@@ -1,6 +1,8 @@
 import { METHODS as NODE_METHODS } from 'node:http';
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import { notFound } from './errors.js';
 import { ProblemError } from './problems.js';
+import type { Phases, Stage } from './stages.js';
 
 /**
  * Every method Node's parser lets through to a request handler (`CONNECT` goes to the server's
@@ -54,10 +56,36 @@ export function registerMethodNotAllowed(app: FastifyInstance, byPath: Map<strin
     app.route({
       method: others,
       url,
-      config: { counted },
+      config: { counted, notAllowed: { path, allow } },
       schema: { hide: true },
-      // Refused before the body is read: no body can turn a 405 into a 400 or 415.
-      onRequest: async (request) => {
+      handler: async () => {
+        throw new Error('unreachable: the routing stage refuses every request of this route');
+      },
+    });
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route that only refuses its methods (`registerMethodNotAllowed`): the path as written, and `Allow`. */
+    notAllowed?: { path: string; allow: string };
+  }
+}
+
+/**
+ * The routing stage: what no route answers is a `404`, and a method a path does not take a `405` with
+ * `Allow`, both before the body is read (no body can turn them into a `400` or a `415`), after the request
+ * is counted (they carry its headers).
+ */
+export const routingStage: Stage = {
+  name: 'routing',
+  forRoute(route): Phases {
+    if (route.unrouted) return NOT_FOUND;
+    const notAllowed = route.notAllowed;
+    if (!notAllowed) return {};
+    const { path, allow } = notAllowed;
+    return {
+      onRequest(request) {
         throw new ProblemError(
           'method-not-allowed',
           `${path} does not support ${request.method}. Allowed: ${allow}.`,
@@ -65,9 +93,12 @@ export function registerMethodNotAllowed(app: FastifyInstance, byPath: Map<strin
           { allow },
         );
       },
-      handler: async () => {
-        throw new Error('unreachable: onRequest always refuses');
-      },
-    });
-  }
-}
+    };
+  },
+};
+
+const NOT_FOUND: Phases = {
+  onRequest(request) {
+    throw notFound(request);
+  },
+};

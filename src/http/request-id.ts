@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { fieldName } from './field-name.js';
 import type { Phases, Stage } from './stages.js';
 import type { IncomingMessage } from 'node:http';
@@ -11,10 +11,17 @@ const REQUEST_ID_FIELD = REQUEST_ID_HEADER.toLowerCase();
 // Sane: short and plain, so that it cannot smuggle anything into logs or headers.
 const SANE = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * A new id: this process's (96 random bits, base64url) and then a count, so that no two requests of any
+ * instance share one, without a random number drawn per request.
+ */
+const PROCESS_ID = randomBytes(12).toString('base64url');
+let issued = 0;
+
 /** The caller's request id when it sent a sane one, else a new one. */
 export function requestIdOf(req: IncomingMessage): string {
   const sent = req.headers[REQUEST_ID_FIELD];
-  return typeof sent === 'string' && SANE.test(sent) ? sent : randomUUID();
+  return typeof sent === 'string' && SANE.test(sent) ? sent : `${PROCESS_ID}-${(++issued).toString(36)}`;
 }
 
 const REQUEST_ID = fieldName(REQUEST_ID_HEADER);

@@ -30,8 +30,11 @@ export type AfterStep = (request: FastifyRequest, reply: FastifyReply) => void;
 export interface Phases {
   /** Before anything is read but the head: identify, limit, refuse. */
   onRequest?: Step;
-  /** Before the body is read: what an API operation requires (a key, a version). */
-  preParsing?: Step;
+  /**
+   * Still before the body is read, once every stage's `onRequest` has run (in the same Fastify hook): what
+   * an API operation requires of a request that was counted (a key, a version), a body it can read.
+   */
+  beforeBody?: Step;
   /** Once the body is read, before it is validated. */
   preValidation?: Step;
   /** The answer, before it is written: its headers, its shape, or another answer in its place. */
@@ -76,8 +79,8 @@ declare module 'fastify' {
 
 /** What the stages do for one route: each phase's steps, in the order they run. */
 export interface Plan {
+  /** Every stage's `onRequest`, then every stage's `beforeBody`. */
   onRequest: Step[];
-  preParsing: Step[];
   preValidation: Step[];
   onSend: SendStep[];
   onResponse: AfterStep[];
@@ -108,9 +111,6 @@ export function pipeline(app: FastifyInstance, stages: readonly Stage[]): void {
   app.addHook('onRequest', function stagesOnRequest(request, reply, done) {
     answer(planFor(request).onRequest, request, reply, done);
   });
-  app.addHook('preParsing', function stagesPreParsing(request, reply, payload, done) {
-    answer(planFor(request).preParsing, request, reply, (error?: Error) => done(error ?? null, payload));
-  });
   app.addHook('preValidation', function stagesPreValidation(request, reply, done) {
     answer(planFor(request).preValidation, request, reply, done);
   });
@@ -133,8 +133,7 @@ export function planOf(stages: readonly Stage[], route: RouteConfig): Plan {
   const steps = <K extends keyof Phases>(phase: K) =>
     parts.map((part) => part[phase]).filter((step): step is NonNullable<Phases[K]> => step !== undefined);
   return {
-    onRequest: steps('onRequest'),
-    preParsing: steps('preParsing'),
+    onRequest: [...steps('onRequest'), ...steps('beforeBody')],
     preValidation: steps('preValidation'),
     // The stage that saw the request first sees the answer last.
     onSend: steps('onSend').reverse(),

@@ -43,7 +43,7 @@ export type ClockOf = (keyId: string) => KeyClock | Promise<KeyClock>;
 export function identifyStage(findKey: FindKey, clockOf: ClockOf): Stage {
   const identify = identifyHook(findKey, clockOf);
   const everywhere: Phases = { onRequest: identify };
-  const api: Phases = { onRequest: identify, preParsing: requireKey };
+  const api: Phases = { onRequest: identify, beforeBody: requireKey };
   return { name: 'identify', fields: { identity: undefined }, forRoute: (route) => (route.api ? api : everywhere) };
 }
 

@@ -110,14 +110,16 @@ export function limitStage(
    * A conditional read: a key's `GET` with `If-None-Match` is only looked at now, as a `304` counts nothing;
    * a banned key is refused as ever, and the count is made at the answer (`countAtAnswer`) unless it is a `304`.
    */
-  async function conditional(request: FastifyRequest, reply: FastifyReply) {
+  function conditional(request: FastifyRequest, reply: FastifyReply) {
     const identity = callerOf(request);
+    // A read that names nothing it holds is counted now, as any request (at once, when in memory).
     if (identity.kind !== 'key' || request.forcedRefusal || !mayDefer(request)) return counted(request, reply);
     const { caller, policy, unbanSeq, clock } = identity;
-    const verdict = await limiter.peek(caller, policy, unbanSeq, clock);
-    if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined) return counted(request, reply);
-    request.countDeferred = true;
-    return finish(request, reply, verdict, identity);
+    return limiter.peek(caller, policy, unbanSeq, clock).then((verdict) => {
+      if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined) return counted(request, reply);
+      request.countDeferred = true;
+      return finish(request, reply, verdict, identity);
+    });
   }
 
   /** The deferred count of a conditional read, once its answer is known: a refusal takes its place. */

@@ -81,7 +81,7 @@ function versionRefusal(
 }
 
 /**
- * The versions stage (docs/versions.md). Before the body is read (`preParsing`), once the caller is
+ * The versions stage (docs/versions.md). Before the body is read (`beforeBody`), once the caller is
  * known and counted, the version a request is answered in, and, for an API operation, its refusal: an
  * unknown version, or one past its sunset in the caller's time, refused as any bad request is (counted).
  * Whether the version refuses the request is decided once, at one reading of the clock, so that a request
@@ -132,7 +132,7 @@ export function versionStage(clock: Clock, notices: VersionNotices, shapes: Shap
       // sunset came first (its `410` answers; on a tie, the version's).
       const goesOn =
         route.everyVersion || (route.deprecation !== undefined && route.deprecation.sunsetAt < oldest.sunsetAt);
-      return { preParsing: refuse(!goesOn), onSend };
+      return { beforeBody: refuse(!goesOn), onSend };
     },
   };
 }
