@@ -28,7 +28,7 @@ import { DAY_MS, MINUTE_MS } from '../ratelimit/state.js';
 import { webhooksSection } from '../webhooks/document.js';
 import { headerSpelling } from './header-names.js';
 import { NEWEST_VERSION, OLDEST_VERSION, VERSION_HEADER, VERSIONS } from '../versions/versions.js';
-import { openapiTags, tagGroups } from './tags.js';
+import { openapiTags, tagGroups } from '../http/tags.js';
 
 export const SECURITY_SCHEME = 'ApiKey';
 

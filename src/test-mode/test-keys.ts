@@ -10,7 +10,7 @@ import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
 import { ownerOf } from '../keys/identify.js';
 import { generateKey, generateKeyId, testKeyFrom } from '../keys/key-format.js';
 import { type KeyRecord, type KeysRepository, policyOfKey } from '../keys/repository.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { testKeyOf } from './get-clock.js';
 import { TestKey, TestKeyLimits, TestKeyParams } from './schemas.js';
 import { aliveDescendants, childLimits, MAX_CHILDREN, MAX_DESCENDANTS, rootOf, treeFull } from './key-tree.js';
