@@ -20,7 +20,7 @@ import { pipeline, planOf, type RouteConfig, type Stage } from './http/stages.js
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { swaggerOptions } from './openapi/document.js';
-import { NAMED_SCHEMAS } from './openapi/named-schemas.js';
+import { NAMED_SCHEMAS } from './document-schemas.js';
 import { openapiRoutes } from './openapi/routes.js';
 import { lazyChildLogger } from './ops/logger.js';
 import { unreadAnswerHeaders } from './ratelimit/stage.js';
