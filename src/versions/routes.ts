@@ -1,6 +1,6 @@
 import { COUNTS_NOTHING } from '../http/stages.js';
 import Type from 'typebox';
-import { htmlPage, inlineCode } from '../docs/page.js';
+import { htmlPage, inlineCode } from '../http/html-page.js';
 import { problemResponses } from '../http/responses.js';
 import { NoQuery, ref, StringEnum } from '../http/schemas.js';
 import type { App } from '../http/types.js';
