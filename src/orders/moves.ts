@@ -6,7 +6,7 @@ import { canExist } from '../db/ids.js';
 import { transactionsOf } from '../db/group-commit.js';
 import { prepared } from '../db/prepared.js';
 import type { OrdersTable } from '../db/schema.js';
-import { lockEventKeys } from '../events/key-locks.js';
+import { lockEventKeys } from '../db/key-locks.js';
 import { type Metrics, orderMovesCounter } from '../ops/metrics.js';
 import {
   dueAfterEntering,
