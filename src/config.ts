@@ -1,6 +1,12 @@
-import { type BanRules, DEFAULT_BAN_RULES } from './ratelimit/decision.js';
+import type { DatabaseConfig } from './db/database.js';
 import { MAX_RETRY_AFTER_SECONDS } from './http/schemas.js';
-import { type WebhookConfig, webhookConfigOf } from './config-webhooks.js';
+import type { Timeouts } from './http/server.js';
+import type { LogFormat } from './ops/logger.js';
+import { DEFAULT_EVENT_LOOP_RESOLUTION_MS } from './ops/metrics.js';
+import type { FulfilmentDelays } from './orders/lifecycle.js';
+import { type BanRules, DEFAULT_BAN_RULES } from './ratelimit/decision.js';
+import type { RedisConfig } from './ratelimit/failover-store.js';
+import { webhookConfigOf } from './config-webhooks.js';
 import {
   booleanOf,
   ConfigError,
@@ -13,6 +19,7 @@ import {
   wholeUpToOf,
 } from './config-values.js';
 import { DAY_MS } from './ratelimit/state.js';
+import type { WebhookConfig } from './webhooks/dispatcher.js';
 
 export { ConfigError } from './config-values.js';
 
@@ -63,39 +70,6 @@ export interface Config {
   webhooks: WebhookConfig;
 }
 
-/** The simulated fulfilment's delays: approval after placing, delivery after approval; null: never by itself. */
-export interface FulfilmentDelays {
-  approveMs: number | null;
-  deliverMs: number | null;
-}
-
-export type RedisConfig =
-  { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
-
-/** How long the public listener waits on a client, so that slow or idle ones cannot hold it. */
-export interface Timeouts {
-  /** From connecting (or a further request's first byte) to the end of its headers: slowloris. */
-  headersMs: number;
-  /** From the same start to the end of the request's body: slow bodies. */
-  requestMs: number;
-  /** An idle kept-alive connection is closed after this. */
-  keepAliveMs: number;
-  /**
-   * A connection on which nothing moves for this long while a request
-   * is handled is closed: an answer nobody reads is abandoned.
-   */
-  sendMs: number;
-  /** The most connections one client address may hold at once (not behind a trusted proxy, whose own limits apply). */
-  connectionsPerAddress: number;
-  /**
-   * How long a connection is not read once a banned caller's
-   * refusal on it is written; 0: not at all (http/pipelining.ts).
-   */
-  bannedReadPauseMs: number;
-}
-
-export type DatabaseConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
-
 export const DEFAULTS = {
   port: 8080,
   adminPort: 8081,
@@ -115,8 +89,7 @@ export const DEFAULTS = {
   keyCacheSize: 100_000,
   petCacheSize: 10_000,
   orderPageCacheSize: 5_000,
-  // prom-client's own default: a finer tick costs CPU even while idle.
-  eventLoopResolutionMs: 10,
+  eventLoopResolutionMs: DEFAULT_EVENT_LOOP_RESOLUTION_MS,
   // Short enough that a person trying the API sees an order move.
   fulfilmentApproveSeconds: 10,
   fulfilmentDeliverSeconds: 60,
@@ -273,7 +246,6 @@ function logLevelOf(env: Env): string {
   return raw;
 }
 
-export type LogFormat = 'auto' | 'json' | 'pretty';
 const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
 
 function logFormatOf(env: Env): LogFormat {

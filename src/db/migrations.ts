@@ -8,7 +8,7 @@ import {
   sql,
 } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import type { DatabaseConfig } from '../config.js';
+import type { DatabaseConfig } from './database.js';
 import { PET_CATALOGUE } from './seed.js';
 import { CHANGES_CHANNEL } from './change-feed.js';
 import { currentSchema, type Db } from './database.js';

@@ -1,5 +1,5 @@
 import type { Insertable } from 'kysely';
-import type { FulfilmentDelays } from '../config.js';
+import type { FulfilmentDelays } from './lifecycle.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import { type Db, isEmbedded } from '../db/database.js';
 import { canExist } from '../db/ids.js';
