@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyServerOptions, LogController } from 'fastify';
-import { apiOperations, recordsOf, type ServiceDeps } from './api-operations.js';
+import { recordsOf, type ServiceDeps } from './api-operations.js';
 import type { PublicConfig } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
 import { isStoreUnavailable } from './db/errors.js';
@@ -23,6 +23,7 @@ import { swaggerOptions } from './openapi/document.js';
 import { NAMED_SCHEMAS } from './document-schemas.js';
 import { openapiRoutes } from './openapi/routes.js';
 import { lazyChildLogger } from './ops/logger.js';
+import { apiOperations } from './operations.js';
 import { unreadAnswerHeaders } from './ratelimit/stage.js';
 import { type Cards, MemoryCards } from './report-card/cards.js';
 import { checkPages } from './report-card/pages.js';
