@@ -146,7 +146,7 @@ function everyRoute(app: App, publicUrl: string): void {
   app.setNotFoundHandler(notFoundHandler(publicUrl));
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
-  // What counts nothing is said in the document too (openapi/document.ts), from the route's own config.
+  // What counts nothing is said in the document too (openapi/transforms.ts), from the route's own config.
   app.addHook('onRoute', (route) => {
     if ((route.config as RouteConfig | undefined)?.counted === false)
       route.schema = { ...route.schema, 'x-uncounted': true } as typeof route.schema;

@@ -53,7 +53,7 @@ export function createTestKey(app: App, { db, keys, writes, testKeySecret }: Tes
         'x-stability': 'experimental',
         headers: IdempotencyHeaders,
         body: ref(TestKeyLimits),
-        // No body is the empty one: the parent's limits (openapi/document.ts says so in the document).
+        // No body is the empty one: the parent's limits (openapi/transforms.ts says so in the document).
         'x-body-optional': true,
         response: {
           201: { ...ref(TestKey), description: 'The child, with its key.', headers: REPLAYED_RESPONSE_HEADER },
