@@ -9,12 +9,10 @@ import { EventsRepository } from './events/repository.js';
 import { Cursors } from './http/pagination.js';
 import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
 import { NoQuery } from './http/schemas.js';
-import type { App } from './http/types.js';
 import { IdempotentWrites } from './idempotency/writes.js';
 import { KeyCache } from './keys/key-cache.js';
 import { KeysRepository } from './keys/repository.js';
 import { SECURITY_SCHEME } from './openapi/document.js';
-import { OPERATIONS } from './operations.js';
 import type { Metrics } from './ops/metrics.js';
 import { OrderMoves } from './orders/moves.js';
 import { OrderPages } from './orders/order-pages.js';
@@ -68,21 +66,20 @@ export function recordsOf({
   };
 }
 
-/** The API's operations, each with its key required and the common problems declared. */
-export async function apiOperations(
-  api: App,
-  { config, db, changes, limiter, metrics, clock, versions, records, cards }: ApiDeps,
-): Promise<void> {
+/**
+ * What the API's operations are built from, made once; each operation is handed the part it uses (./operations.ts).
+ */
+export async function operationParts(deps: ApiDeps) {
+  const { config, db, changes, limiter, metrics, clock, versions, records, cards } = deps;
   const { orderPages, pets, catalogue, clocks, keys } = records;
-  const { publicUrl } = config;
-  api.addHook('onRoute', declareCommonContract);
   const writes = new IdempotentWrites(db, clock);
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
   const placement = new OrderPlacement(writes, moves, clock, catalogue);
   const events = new EventsRepository(db);
-  const deprecation = config.petsGet;
+  // The signed cursors of collections.
   const cursors = new Cursors(await serviceSecret(db, 'cursors'));
   const testData = new TestData({ db, changes, limiter, clocks, keys });
+  // What a child test key's key is derived with (test-mode/test-keys.ts).
   const testKeySecret = await serviceSecret(db, 'test-keys');
   const webhooks = {
     endpoints: new EndpointsRepository(db),
@@ -93,40 +90,37 @@ export async function apiOperations(
     policy: { allowPrivate: config.webhooks.allowPrivate },
     sending: config.webhooks,
   };
-  const shared = {
+  const { publicUrl, petsGet: deprecation } = config;
+  const { shapes } = versions;
+  return {
     db,
-    changes,
     clock,
     publicUrl,
-    deprecation,
     limiter,
+    cards,
+    orderPages,
+    pets,
+    catalogue,
+    clocks,
+    keys,
+    deprecation,
+    shapes,
     writes,
     moves,
     placement,
     events,
-    webhooks,
     cursors,
+    testData,
+    testKeySecret,
+    webhooks,
   };
-  for (const operation of OPERATIONS)
-    operation(api, {
-      ...shared,
-      orderPages,
-      pets,
-      catalogue,
-      clocks,
-      keys,
-      testData,
-      testKeySecret,
-      cards,
-      shapes: versions.shapes,
-    });
 }
 
 /**
  * Every API operation needs a key and may answer the common problems; declared once, here. It is an API
  * operation to the stages (http/stages.ts: a key required, a version chosen and refused).
  */
-function declareCommonContract(route: RouteOptions): void {
+export function declareCommonContract(route: RouteOptions): void {
   route.config = { ...(route.config as object), api: true };
   const schema = (route.schema ??= {}) as Record<string, unknown>;
   schema.security = [{ [SECURITY_SCHEME]: [] }];

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyServerOptions, LogController } from 'fastify';
-import { apiOperations, recordsOf, type ServiceDeps } from './api-operations.js';
+import { recordsOf, type ServiceDeps } from './api-operations.js';
 import type { PublicConfig } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
 import { isStoreUnavailable } from './db/errors.js';
@@ -20,9 +20,10 @@ import { pipeline, planOf, type RouteConfig, type Stage } from './http/stages.js
 import type { App } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { swaggerOptions } from './openapi/document.js';
-import { NAMED_SCHEMAS } from './openapi/named-schemas.js';
+import { NAMED_SCHEMAS } from './document-schemas.js';
 import { openapiRoutes } from './openapi/routes.js';
 import { lazyChildLogger } from './ops/logger.js';
+import { apiOperations } from './operations.js';
 import { unreadAnswerHeaders } from './ratelimit/stage.js';
 import { type Cards, MemoryCards } from './report-card/cards.js';
 import { checkPages } from './report-card/pages.js';
@@ -145,7 +146,7 @@ function everyRoute(app: App, publicUrl: string): void {
   app.setNotFoundHandler(notFoundHandler(publicUrl));
   // JSON only: any other body is a 415.
   app.removeContentTypeParser('text/plain');
-  // What counts nothing is said in the document too (openapi/document.ts), from the route's own config.
+  // What counts nothing is said in the document too (openapi/transforms.ts), from the route's own config.
   app.addHook('onRoute', (route) => {
     if ((route.config as RouteConfig | undefined)?.counted === false)
       route.schema = { ...route.schema, 'x-uncounted': true } as typeof route.schema;

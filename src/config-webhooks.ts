@@ -1,22 +1,5 @@
 import { booleanOf, ConfigError, type Env, positiveIntOf, scheduleOf } from './config-values.js';
-
-/** How webhooks are delivered (webhooks/): docs/webhooks.md. */
-export interface WebhookConfig {
-  /** An answer must come within this, counted from the start of connecting. */
-  timeoutMs: number;
-  /** The waits before each attempt after the first, in ms; test keys' endpoints have their own. */
-  retryScheduleMs: readonly number[];
-  testRetryScheduleMs: readonly number[];
-  /** An endpoint whose last this many deliveries all failed is disabled. */
-  disableAfter: number;
-  /** Private, loopback and link-local destinations: refused in production unless WEBHOOK_ALLOW_PRIVATE. */
-  allowPrivate: boolean;
-  /**
-   * Attempts one instance makes at once: in all, for one key (its
-   * share), and for one of its endpoints (within the key's).
-   */
-  concurrency: { total: number; perKey: number; perEndpoint: number };
-}
+import type { WebhookConfig } from './webhooks/dispatcher.js';
 
 export const WEBHOOK_DEFAULTS = {
   timeoutSeconds: 15,

@@ -1,6 +1,11 @@
-import { type BanRules, DEFAULT_BAN_RULES } from './ratelimit/decision.js';
-import { MAX_RETRY_AFTER_SECONDS } from './http/schemas.js';
-import { type WebhookConfig, webhookConfigOf } from './config-webhooks.js';
+import type { DatabaseConfig } from './db/database.js';
+import type { Timeouts } from './http/server.js';
+import type { LogFormat } from './ops/logger.js';
+import { DEFAULT_EVENT_LOOP_RESOLUTION_MS } from './ops/metrics.js';
+import type { FulfilmentDelays } from './orders/lifecycle.js';
+import type { BanRules } from './ratelimit/decision.js';
+import type { RedisConfig } from './ratelimit/failover-store.js';
+import { webhookConfigOf } from './config-webhooks.js';
 import {
   booleanOf,
   ConfigError,
@@ -13,6 +18,8 @@ import {
   wholeUpToOf,
 } from './config-values.js';
 import { DAY_MS } from './ratelimit/state.js';
+import { banRulesOf, redisKeyPrefixOf, redisOf } from './config-limiter.js';
+import type { WebhookConfig } from './webhooks/dispatcher.js';
 
 export { ConfigError } from './config-values.js';
 
@@ -63,39 +70,6 @@ export interface Config {
   webhooks: WebhookConfig;
 }
 
-/** The simulated fulfilment's delays: approval after placing, delivery after approval; null: never by itself. */
-export interface FulfilmentDelays {
-  approveMs: number | null;
-  deliverMs: number | null;
-}
-
-export type RedisConfig =
-  { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
-
-/** How long the public listener waits on a client, so that slow or idle ones cannot hold it. */
-export interface Timeouts {
-  /** From connecting (or a further request's first byte) to the end of its headers: slowloris. */
-  headersMs: number;
-  /** From the same start to the end of the request's body: slow bodies. */
-  requestMs: number;
-  /** An idle kept-alive connection is closed after this. */
-  keepAliveMs: number;
-  /**
-   * A connection on which nothing moves for this long while a request
-   * is handled is closed: an answer nobody reads is abandoned.
-   */
-  sendMs: number;
-  /** The most connections one client address may hold at once (not behind a trusted proxy, whose own limits apply). */
-  connectionsPerAddress: number;
-  /**
-   * How long a connection is not read once a banned caller's
-   * refusal on it is written; 0: not at all (http/pipelining.ts).
-   */
-  bannedReadPauseMs: number;
-}
-
-export type DatabaseConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
-
 export const DEFAULTS = {
   port: 8080,
   adminPort: 8081,
@@ -115,8 +89,7 @@ export const DEFAULTS = {
   keyCacheSize: 100_000,
   petCacheSize: 10_000,
   orderPageCacheSize: 5_000,
-  // prom-client's own default: a finer tick costs CPU even while idle.
-  eventLoopResolutionMs: 10,
+  eventLoopResolutionMs: DEFAULT_EVENT_LOOP_RESOLUTION_MS,
   // Short enough that a person trying the API sees an order move.
   fulfilmentApproveSeconds: 10,
   fulfilmentDeliverSeconds: 60,
@@ -167,33 +140,6 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
-/**
- * A ban's `Retry-After` is its length: the longest ban may not exceed what the document declares a
- * `Retry-After` can say (a day), nor the first ban the longest.
- */
-function banRulesOf(env: Env): BanRules {
-  const firstBanSeconds = positiveIntOf(env, 'BAN_FIRST_SECONDS', DEFAULT_BAN_RULES.firstBanMs / 1000);
-  const maxBanSeconds = positiveIntOf(env, 'BAN_MAX_SECONDS', DEFAULT_BAN_RULES.maxBanMs / 1000);
-  if (maxBanSeconds > MAX_RETRY_AFTER_SECONDS) {
-    throw new ConfigError(
-      'BAN_MAX_SECONDS',
-      `at most ${MAX_RETRY_AFTER_SECONDS} (a day: the longest Retry-After the document declares), got ${maxBanSeconds}`,
-    );
-  }
-  if (firstBanSeconds > maxBanSeconds)
-    throw new ConfigError(
-      'BAN_FIRST_SECONDS',
-      `the first ban may not be longer than BAN_MAX_SECONDS (${maxBanSeconds})`,
-    );
-  return {
-    rejections: positiveIntOf(env, 'BAN_AFTER_REJECTIONS', DEFAULT_BAN_RULES.rejections),
-    withinMs: 1000 * positiveIntOf(env, 'BAN_WITHIN_SECONDS', DEFAULT_BAN_RULES.withinMs / 1000),
-    firstBanMs: 1000 * firstBanSeconds,
-    maxBanMs: 1000 * maxBanSeconds,
-    escalationWindowMs: DEFAULT_BAN_RULES.escalationWindowMs,
-  };
-}
-
 function timeoutsOf(env: Env): Timeouts {
   const headersMs = 1000 * positiveIntOf(env, 'HEADERS_TIMEOUT_SECONDS', DEFAULTS.headersTimeoutMs / 1000);
   const requestMs = 1000 * positiveIntOf(env, 'REQUEST_TIMEOUT_SECONDS', DEFAULTS.requestTimeoutMs / 1000);
@@ -229,42 +175,6 @@ function databaseOf(env: Env): DatabaseConfig {
   return { kind: 'sqlite', file: raw };
 }
 
-function redisOf(env: Env): RedisConfig | null {
-  const url = env.REDIS_URL || undefined;
-  const nodes = env.REDIS_CLUSTER_NODES || undefined;
-  if (url && nodes)
-    throw new ConfigError(
-      'REDIS_CLUSTER_NODES',
-      'set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
-    );
-  if (nodes) return { kind: 'cluster', nodes: clusterNodesOf(nodes) };
-  if (url === undefined) return null;
-  if (!/^rediss?:\/\/./.test(url)) throw new ConfigError('REDIS_URL', 'expected redis://host:port or rediss://…');
-  return { kind: 'single', url };
-}
-
-/** `host:port,host:port,…`: seed nodes of a Redis Cluster (any few of its nodes; the client learns the rest). */
-function clusterNodesOf(raw: string): { host: string; port: number }[] {
-  const expected = 'expected host:port,host:port,… (seed nodes of the cluster)';
-  const nodes = raw.split(',').map((entry) => {
-    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry.trim());
-    const port = Number(match?.[2]);
-    if (!match || port < 1 || port > 65_535)
-      throw new ConfigError('REDIS_CLUSTER_NODES', `${expected}; ${JSON.stringify(entry.slice(0, 100))} is not one`);
-    return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
-  });
-  if (nodes.length > 100) throw new ConfigError('REDIS_CLUSTER_NODES', `${expected}; at most 100 of them`);
-  return nodes;
-}
-
-function redisKeyPrefixOf(env: Env): string {
-  const raw = env.REDIS_KEY_PREFIX ?? 'petstore:';
-  // Braces would break the hash tag that keeps one caller's keys in one Cluster slot.
-  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(raw))
-    throw new ConfigError('REDIS_KEY_PREFIX', 'expected 1 to 64 of A-Z a-z 0-9 : _ . -');
-  return raw;
-}
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function logLevelOf(env: Env): string {
@@ -273,7 +183,6 @@ function logLevelOf(env: Env): string {
   return raw;
 }
 
-export type LogFormat = 'auto' | 'json' | 'pretty';
 const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
 
 function logFormatOf(env: Env): LogFormat {

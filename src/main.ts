@@ -13,7 +13,7 @@ import { Fulfilment } from './orders/fulfilment.js';
 import { OrderMoves } from './orders/moves.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
 import { KeysRepository } from './keys/repository.js';
-import { buildAdminApp } from './ops/app.js';
+import { buildAdminApp } from './admin-app.js';
 import { createLogger, logFormatFor, stdout } from './ops/logger.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { openLimiter } from './ratelimit/open.js';

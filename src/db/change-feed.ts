@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Clock } from '../clock.js';
-import type { DatabaseConfig } from '../config.js';
+import type { DatabaseConfig } from './database.js';
 import { currentSchema, type Db, sqliteHandleOf, storeMoved } from './database.js';
 import { StoreMovedError } from './errors.js';
 

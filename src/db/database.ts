@@ -3,13 +3,15 @@ import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { namedStatementsPool } from './named-statements.js';
 import pg from 'pg';
-import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
 import { StoreMovedError } from './errors.js';
 import { StoreFiles } from './store-files.js';
 import { type Connection, EmbeddedDialect, fileOf, forKysely, openConnection, pragma } from './sqlite.js';
 
 export type Db = Kysely<Database>;
+
+/** Which store (DATABASE_URL): a SQLite file, embedded, or a PostgreSQL server. */
+export type DatabaseConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
 
 /** The SQLite connection under each embedded store, for what Kysely does not expose (see ./change-feed.ts). */
 const sqliteHandles = new WeakMap<Db, Connection>();

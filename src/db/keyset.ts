@@ -1,11 +1,11 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
 
-import type { PageRequest, Rows } from '../http/pagination.js';
+import type { PageRequest, Rows } from '../page.js';
 
 /**
  * Keyset pagination over ascending ids: a page holds the rows after an id, so no row is skipped or
- * repeated however the table changes between pages. (How the id travels to clients, as a cursor, and
- * what a page request and a page of rows are, is the HTTP API's business: http/pagination.ts.)
+ * repeated however the table changes between pages. (How the id travels to clients, as a cursor, is the
+ * HTTP API's business: http/pagination.ts; what a page request and a page of rows are: src/page.ts.)
  */
 /**
  * Runs `query` (a table with an `id` column, filtered as the caller wants) for

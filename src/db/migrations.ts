@@ -1,20 +1,11 @@
-import { childTestKeys, testClocks } from './test-mode-migrations.js';
-import {
-  type ColumnDefinitionBuilder,
-  type CreateTableBuilder,
-  type Kysely,
-  type Migration,
-  Migrator,
-  sql,
-} from 'kysely';
+import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import type { DatabaseConfig } from '../config.js';
 import { PET_CATALOGUE } from './seed.js';
 import { CHANGES_CHANNEL } from './change-feed.js';
 import { currentSchema, type Db } from './database.js';
-import { deliveryTriggers, eventTriggers } from './triggers.js';
-
-type Kind = DatabaseConfig['kind'];
+import { type Dialect, dialectOf, type Kind, required } from './migration-dialect.js';
+import { orderLifecycleAndEvents, webhooks } from './event-migrations.js';
+import { childTestKeys, testClocks } from './test-mode-migrations.js';
 
 /**
  * Migrations live in code, in order. Kysely's migrator holds a lock while it runs (an advisory lock on
@@ -22,31 +13,8 @@ type Kind = DatabaseConfig['kind'];
  * instances that start at the same moment apply each migration exactly once; the pet catalogue is
  * seeded by a migration for the same reason.
  */
-/** Adds columns that must hold a value, in the order given. */
-function required(columns: Record<string, 'text' | 'integer'>) {
-  return <T extends string, C extends string>(table: CreateTableBuilder<T, C>): CreateTableBuilder<T, string> =>
-    Object.entries(columns).reduce<CreateTableBuilder<T, string>>(
-      (built, [name, type]) => built.addColumn(name, type, (c) => c.notNull()),
-      table,
-    );
-}
-
-/**
- * What a migration needs to know of its dialect: the one place
- * the dialects differ, how an integer key generates itself.
- */
-interface Dialect {
-  kind: Kind;
-  serialId: 'bigserial' | 'integer';
-  serialKey: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
-}
-
 export function migrations(kind: Kind): Record<string, Migration> {
-  const d: Dialect = {
-    kind,
-    serialId: kind === 'postgres' ? 'bigserial' : 'integer',
-    serialKey: (c) => (kind === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()),
-  };
+  const d = dialectOf(kind);
   return {
     '001_tables': tables(d),
     '002_pet_catalogue': petCatalogue(d),
@@ -156,108 +124,6 @@ const testKeys = (_d: Dialect): Migration => ({
       .addColumn('test', 'integer', (c) => c.notNull().defaultTo(0))
       .execute();
     await db.schema.alterTable('api_keys').addColumn('fault_profile', 'text').execute();
-  },
-});
-
-const orderLifecycleAndEvents = (d: Dialect): Migration => ({
-  // Orders move (orders/lifecycle.ts): `due_at` is when an order's next move falls due by itself,
-  // null when none will; the partial index holds only the orders still moving, so the fulfilment's
-  // one query finds what is due without reading the rest. Orders placed before they could move
-  // are due for approval at once. `moved_at` is when the order entered its state.
-  async up(db: Kysely<unknown>) {
-    await db.schema.alterTable('orders').addColumn('due_at', 'text').execute();
-    await db.schema.alterTable('orders').addColumn('moved_at', 'text').execute();
-    await db.schema.alterTable('orders').addColumn('last_event_seq', 'bigint').execute();
-    await db.schema
-      .createIndex('orders_due')
-      .on('orders')
-      .column('due_at')
-      .where(sql.ref('due_at'), 'is not', null)
-      .execute();
-    await sql`update orders set due_at = created_at where status = 'placed'`.execute(db);
-    await db.schema
-      .createTable('events')
-      .addColumn('seq', d.serialId, d.serialKey)
-      // Random: with `seq`, the event's id (events/ids.ts), which no other store gives again.
-      .addColumn('nonce', 'text', (c) => c.notNull())
-      .addColumn('prev_seq', 'bigint')
-      .addColumn('prev_of_order', 'bigint')
-      .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
-      .addColumn('order_id', 'bigint')
-      .$call(required({ type: 'text', created_at: 'text', livemode: 'integer' }))
-      .execute();
-    await db.schema
-      .createTable('event_heads')
-      .addColumn('api_key_id', 'text', (c) => c.primaryKey())
-      .addColumn('last_seq', 'bigint', (c) => c.notNull())
-      // SQLite keeps the rows in their key's order, with no table beside the key's index.
-      .$call((table) => (d.kind === 'sqlite' ? table.modifyEnd(sql`without rowid`) : table))
-      .execute();
-    await eventTriggers(db, d.kind);
-    // Every POST that creates or changes something honours Idempotency-Key (idempotency/): a record
-    // keeps its response's status, and names an order only when there is one.
-    await db.schema
-      .createTable('idempotency_records_005')
-      .$call(required({ api_key_id: 'text', idempotency_key: 'text', request_hash: 'text', status: 'integer' }))
-      .addColumn('order_id', 'bigint', (c) => c.references('orders.id'))
-      .$call(required({ response_body: 'text', created_at: 'text' }))
-      .addPrimaryKeyConstraint('idempotency_pk', ['api_key_id', 'idempotency_key'])
-      .execute();
-    await sql`insert into idempotency_records_005 (api_key_id, idempotency_key, request_hash, status, order_id, response_body, created_at)
-      select api_key_id, idempotency_key, request_hash, 201, order_id, response_body, created_at from idempotency_records`.execute(
-      db,
-    );
-    await db.schema.dropTable('idempotency_records').execute();
-    await db.schema.alterTable('idempotency_records_005').renameTo('idempotency_records').execute();
-  },
-});
-
-const webhooks = (d: Dialect): Migration => ({
-  // Webhook endpoints, and one delivery per event and subscribed endpoint, written by the store in
-  // the event's statement (./triggers.ts): an event committed is delivered to every endpoint that
-  // was subscribed when it was written. `data` holds what an event not about an order carries.
-  async up(db: Kysely<unknown>) {
-    await db.schema.alterTable('events').addColumn('data', 'text').execute();
-    await db.schema
-      .createTable('webhook_endpoints')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
-      .$call(required({ url: 'text', description: 'text' }))
-      // `,order.placed,order.approved,`: the types sent; null for every type.
-      .addColumn('events', 'text')
-      .addColumn('enabled', 'integer', (c) => c.notNull().defaultTo(1))
-      .addColumn('disabled_reason', 'text')
-      .addColumn('secret', 'text', (c) => c.notNull())
-      // The secret before the last rotation, which signs beside the new one until `previous_until`.
-      .addColumn('previous_secret', 'text')
-      .addColumn('previous_until', 'text')
-      .addColumn('failed_in_row', 'integer', (c) => c.notNull().defaultTo(0))
-      .$call(required({ livemode: 'integer', created_at: 'text' }))
-      .execute();
-    await db.schema.createIndex('webhook_endpoints_owner').on('webhook_endpoints').column('api_key_id').execute();
-    await db.schema
-      .createTable('webhook_deliveries')
-      .addColumn('seq', d.serialId, d.serialKey)
-      .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
-      .addColumn('event_seq', 'bigint', (c) => c.notNull())
-      .$call(required({ state: 'text', attempts: 'text', attempt_count: 'integer' }))
-      // When the next attempt is due (null once done), and until when an instance has it in hand.
-      .addColumn('next_attempt_at', 'text')
-      .addColumn('claimed_until', 'text')
-      .$call(required({ created_at: 'text' }))
-      .execute();
-    await db.schema
-      .createIndex('webhook_deliveries_due')
-      .on('webhook_deliveries')
-      .column('next_attempt_at')
-      .where(sql.ref('state'), '=', 'pending')
-      .execute();
-    await db.schema
-      .createIndex('webhook_deliveries_endpoint')
-      .on('webhook_deliveries')
-      .columns(['endpoint_id', 'seq'])
-      .execute();
-    await deliveryTriggers(db, d.kind);
   },
 });
 

@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
-import type { DatabaseConfig } from '../config.js';
+import type { DatabaseConfig } from './database.js';
 import type { Db } from './database.js';
 
 /**

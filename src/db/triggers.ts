@@ -43,7 +43,7 @@ async function sqliteEventTriggers(db: Kysely<unknown>): Promise<void> {
 /**
  * The same on PostgreSQL. Before reading the key's newest event the trigger takes the key's transaction
  * lock (advisory, held to the commit), so that for one key events are chained, and become visible, in
- * the order they were written (events/key-locks.ts: a writer of many keys' events takes them first).
+ * the order they were written (./key-locks.ts: a writer of many keys' events takes them first).
  */
 async function postgresEventTriggers(db: Kysely<unknown>): Promise<void> {
   await sql`create or replace function order_event() returns trigger language plpgsql as $$

@@ -7,7 +7,7 @@ import { MAX_ENDPOINTS_PER_KEY } from '../webhooks/schemas.js';
 import type { BanRules } from '../ratelimit/decision.js';
 import { bansInWords, uncountedInWords } from '../ratelimit/ban-prose.js';
 import { UNCOUNTED_POLICY } from '../ratelimit/plans.js';
-import { htmlPage, inlineCode } from './page.js';
+import { htmlPage, inlineCode } from '../http/html-page.js';
 
 /** `/problems/<slug>`: what each problem type means, for the person reading a problem's `type`. */
 export function problemPages(app: App, rules: BanRules): void {

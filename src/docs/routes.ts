@@ -3,7 +3,7 @@ import type { App } from '../http/types.js';
 import type { Deprecation } from '../deprecation/notices.js';
 import { DEPRECATIONS_PAGE_PATH, deprecationsPage } from '../pets/deprecation.js';
 import { interactiveDocs } from './interactive.js';
-import { htmlPage } from './page.js';
+import { htmlPage } from '../http/html-page.js';
 
 export function docsRoutes(app: App, deprecation: Deprecation): void {
   interactiveDocs(app);

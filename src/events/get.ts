@@ -3,7 +3,7 @@ import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import type { EventsRepository } from './repository.js';
 import { Event, EventParams, eventIn } from './schemas.js';
 

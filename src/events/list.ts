@@ -3,7 +3,7 @@ import { problemResponses } from '../http/responses.js';
 import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { type EventsRepository, WALK_LIMIT } from './repository.js';
 import { Event, EventListQuery, eventIn } from './schemas.js';
 

@@ -1,6 +1,6 @@
 import { type Db, isEmbedded } from '../db/database.js';
 import { newNonce } from './ids.js';
-import { lockEventKeys } from './key-locks.js';
+import { lockEventKeys } from '../db/key-locks.js';
 import type { Event, EventType } from './schemas.js';
 
 /** An event that is not a move of an order (those the store writes itself: migration 005). */

@@ -1,7 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { canExist } from '../db/ids.js';
-import type { PageRequest } from '../http/pagination.js';
+import type { PageRequest } from '../page.js';
 import { type OrderEventType, statusEnteredBy } from '../orders/lifecycle.js';
 import { eventIdOf, parseEventId } from './ids.js';
 import type { Event, EventType, StoredEvent } from './schemas.js';

@@ -1,17 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
 import type { Pace } from '../jobs/paced.js';
+import { RETENTION_INTERVAL_MS, RETENTION_PACE } from '../jobs/retention.js';
 import { type JobLog, SlicedJob } from '../jobs/sliced-job.js';
-
-/** How often each instance deletes what outlived the retention period. */
-export const RETENTION_INTERVAL_MS = 60_000;
-
-/**
- * Slices of about 2 ms of the event loop (SQLite holds it for a whole slice), with long rests between
- * them: nothing waits for retention, and a log that grows slowly keeps the background checkpoint's
- * restarts few and short, which every writer waits for (db/checkpointer.ts).
- */
-export const RETENTION_PACE: Pace = { sliceMs: 2, idleShare: 0.05, busyShare: 0.03, first: 100, min: 10, max: 500 };
 
 export interface RetentionDeps {
   db: Db;

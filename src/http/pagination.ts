@@ -1,16 +1,6 @@
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
+import type { PageRequest, Rows } from '../page.js';
 import { ProblemError } from './problems.js';
-
-export interface PageRequest {
-  afterId: number;
-  limit: number;
-}
-
-/** What a repository answers for a page request: the rows of the page, and whether more follow them. */
-export interface Rows<T> {
-  rows: T[];
-  more: boolean;
-}
 
 /** How many bytes of the HMAC a cursor carries: enough that guessing one is hopeless. */
 const MAC_BYTES = 16;

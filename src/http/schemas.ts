@@ -77,7 +77,7 @@ export function Page<T extends TSchema>(item: T, description: string) {
 /**
  * A route's `preValidation` where its body may be left out: no body is the empty object, which its schema
  * (none of whose members is required) accepts. Its schema carries `'x-body-optional': true`, so that the
- * document says the body is optional (openapi/document.ts).
+ * document says the body is optional (openapi/transforms.ts).
  */
 export function bodyOptional(request: { body: unknown }, _reply: unknown, done: () => void): void {
   request.body ??= {};

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
-import type { PublicConfig } from '../config.js';
 import type { Clock } from '../clock.js';
 import { addressRefusals, connectHandler, type UnreadHeaders } from './client-errors.js';
 import { type AddressGuard, guardAddresses } from './connections.js';
@@ -13,8 +12,38 @@ import type { Phases, Stage } from './stages.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** How long the public listener waits on a client, so that slow or idle ones cannot hold it. */
+export interface Timeouts {
+  /** From connecting (or a further request's first byte) to the end of its headers: slowloris. */
+  headersMs: number;
+  /** From the same start to the end of the request's body: slow bodies. */
+  requestMs: number;
+  /** An idle kept-alive connection is closed after this. */
+  keepAliveMs: number;
+  /**
+   * A connection on which nothing moves for this long while a request
+   * is handled is closed: an answer nobody reads is abandoned.
+   */
+  sendMs: number;
+  /** The most connections one client address may hold at once (not behind a trusted proxy, whose own limits apply). */
+  connectionsPerAddress: number;
+  /**
+   * How long a connection is not read once a banned caller's
+   * refusal on it is written; 0: not at all (http/pipelining.ts).
+   */
+  bannedReadPauseMs: number;
+}
+
+/** What the server reads of the configuration (config.ts gives it). */
+export interface ServerConfig {
+  publicUrl: string;
+  timeouts: Timeouts;
+  /** Proxy addresses whose `X-Forwarded-For` is believed; false: none (each address's connections are bounded). */
+  trustProxy: false | string[];
+}
+
 export interface PublicServerDeps {
-  config: Pick<PublicConfig, 'publicUrl' | 'timeouts' | 'trustProxy'>;
+  config: ServerConfig;
   logger: FastifyBaseLogger | false;
   clock: Clock;
   /** The headers of an answer given before a request could be read. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
-import { RETENTION_INTERVAL_MS, RETENTION_PACE } from '../events/retention.js';
 import type { Pace } from '../jobs/paced.js';
+import { RETENTION_INTERVAL_MS, RETENTION_PACE } from '../jobs/retention.js';
 import { type JobLog, SlicedJob } from '../jobs/sliced-job.js';
 import { IDEMPOTENCY_WINDOW_MS } from './window.js';
 

@@ -14,7 +14,7 @@ import { DELIVERY_HEADER_NAMES } from '../webhooks/document.js';
  * Every header the document names, spelled as its RFC or draft spells it (`ETag`, `Idempotency-Key`,
  * the Standard Webhooks' `webhook-id`), each from the constant of the component that owns it. Fastify's
  * schemas name request headers in lower case, as Node hands them over; the document is given these
- * spellings (./document.ts), so that generated clients name their parameters one way.
+ * spellings (./transforms.ts), so that generated clients name their parameters one way.
  * test/openapi/document.test.ts fails on a header the document names that is not here.
  */
 const SPELLINGS = [

@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
-import type { LogFormat } from '../config.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
 import { LogBatch } from './log-batch.js';
 
@@ -122,6 +121,9 @@ function prettyMessage(line: Record<string, unknown>, messageKey: string): strin
   const id = line.reqId === undefined ? '' : ` (${line.reqId})`;
   return `${line[messageKey]}${request ? ':' : ''}${request}${id}`;
 }
+
+/** How log lines are written (LOG_FORMAT): `pretty` for people, `json` for machines, `auto` as below. */
+export type LogFormat = 'auto' | 'json' | 'pretty';
 
 /** `auto` means pretty on a terminal, JSON anywhere else (a pipe, a file, a log collector). */
 export function logFormatFor(format: LogFormat, isTerminal: boolean): 'json' | 'pretty' {

@@ -6,7 +6,7 @@ import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
 import { keyOf, ownerOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { callerNow } from '../clock.js';
 import { nextStatus } from './lifecycle.js';
 import type { OrderMoves } from './moves.js';

@@ -5,7 +5,7 @@ import { conflictResponse, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { callerNow } from '../clock.js';
 import type { OrderMoves } from './moves.js';
 import { notFound } from './not-found.js';

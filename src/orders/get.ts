@@ -3,7 +3,7 @@ import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { notFound } from './not-found.js';
 import { OrdersRepository } from './repository.js';
 import { Order, OrderParams } from './schemas.js';

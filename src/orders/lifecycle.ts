@@ -1,5 +1,3 @@
-import type { FulfilmentDelays } from '../config.js';
-
 /**
  * How an order moves (docs/orders-and-events.md): `placed` → `approved` → `delivered`, and `placed` or `approved` →
  * `cancelled`. Nothing else moves it. The store's `complete` (and version 2025-06-01's) is true
@@ -20,6 +18,15 @@ export function eventTypeOf(status: OrderStatus): OrderEventType {
 /** The state an order entered with this event. */
 export function statusEnteredBy(type: OrderEventType): OrderStatus {
   return type.slice('order.'.length) as OrderStatus;
+}
+
+/**
+ * The simulated fulfilment's delays: approval after placing, delivery after approval; null: never by itself
+ * (FULFILMENT_APPROVE_SECONDS, FULFILMENT_DELIVER_SECONDS).
+ */
+export interface FulfilmentDelays {
+  approveMs: number | null;
+  deliverMs: number | null;
 }
 
 /** The step fulfilment (and a test key's `advance`) takes from a state; none from the two final ones. */

@@ -6,7 +6,7 @@ import { JSON_CONTENT_TYPE, problemResponses } from '../http/responses.js';
 import { Page, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { answeredInVersion } from '../versions/versioning.js';
 import { NEWEST_VERSION } from '../versions/versions.js';
 import type { OrderPages, ReadStart } from './order-pages.js';

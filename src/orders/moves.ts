@@ -1,12 +1,12 @@
 import type { Insertable } from 'kysely';
-import type { FulfilmentDelays } from '../config.js';
+import type { FulfilmentDelays } from './lifecycle.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import { type Db, isEmbedded } from '../db/database.js';
 import { canExist } from '../db/ids.js';
 import { transactionsOf } from '../db/group-commit.js';
 import { prepared } from '../db/prepared.js';
 import type { OrdersTable } from '../db/schema.js';
-import { lockEventKeys } from '../events/key-locks.js';
+import { lockEventKeys } from '../db/key-locks.js';
 import { type Metrics, orderMovesCounter } from '../ops/metrics.js';
 import {
   dueAfterEntering,

@@ -3,7 +3,7 @@ import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { ownerOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import type { OrderPlacement } from './placement.js';
 import { NewOrder, Order } from './schemas.js';
 

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import { canExist } from '../db/ids.js';
 import { pageOfRows } from '../db/keyset.js';
-import type { PageRequest, Rows } from '../http/pagination.js';
+import type { PageRequest, Rows } from '../page.js';
 import type { OrdersTable } from '../db/schema.js';
 import type { OrderStatus } from './lifecycle.js';
 import type { Order } from './schemas.js';

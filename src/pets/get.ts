@@ -4,7 +4,7 @@ import { ProblemError } from '../http/problems.js';
 import { JSON_CONTENT_TYPE, problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { callerNow } from '../clock.js';
 import type { Shapes } from '../versions/shape.js';
 import { answeredInVersion } from '../versions/versioning.js';

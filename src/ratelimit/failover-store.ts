@@ -2,7 +2,6 @@ import { once } from 'node:events';
 import { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { KeyClock } from '../clock.js';
-import type { RedisConfig } from '../config.js';
 import { MemoryLimiterStore } from './memory-store.js';
 import type { Sender } from './decision.js';
 import type { Policy } from './plans.js';
@@ -45,6 +44,10 @@ const reconnectAfter = (attempt: number) => Math.min(attempt * 250, 1000);
  * retried, nor resent after a reconnect (its script may already have run).
  */
 const NEVER_TWICE = { maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false } as const;
+
+/** Where the limiter's state is: one Redis (REDIS_URL), or a Redis Cluster's seed nodes (REDIS_CLUSTER_NODES). */
+export type RedisConfig =
+  { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
 
 /**
  * The limiter's Redis client, for one Redis or a Redis Cluster: a request must never wait for Redis,

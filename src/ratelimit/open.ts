@@ -1,7 +1,13 @@
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
 import { BanShortcut } from './ban-shortcut.js';
-import { connected, createLimiterRedis, FailoverLimiterStore, type FailoverLog } from './failover-store.js';
+import type { BanRules } from './decision.js';
+import {
+  connected,
+  createLimiterRedis,
+  FailoverLimiterStore,
+  type FailoverLog,
+  type RedisConfig,
+} from './failover-store.js';
 import { MemoryLimiterStore } from './memory-store.js';
 import type { LimiterStore } from './store.js';
 
@@ -12,6 +18,15 @@ export type LimiterStatus =
 export interface Limiter {
   store: LimiterStore;
   status(): LimiterStatus;
+}
+
+/** What the limiter is opened with (config.ts gives it). */
+export interface LimiterConfig {
+  /** Null: no Redis, the limits are decided in this process's memory. */
+  redis: RedisConfig | null;
+  /** Starts every limiter key in Redis, so that several services can share one Redis. */
+  redisKeyPrefix: string;
+  ban: BanRules;
 }
 
 /** How long start-up waits for Redis before it starts limiting in memory (and switches when Redis comes). */
@@ -25,7 +40,7 @@ export const REDIS_START_WAIT_MS = 3_000;
  * connection error: the limiter then starts in memory and switches when Redis comes.
  */
 export async function openLimiter(
-  config: Pick<Config, 'redis' | 'redisKeyPrefix' | 'ban'>,
+  config: LimiterConfig,
   clock: Clock,
   log: FailoverLog,
   onChange: (status: LimiterStatus) => void,

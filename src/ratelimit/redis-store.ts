@@ -8,7 +8,8 @@ import { LIMITER_SCRIPT } from './redis-script.js';
 import { STAMP_TTL_MS } from './redis-stamp.js';
 import type { LimiterStore } from './store.js';
 import { TurnBatch } from '../turn-batch.js';
-import { type Assessment, banned, minuteWindowMs, rateLimited, type Verdict } from './verdict.js';
+import { type Reply, verdictOf } from './redis-reply.js';
+import type { Verdict } from './verdict.js';
 
 export interface RedisLimiterStoreOptions {
   rules?: BanRules;
@@ -25,23 +26,6 @@ export interface RedisLimiterStoreOptions {
 }
 
 type Mode = 'hit' | 'refuse' | 'peek' | 'ban' | 'unban';
-
-/** What the script answers to `hit` and `peek` (see ./redis-script.ts). */
-type Reply = [
-  kind: Verdict['kind'],
-  at: number,
-  minuteRemaining: number,
-  minuteResetAt: number,
-  minuteNextAdmitInMs: number,
-  dayRemaining: number,
-  dayResetAt: number,
-  dayNextAdmitInMs: number,
-  bannedUntil: number,
-  banStartedUntil: number,
-  bindingUntil: number,
-  minuteOldestLeavesAt: number,
-  stamp?: string | null,
-];
 
 const SCRIPT_SHA = createHash('sha1').update(LIMITER_SCRIPT).digest('hex');
 
@@ -282,55 +266,5 @@ function answer(call: Call, reply: unknown[]): void {
     call.resolve(call.shape ? call.shape(reply) : verdictOf(reply as Reply, call.policy!));
   } catch (error) {
     call.reject(error);
-  }
-}
-
-/**
- * The verdict shapes of ./decision.ts, built by the same functions of ./verdict.ts from the numbers the script decided.
- */
-function verdictOf(reply: Reply, policy: Policy): Verdict {
-  const [
-    kind,
-    at,
-    minuteRemaining,
-    minuteResetAt,
-    minuteNext,
-    dayRemaining,
-    dayResetAt,
-    dayNext,
-    bannedUntil,
-    banStartedUntil,
-    bindingUntil,
-    oldestLeavesAt,
-    stamp,
-  ] = reply;
-  const assessment: Assessment = {
-    plan: policy.name,
-    at,
-    stamp: stamp ?? undefined,
-    minute: {
-      limit: policy.perMinute,
-      remaining: minuteRemaining,
-      resetAt: minuteResetAt,
-      nextAdmitInMs: minuteNext,
-      windowMs: minuteWindowMs(oldestLeavesAt > 0 ? oldestLeavesAt : undefined, at),
-    },
-    day: {
-      limit: policy.perDay,
-      remaining: dayRemaining,
-      resetAt: dayResetAt,
-      nextAdmitInMs: dayNext,
-      windowMs: dayResetAt - at,
-    },
-  };
-  switch (kind) {
-    case 'admitted':
-      return { kind, ...assessment };
-    case 'banned':
-      return banned(assessment, bannedUntil, bindingUntil);
-    case 'peek':
-      return bannedUntil > 0 ? { kind, ...assessment, bannedUntil } : { kind, ...assessment };
-    case 'rate-limited':
-      return rateLimited(assessment, banStartedUntil);
   }
 }

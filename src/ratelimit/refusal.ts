@@ -1,7 +1,7 @@
 import { fieldNames } from '../http/field-name.js';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from '../http/problems.js';
 import { CACHE_CONTROL_HEADER, NO_STORE } from '../http/responses.js';
-import type { TalliedCounter } from '../ops/tallies.js';
+import type { LabelValues } from 'prom-client';
 import { type Policy, UNCOUNTED_POLICY } from './plans.js';
 import type { Verdict } from './verdict.js';
 
@@ -11,10 +11,18 @@ import type { Verdict } from './verdict.js';
  * the log line of the one that starts a ban).
  */
 
-/** The counters a refusal raises (the service's are in ops/metrics.ts). */
+/**
+ * The counters a refusal raises (the service's: ops/metrics.ts, counted by ops/tallies.ts), said as what the
+ * limiter asks of them: ops/ lies above the limiter (its logger knows keys/, which know the limiter).
+ */
 export interface RefusalMetrics {
-  refusals: Pick<TalliedCounter<'kind' | 'plan'>, 'series'>;
-  bans: Pick<TalliedCounter<'plan'>, 'series'>;
+  refusals: CounterOf<'kind' | 'plan'>;
+  bans: CounterOf<'plan'>;
+}
+
+/** A counter whose series, found once by their labels, the caller keeps and raises. */
+interface CounterOf<L extends string> {
+  series(labels: LabelValues<L>): { inc(): void };
 }
 
 export type Refusal = Extract<Verdict, { kind: 'rate-limited' | 'banned' }>;

@@ -9,7 +9,7 @@ import type { App } from '../http/types.js';
 import type { Cards } from './cards.js';
 import { cardStart } from './card.js';
 import { keyOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { endpointNotFound, type WebhookDeps } from '../webhooks/deps.js';
 import { deliveryBody } from '../webhooks/dispatcher.js';
 import type { Destination } from '../webhooks/endpoints.js';

@@ -1,7 +1,6 @@
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
 import { connected, createLimiterRedis } from '../ratelimit/failover-store.js';
-import { REDIS_START_WAIT_MS } from '../ratelimit/open.js';
+import { type LimiterConfig, REDIS_START_WAIT_MS } from '../ratelimit/open.js';
 import { type Cards, MemoryCards } from './cards.js';
 import { RedisCards } from './redis-cards.js';
 
@@ -14,7 +13,7 @@ const WARN_EVERY_MS = 60_000;
  * they grade a key as one would.
  */
 export async function openCards(
-  config: Pick<Config, 'redis' | 'redisKeyPrefix'>,
+  config: Pick<LimiterConfig, 'redis' | 'redisKeyPrefix'>,
   clock: Clock,
   log: { warn(fields: object, message: string): void },
 ): Promise<Cards> {

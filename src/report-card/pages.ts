@@ -1,6 +1,6 @@
 import { COUNTS_NOTHING } from '../http/stages.js';
 import Type from 'typebox';
-import { escapeHtml, htmlPage, inlineCode } from '../docs/page.js';
+import { escapeHtml, htmlPage, inlineCode } from '../http/html-page.js';
 import { ProblemError } from '../http/problems.js';
 import type { App } from '../http/types.js';
 import { CHECK_IDS, CHECKS, type CheckId } from './checks.js';

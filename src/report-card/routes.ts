@@ -3,8 +3,9 @@ import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyNow, REAL_TIME } from '../clock.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { TEST_MODE_ABOUT, TEST_MODE_CONFIG, testKeyOf } from '../test-mode/get-clock.js';
+import type { KeyRecord } from '../keys/repository.js';
 import type { Cards } from './cards.js';
 import { cardStart } from './card.js';
 import { ReportCard } from './schemas.js';
@@ -25,6 +26,14 @@ const ABOUT =
 async function cardOf(request: FastifyRequest, cards: Cards) {
   const key = testKeyOf(request);
   return cards.read(key.id, cardStart(key));
+}
+
+/**
+ * What a test key's reset of its data (`DELETE /test-data`, test-mode/reset.ts) tells its card: the card keeps
+ * what it graded; the situations go with the windows and records that opened them.
+ */
+export function cardReset(cards: Cards): (key: KeyRecord) => void | Promise<void> {
+  return (key) => cards.record(key.id, cardStart(key), { kind: 'reset' });
 }
 
 /** `GET /report-card` (getReportCard): how the test key's client behaved. */

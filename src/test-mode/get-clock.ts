@@ -7,7 +7,7 @@ import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
 import type { KeyRecord } from '../keys/repository.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { type KeyClock, keyNow, offsetAt, REAL_TIME } from '../clock.js';
 import { TestClock } from './schemas.js';
 

@@ -9,7 +9,7 @@ import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
 import { ownerOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { catchUp } from '../orders/fulfilment.js';
 import type { OrderMoves } from '../orders/moves.js';
 import { type KeyClock, keyNow } from '../clock.js';

@@ -1,18 +1,23 @@
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { TEST_MODE_ABOUT, TEST_MODE_CONFIG, testKeyOf } from './get-clock.js';
 import { TestDataRemoved } from './schemas.js';
 import type { TestData } from './test-data.js';
-import type { Cards } from '../report-card/cards.js';
-import { cardStart } from '../report-card/card.js';
+import type { KeyRecord } from '../keys/repository.js';
+
+export interface ResetDeps {
+  testData: TestData;
+  /** Told of each reset once its data is gone: the report card notes it (report-card/routes.ts `cardReset`). */
+  afterReset: (key: KeyRecord) => void | Promise<void>;
+}
 
 /**
  * `DELETE /test-data` (resetTestData, docs/testing-clients.md#testing-your-client-in-seconds): a test key starts over
  * as a new key of its plan (./test-data.ts).
  */
-export function resetTestData(app: App, { testData, cards }: { testData: TestData; cards: Cards }): void {
+export function resetTestData(app: App, { testData, afterReset }: ResetDeps): void {
   app.delete(
     '/test-data',
     {
@@ -34,8 +39,7 @@ export function resetTestData(app: App, { testData, cards }: { testData: TestDat
     async (request): Promise<TestDataRemoved> => {
       const key = testKeyOf(request);
       const removed = await testData.reset(key.id, key.faults !== null);
-      // The card keeps what it graded; the situations go with the windows and records that opened them.
-      await cards.record(key.id, cardStart(key), { kind: 'reset' });
+      await afterReset(key);
       return removed;
     },
   );

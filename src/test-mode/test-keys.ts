@@ -10,7 +10,7 @@ import { fingerprintOf, type IdempotentWrites } from '../idempotency/writes.js';
 import { ownerOf } from '../keys/identify.js';
 import { generateKey, generateKeyId, testKeyFrom } from '../keys/key-format.js';
 import { type KeyRecord, type KeysRepository, policyOfKey } from '../keys/repository.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { testKeyOf } from './get-clock.js';
 import { TestKey, TestKeyLimits, TestKeyParams } from './schemas.js';
 import { aliveDescendants, childLimits, MAX_CHILDREN, MAX_DESCENDANTS, rootOf, treeFull } from './key-tree.js';
@@ -53,7 +53,7 @@ export function createTestKey(app: App, { db, keys, writes, testKeySecret }: Tes
         'x-stability': 'experimental',
         headers: IdempotencyHeaders,
         body: ref(TestKeyLimits),
-        // No body is the empty one: the parent's limits (openapi/document.ts says so in the document).
+        // No body is the empty one: the parent's limits (openapi/transforms.ts says so in the document).
         'x-body-optional': true,
         response: {
           201: { ...ref(TestKey), description: 'The child, with its key.', headers: REPLAYED_RESPONSE_HEADER },

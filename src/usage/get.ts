@@ -3,7 +3,7 @@ import { keyOf } from '../keys/identify.js';
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { keyCaller } from '../ratelimit/callers.js';
 import type { LimiterStore } from '../ratelimit/store.js';
 import type { WindowStatus } from '../ratelimit/verdict.js';

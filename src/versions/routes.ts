@@ -1,10 +1,10 @@
 import { COUNTS_NOTHING } from '../http/stages.js';
 import Type from 'typebox';
-import { htmlPage, inlineCode } from '../docs/page.js';
+import { htmlPage, inlineCode } from '../http/html-page.js';
 import { problemResponses } from '../http/responses.js';
 import { NoQuery, ref, StringEnum } from '../http/schemas.js';
 import type { App } from '../http/types.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { dayOrInstant, type Notice } from '../deprecation/notices.js';
 import { noticeOf, VERSIONS_PAGE_PATH } from './notices.js';
 import { CHANGES, NEWEST_VERSION, OLDEST_VERSION, VERSION_HEADER, VERSION_PATTERN, VERSIONS } from './versions.js';

@@ -10,7 +10,7 @@ import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf } from '../idempotency/writes.js';
 import { keyOf, ownerOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { checkDestination, type WebhookDeps } from './deps.js';
 import { EndpointWithSecret, MAX_ENDPOINTS_PER_KEY, NewEndpoint } from './schemas.js';
 

@@ -3,7 +3,7 @@ import { problemResponses } from '../http/responses.js';
 import { Page, PageQuery, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { endpointNotFound, type WebhookDeps } from './deps.js';
 import { Delivery, EndpointParams } from './schemas.js';
 

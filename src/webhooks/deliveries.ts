@@ -1,11 +1,12 @@
 import { type ClockedKey, clockedCandidates, clockedKeys } from './clocked.js';
-import { type Selectable, sql } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import { transactionsOf } from '../db/group-commit.js';
 import type { WebhookDeliveriesTable } from '../db/schema.js';
 import { eventIdOf } from '../events/ids.js';
 import type { EventType } from '../events/schemas.js';
 import type { Attempt, Delivery } from './schemas.js';
+import { dueCandidates, type InFlight, type Shares, withinShares } from './shares.js';
 
 /** A delivery an instance has claimed: it alone attempts it until `claimedUntil`. */
 export interface Claimed {
@@ -33,41 +34,6 @@ export interface Recorded {
    * or add to its failures in a row, `gone` (a 410) disables it.
    */
   endpoint: 'succeeded' | 'failed' | 'gone' | 'unchanged';
-}
-
-/** How many attempts may run at once: for one key, and for one of its endpoints. */
-export interface Shares {
-  perKey: number;
-  perEndpoint: number;
-}
-
-/** The attempts this instance has under way, by key and by endpoint. */
-export interface InFlight {
-  keys: ReadonlyMap<string, number>;
-  endpoints: ReadonlyMap<string, number>;
-}
-
-/**
- * The first `limit` candidates, in their order, that fit in their key's and endpoint's shares beside what is in flight.
- */
-function withinShares<C extends { endpoint_id: string; key_id: string }>(
-  candidates: C[],
-  limit: number,
-  shares: Shares,
-  inFlight: InFlight,
-): C[] {
-  const keys = new Map(inFlight.keys);
-  const endpoints = new Map(inFlight.endpoints);
-  const wanted: C[] = [];
-  for (const c of candidates) {
-    if (wanted.length === limit) break;
-    const [byKey, byEndpoint] = [keys.get(c.key_id) ?? 0, endpoints.get(c.endpoint_id) ?? 0];
-    if (byKey >= shares.perKey || byEndpoint >= shares.perEndpoint) continue;
-    keys.set(c.key_id, byKey + 1);
-    endpoints.set(c.endpoint_id, byEndpoint + 1);
-    wanted.push(c);
-  }
-  return wanted;
 }
 
 const ID_PREFIX = 'dlv_';
@@ -114,7 +80,7 @@ export class DeliveriesRepository {
     const due = clocked ? new Date(clocked.now).toISOString() : at;
     const candidates = clocked
       ? await clockedCandidates(this.db, clocked.keyId, { due, at, limit, shares })
-      : await this.#dueCandidates(at, limit, shares, inFlight);
+      : await dueCandidates(this.db, at, limit, shares, inFlight);
     const wanted = withinShares(candidates, limit, shares, inFlight);
     if (wanted.length === 0) return [];
     const keyOfSeq = new Map(wanted.map((c) => [c.seq, c.key_id]));
@@ -140,33 +106,6 @@ export class DeliveriesRepository {
       claimedUntil,
       ...(clocked ? { dueAt: Date.parse(row.next_attempt_at!) } : {}),
     }));
-  }
-
-  /**
-   * Every key's due deliveries but the moved clocks', within the
-   * shares: each endpoint's first due, then each key's first of those.
-   */
-  async #dueCandidates(at: string, limit: number, shares: Shares, inFlight: InFlight) {
-    const full = (counts: ReadonlyMap<string, number>, share: number) =>
-      [...counts].filter(([, n]) => n >= share).map(([id]) => id);
-    const notIn = (column: string, ids: string[]) =>
-      ids.length === 0 ? sql`` : sql`and ${sql.ref(column)} not in (${sql.join(ids)})`;
-    // Each endpoint's first due, then each key's first of those: a key's dead endpoint does not hide its others.
-    const { rows } = await sql<{ seq: number; endpoint_id: string; key_id: string }>`
-      select seq, endpoint_id, key_id from (
-        select seq, endpoint_id, key_id, next_attempt_at,
-          row_number() over (partition by key_id order by next_attempt_at, seq) as key_rank
-        from (
-          select d.seq, d.endpoint_id, e.api_key_id as key_id, d.next_attempt_at,
-            row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.seq) as endpoint_rank
-          from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-          where d.state = 'pending' and d.next_attempt_at <= ${at} and (d.claimed_until is null or d.claimed_until <= ${at}) and e.enabled = 1
-            and e.api_key_id not in (select api_key_id from test_clocks)
-            ${notIn('e.api_key_id', full(inFlight.keys, shares.perKey))} ${notIn('d.endpoint_id', full(inFlight.endpoints, shares.perEndpoint))}
-        ) by_endpoint where endpoint_rank <= ${shares.perEndpoint}
-      ) by_key where key_rank <= ${shares.perKey}
-      order by next_attempt_at, seq limit ${limit + inFlight.keys.size * shares.perKey}`.execute(this.db);
-    return rows;
   }
 
   /**

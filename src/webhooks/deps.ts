@@ -1,9 +1,9 @@
 import type { Clock } from '../clock.js';
-import type { WebhookConfig } from '../config-webhooks.js';
 import type { EventLog } from '../events/record.js';
 import { ProblemError } from '../http/problems.js';
 import type { IdempotentWrites } from '../idempotency/writes.js';
 import type { DeliveriesRepository } from './deliveries.js';
+import type { WebhookConfig } from './dispatcher.js';
 import { type DestinationPolicy, refusalOf } from './destinations.js';
 import type { EndpointsRepository } from './endpoints.js';
 

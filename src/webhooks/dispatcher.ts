@@ -1,6 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
-import type { WebhookConfig } from '../config-webhooks.js';
 import type { Db } from '../db/database.js';
 import { EventsRepository } from '../events/repository.js';
 import { Event, eventIn, type StoredEvent, WebhookTestData } from '../events/schemas.js';
@@ -21,6 +20,24 @@ export const DISPATCH_INTERVAL_MS = 500;
  * A claim outlives the attempt's timeout by this much: no other instance attempts it while it may still be under way.
  */
 const CLAIM_MARGIN_MS = 5_000;
+
+/** How webhooks are delivered (WEBHOOK_*, read by config-webhooks.ts): docs/webhooks.md. */
+export interface WebhookConfig {
+  /** An answer must come within this, counted from the start of connecting. */
+  timeoutMs: number;
+  /** The waits before each attempt after the first, in ms; test keys' endpoints have their own. */
+  retryScheduleMs: readonly number[];
+  testRetryScheduleMs: readonly number[];
+  /** An endpoint whose last this many deliveries all failed is disabled. */
+  disableAfter: number;
+  /** Private, loopback and link-local destinations: refused in production unless WEBHOOK_ALLOW_PRIVATE. */
+  allowPrivate: boolean;
+  /**
+   * Attempts one instance makes at once: in all, for one key (its
+   * share), and for one of its endpoints (within the key's).
+   */
+  concurrency: { total: number; perKey: number; perEndpoint: number };
+}
 
 export interface DispatcherDeps {
   deliveries: DeliveriesRepository;

@@ -2,7 +2,7 @@ import { problemResponses } from '../http/responses.js';
 import { Page, PageQuery, ref } from '../http/schemas.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { type Cursors, scopeOf } from '../http/pagination.js';
 import type { WebhookDeps } from './deps.js';
 import { Endpoint } from './schemas.js';

@@ -5,7 +5,7 @@ import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf } from '../idempotency/writes.js';
 import { ownerOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { callerNow } from '../clock.js';
 import { seqOfDeliveryId } from './deliveries.js';
 import type { WebhookDeps } from './deps.js';

@@ -4,7 +4,7 @@ import type { App } from '../http/types.js';
 import { IdempotencyHeaders, idempotencyKeyOf, markReplayed, REPLAYED_RESPONSE_HEADER } from '../idempotency/header.js';
 import { fingerprintOf } from '../idempotency/writes.js';
 import { keyOf, ownerOf } from '../keys/identify.js';
-import { TAG } from '../openapi/tags.js';
+import { TAG } from '../http/tags.js';
 import { callerNow } from '../clock.js';
 import { endpointNotFound, type WebhookDeps } from './deps.js';
 import { Delivery, EndpointParams } from './schemas.js';

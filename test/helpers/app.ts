@@ -6,7 +6,7 @@ import { type ChangeFeed, openChangeFeed } from '../../src/db/change-feed.js';
 import type { Db } from '../../src/db/database.js';
 import type { App } from '../../src/http/types.js';
 import { KeysRepository, type PlanChoice } from '../../src/keys/repository.js';
-import { buildAdminApp } from '../../src/ops/app.js';
+import { buildAdminApp } from '../../src/admin-app.js';
 import { createLogger } from '../../src/ops/logger.js';
 import { createMetrics, type Metrics } from '../../src/ops/metrics.js';
 import { MemoryLimiterStore } from '../../src/ratelimit/memory-store.js';

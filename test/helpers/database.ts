@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { DatabaseConfig } from '../../src/config.js';
+import type { DatabaseConfig } from '../../src/db/database.js';
 import { type Db, openDatabase } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrations.js';
 

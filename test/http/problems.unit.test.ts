@@ -3,7 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { internalError, storeUnavailable } from '../../src/http/errors.js';
 import { problemRef, ROUTE_PROBLEM_SLUGS } from '../../src/http/problem-schemas.js';
-import { NAMED_SCHEMAS } from '../../src/openapi/named-schemas.js';
+import { NAMED_SCHEMAS } from '../../src/document-schemas.js';
 import { PROBLEM_SLUGS, PROBLEM_TYPES, ProblemError, type ProblemSlug, problemBody } from '../../src/http/problems.js';
 
 /** Problems (RFC 9457): one place says each type, and every body the service makes matches its type's schema. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_IDS, CHECKS } from '../../src/report-card/checks.js';
-import { escapeHtml } from '../../src/docs/page.js';
+import { escapeHtml } from '../../src/http/html-page.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/orders.js';
 

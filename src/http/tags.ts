@@ -1,6 +1,8 @@
 /**
- * Navigation: two groups, Pets and Store, that hold no operations themselves. Operations carry only
- * the child tags. The groups appear both as `x-tagGroups` and as parent tags named by `x-parent`.
+ * The tags of the document: every operation names its own (`tags: [TAG.orders]`), so they live at the edge
+ * that every route shares; the document (openapi/document.ts) lists them, grouped. Navigation: groups that
+ * hold no operations themselves. Operations carry only the child tags. The groups appear both as
+ * `x-tagGroups` and as parent tags named by `x-parent`.
  */
 export const TAG = {
   catalogue: 'Catalogue',

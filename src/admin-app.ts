@@ -1,20 +1,20 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { isStoreUnavailable } from '../db/errors.js';
+import { isStoreUnavailable } from './db/errors.js';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../clock.js';
-import type { ChangeFeed } from '../db/change-feed.js';
-import { type Db, ping } from '../db/database.js';
-import { errorHandler, frameworkErrorHandler, httpChecksStage, notFoundHandler } from '../http/errors.js';
-import { MAX_HEAD_BYTES } from '../http/limits.js';
-import { requestIdOf, requestIdStage } from '../http/request-id.js';
-import { pipeline, planOf } from '../http/stages.js';
-import type { App } from '../http/types.js';
-import { validatorCompiler } from '../http/validation.js';
-import { adminKeyRoutes } from '../keys/admin-routes.js';
-import { KeysRepository } from '../keys/repository.js';
-import type { LimiterStatus } from '../ratelimit/open.js';
-import type { LimiterStore } from '../ratelimit/store.js';
-import type { Metrics } from './metrics.js';
+import type { Clock } from './clock.js';
+import type { ChangeFeed } from './db/change-feed.js';
+import { type Db, ping } from './db/database.js';
+import { errorHandler, frameworkErrorHandler, httpChecksStage, notFoundHandler } from './http/errors.js';
+import { MAX_HEAD_BYTES } from './http/limits.js';
+import { requestIdOf, requestIdStage } from './http/request-id.js';
+import { pipeline, planOf } from './http/stages.js';
+import type { App } from './http/types.js';
+import { validatorCompiler } from './http/validation.js';
+import { adminKeyRoutes } from './keys/admin-routes.js';
+import { KeysRepository } from './keys/repository.js';
+import type { LimiterStatus } from './ratelimit/open.js';
+import type { LimiterStore } from './ratelimit/store.js';
+import type { Metrics } from './ops/metrics.js';
 
 /** The admin listener's stages: every answer says its request id, and HTTP's own requirements are checked. */
 const ADMIN_STAGES = [requestIdStage, httpChecksStage];
@@ -33,7 +33,10 @@ export interface AdminAppDeps {
   logger: FastifyBaseLogger | false;
 }
 
-/** The admin listener: health, readiness, metrics and, with a token, the admin API. Never public. */
+/**
+ * The admin listener: health, readiness, metrics and, with a token, the admin API. Never public. Wiring, as
+ * ./app.ts is for the public listener: its stages and its routes are listed here.
+ */
 export async function buildAdminApp({
   db,
   changes,

@@ -1,4 +1,8 @@
-/** A small, self-contained HTML page (no external assets): the problem pages and the deprecation notes. */
+/**
+ * A small, self-contained HTML page (no external assets): the problem pages and the deprecation notes
+ * (docs/), the versions' changelog (versions/), the report card's checks (report-card/). At the edge, like
+ * the problem+json answers: a way of answering that routes of several components share.
+ */
 export function htmlPage(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
