@@ -22,6 +22,8 @@ import { PetsRepository } from './pets/repository.js';
 import { restampKeys } from './ratelimit/callers.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import type { Cards } from './report-card/cards.js';
+import type { ScenarioCatalogue } from './scenarios/schemas.js';
+import { Scripts } from './scenarios/scripts.js';
 import { TestClocks } from './test-mode/clocks.js';
 import { TestData } from './test-mode/test-data.js';
 import type { Versioning } from './versions/versioning.js';
@@ -44,6 +46,8 @@ export interface ApiDeps extends ServiceDeps {
   versions: Versioning;
   records: ReturnType<typeof recordsOf>;
   cards: Cards;
+  /** The catalogue of named scenarios (scenarios/catalogue.ts). */
+  scenarios: ScenarioCatalogue;
 }
 
 /** What the app reads records through, and what it holds of them in memory. */
@@ -62,6 +66,7 @@ export function recordsOf({
     pets,
     catalogue: new PetCache(pets, { feed: changes, clock, max: config.cache.pets }),
     clocks: new TestClocks(db, changes),
+    scripts: new Scripts(db, changes),
     orderPages: new OrderPages({ feed: changes, max: config.cache.orderPages, stamped: limiter.stamps, clock }),
   };
 }
@@ -70,15 +75,23 @@ export function recordsOf({
  * What the API's operations are built from, made once; each operation is handed the part it uses (./operations.ts).
  */
 export async function operationParts(deps: ApiDeps) {
-  const { config, db, changes, limiter, metrics, clock, versions, records, cards } = deps;
-  const { orderPages, pets, catalogue, clocks, keys } = records;
+  const { config, db, changes, limiter, metrics, clock, versions, records, cards, scenarios } = deps;
+  const { orderPages, pets, catalogue, clocks, keys, scripts } = records;
   const writes = new IdempotentWrites(db, clock);
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
   const placement = new OrderPlacement(writes, moves, clock, catalogue);
   const events = new EventsRepository(db);
   // The signed cursors of collections.
   const cursors = new Cursors(await serviceSecret(db, 'cursors'));
-  const testData = new TestData({ db, changes, limiter, clocks, keys });
+  // A test key that starts over loses its script too.
+  const testData = new TestData({
+    db,
+    changes,
+    limiter,
+    clocks,
+    keys,
+    alsoRemove: [(trx, id) => scripts.disarm(id, trx)],
+  });
   // What a child test key's key is derived with (test-mode/test-keys.ts).
   const testKeySecret = await serviceSecret(db, 'test-keys');
   const webhooks = {
@@ -113,6 +126,9 @@ export async function operationParts(deps: ApiDeps) {
     testData,
     testKeySecret,
     webhooks,
+    scripts,
+    // A named scenario's steps, by its id.
+    scenarioSteps: new Map(scenarios.scenarios.map((scenario) => [scenario.id, scenario])),
   };
 }
 

@@ -27,6 +27,10 @@ import { apiOperations } from './operations.js';
 import { unreadAnswerHeaders } from './ratelimit/stage.js';
 import { type Cards, MemoryCards } from './report-card/cards.js';
 import { checkPages } from './report-card/pages.js';
+import { scenarioCatalogue } from './scenarios/catalogue.js';
+import { catalogueRoutes } from './scenarios/catalogue-routes.js';
+import type { ScenarioCatalogue } from './scenarios/schemas.js';
+import { stepsAhead } from './scenarios/steps.js';
 import { requestStages } from './stages.js';
 import { versionsRoutes } from './versions/routes.js';
 import { type Versioning, versioning } from './versions/versioning.js';
@@ -60,7 +64,8 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
   const { config, db, changes, limiter, metrics, clock, logger, cards = new MemoryCards() } = deps;
   const { publicUrl } = config;
   const records = recordsOf({ config, db, changes, limiter, clock });
-  const { keyCache, clocks } = records;
+  const { keyCache, clocks, scripts } = records;
+  const scenarios = scenarioCatalogue(publicUrl, config.petsGet.sunsetAt);
   const connections = new Connections(clock);
   const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
   const stages = requestStages({
@@ -73,6 +78,7 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
     cards,
     versions,
     draws: new FaultDraws(),
+    steps: stepsAhead(scripts, clock),
     connections,
     logger,
     draining: () => app.draining,
@@ -86,9 +92,9 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
   routeEveryMethod(app);
   const routes = collectRoutes(app);
   await app.register(async (api: App) =>
-    apiOperations(api, { config, db, changes, limiter, metrics, clock, versions, records, cards }),
+    apiOperations(api, { config, db, changes, limiter, metrics, clock, versions, records, cards, scenarios }),
   );
-  documentation(app, config, versions);
+  documentation(app, config, versions, scenarios);
   registerMethodNotAllowed(app, routes);
   await app.ready();
   return app;
@@ -153,11 +159,12 @@ function everyRoute(app: App, publicUrl: string): void {
   });
 }
 
-/** What needs no key and counts nothing: the document, the docs, the problem pages, the versions. */
-function documentation(app: App, config: PublicConfig, versions: Versioning): void {
+/** What needs no key and counts nothing: the document, the docs, the problem pages, the versions, the scenarios. */
+function documentation(app: App, config: PublicConfig, versions: Versioning, scenarios: ScenarioCatalogue): void {
   openapiRoutes(app);
   problemPages(app, config.ban);
   docsRoutes(app, config.petsGet);
   versionsRoutes(app, { oldest: versions.notices.oldest });
   checkPages(app);
+  catalogueRoutes(app, scenarios);
 }

@@ -6,6 +6,7 @@ import { NewOrder, Order } from './orders/schemas.js';
 import { Pet } from './pets/schemas.js';
 import { ClockAdvance, TestClock, TestDataRemoved, TestKey, TestKeyLimits } from './test-mode/schemas.js';
 import { ReportCard } from './report-card/schemas.js';
+import { Scenario, ScenarioCatalogue, ScenarioStep, Script, ScriptRequest } from './scenarios/schemas.js';
 import { WebhookExam } from './report-card/exam.js';
 import { Usage } from './usage/schemas.js';
 import { Version } from './versions/routes.js';
@@ -39,4 +40,9 @@ export const NAMED_SCHEMAS = [
   TestKeyLimits,
   ReportCard,
   WebhookExam,
+  ScenarioStep,
+  ScriptRequest,
+  Script,
+  Scenario,
+  ScenarioCatalogue,
 ];

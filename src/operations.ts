@@ -11,6 +11,7 @@ import { getPet } from './pets/get.js';
 import { listPets } from './pets/list.js';
 import { examWebhookEndpoint } from './report-card/exam.js';
 import { cardReset, getReportCard, resetReportCard } from './report-card/routes.js';
+import { countedOperations, scriptRoutes } from './scenarios/routes.js';
 import { getTestClock } from './test-mode/get-clock.js';
 import { advanceTestClock, freezeTestClock, resumeTestClock } from './test-mode/move-clock.js';
 import { resetTestData } from './test-mode/reset.js';
@@ -33,9 +34,12 @@ import { updateWebhookEndpoint } from './webhooks/update.js';
  */
 export async function apiOperations(api: App, deps: ApiDeps): Promise<void> {
   api.addHook('onRoute', declareCommonContract);
+  // The operations a scenario's step may match: those that count, gathered as they are registered.
+  const counted = countedOperations(api);
   const parts = await operationParts(deps);
   const { db, clock, publicUrl, limiter, cards, orderPages, pets, catalogue, clocks, keys, deprecation } = parts;
   const { shapes, writes, moves, placement, events, cursors, testData, testKeySecret, webhooks } = parts;
+  const { scripts, scenarioSteps } = parts;
   listPets(api, { pets, cursors });
   getPet(api, { catalogue, clock, deprecation, shapes });
   listOrders(api, { db, orderPages, cursors });
@@ -63,6 +67,7 @@ export async function apiOperations(api: App, deps: ApiDeps): Promise<void> {
   resetTestData(api, { testData, afterReset: cardReset(cards) });
   createTestKey(api, { db, keys, writes, testKeySecret });
   deleteTestKey(api, { db, testData });
+  scriptRoutes(api, { scripts, keys, operations: counted, scenarios: scenarioSteps });
   getReportCard(api, { cards, publicUrl });
   resetReportCard(api, { cards, publicUrl, clock });
 }

@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import type { PublicConfig } from './config.js';
 import type { FaultDraws } from './faults/draws.js';
 import { PREFER_HEADER } from './faults/prefer.js';
-import { faultsStage } from './faults/stage.js';
+import { faultsStage, type StepsAhead } from './faults/stage.js';
 import { conditionalStage, IF_NONE_MATCH_HEADER } from './http/conditional.js';
 import { corsStage } from './http/cors.js';
 import { httpChecksStage } from './http/errors.js';
@@ -34,7 +34,7 @@ const CORS_LISTS = {
     IF_NONE_MATCH_HEADER,
     VERSION_HEADER,
   ],
-  methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+  methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
 };
 
 /** What the stages are made of: each component's part. */
@@ -48,6 +48,8 @@ export interface StageDeps {
   cards: Cards;
   versions: Versioning;
   draws: FaultDraws;
+  /** Test keys' scripts (scenarios/): the step a request would meet. */
+  steps: StepsAhead;
   connections: Connections;
   logger: FastifyBaseLogger | false;
   /** Whether the service is stopping (src/main.ts): answers then close their connections. */
@@ -62,12 +64,13 @@ export interface StageDeps {
 export function requestStages(deps: StageDeps): Stage[] {
   const { config, limiter, metrics, clock, findKey, clockOf, cards, versions, draws, connections } = deps;
   const { publicUrl } = config;
+  const limit = limitStage(limiter, (request) => request.identity, { metrics, publicUrl, clock, connections });
   return [
     requestIdStage,
     identifyStage(findKey, clockOf),
     cardStage(cards, clock, connections),
-    faultsStage(publicUrl, draws),
-    limitStage(limiter, (request) => request.identity, { metrics, publicUrl, clock, connections }),
+    faultsStage(publicUrl, draws, { steps: deps.steps, refuse: limit.refuse }),
+    limit,
     httpChecksStage,
     corsStage(CORS_LISTS),
     routingStage,

@@ -5,7 +5,7 @@ import { currentSchema, type Db, sqliteHandleOf, storeMoved } from './database.j
 import { StoreMovedError } from './errors.js';
 
 /** The tables whose rows the service holds in memory (see ./row-cache.ts). */
-export type CachedTable = 'api_keys' | 'pets' | 'orders' | 'test_clocks';
+export type CachedTable = 'api_keys' | 'pets' | 'orders' | 'test_clocks' | 'test_scripts';
 
 /** A row that changed; `id: null`: any row of any table may have changed, so forget everything. */
 export type Change = { table: CachedTable; id: string } | { table: null; id: null };

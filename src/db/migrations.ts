@@ -5,7 +5,7 @@ import { CHANGES_CHANNEL } from './change-feed.js';
 import { currentSchema, type Db } from './database.js';
 import { type Dialect, dialectOf, type Kind, required } from './migration-dialect.js';
 import { orderLifecycleAndEvents, webhooks } from './event-migrations.js';
-import { childTestKeys, testClocks } from './test-mode-migrations.js';
+import { childTestKeys, testClocks, testScripts } from './test-mode-migrations.js';
 
 /**
  * Migrations live in code, in order. Kysely's migrator holds a lock while it runs (an advisory lock on
@@ -28,6 +28,7 @@ export function migrations(kind: Kind): Record<string, Migration> {
     '010_service_secrets': serviceSecrets(d),
     '011_test_clocks': testClocks,
     '012_child_test_keys': childTestKeys,
+    '013_test_scripts': testScripts,
   };
 }
 

@@ -15,6 +15,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   service_secrets: ServiceSecretsTable;
   test_clocks: TestClocksTable;
+  test_scripts: TestScriptsTable;
+  test_script_uses: TestScriptUsesTable;
 }
 
 /** A test key's clock, once a test moved it (clock.ts `KeyClock`, test-mode/): none is the real time. */
@@ -22,6 +24,26 @@ export interface TestClocksTable {
   api_key_id: string;
   offset_ms: number;
   frozen_at: number | null;
+}
+
+/** A test key's armed script (scenarios/): its steps (JSON), the step in use and its uses so far. */
+export interface TestScriptsTable {
+  api_key_id: string;
+  scenario: string | null;
+  steps: string;
+  position: number;
+  uses: number;
+  /** Counts the armings of the key: a use claims the step of one arming only. */
+  armed: number;
+}
+
+/** One use of a step of a test key's script, in order. */
+export interface TestScriptUsesTable {
+  api_key_id: string;
+  seq: number;
+  step: number;
+  request_id: string;
+  at: string;
 }
 
 /** Secrets of the service, made by a migration and shared by every instance on the store (never shown). */

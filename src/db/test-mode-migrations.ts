@@ -32,3 +32,28 @@ export const childTestKeys: Migration = {
       .execute();
   },
 };
+
+export const testScripts: Migration = {
+  // A test key's script (scenarios/, docs/testing-clients.md#scenarios-a-test-can-count-on): its steps as armed,
+  // the step in use and how many times it was used, the arming it belongs to; and each use, in order.
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('test_scripts')
+      .addColumn('api_key_id', 'text', (c) => c.primaryKey().references('api_keys.id'))
+      .addColumn('scenario', 'text')
+      .addColumn('steps', 'text', (c) => c.notNull())
+      .addColumn('position', 'integer', (c) => c.notNull())
+      .addColumn('uses', 'integer', (c) => c.notNull())
+      .addColumn('armed', 'integer', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('test_script_uses')
+      .addColumn('api_key_id', 'text', (c) => c.notNull().references('api_keys.id'))
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('step', 'integer', (c) => c.notNull())
+      .addColumn('request_id', 'text', (c) => c.notNull())
+      .addColumn('at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('test_script_uses_pkey', ['api_key_id', 'seq'])
+      .execute();
+  },
+};

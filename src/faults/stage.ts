@@ -2,24 +2,69 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { internalError, sendProblem, storeUnavailable } from '../http/errors.js';
 import { ProblemError } from '../http/problems.js';
-import type { Phases, Stage } from '../http/stages.js';
-import type { FaultDraws } from './draws.js';
-import { appliedPreferences, PREFERENCE_APPLIED_HEADER, parsePrefer } from './prefer.js';
+import type { Phases, Step, Stage } from '../http/stages.js';
+import type { draw, FaultDraws } from './draws.js';
+import { appliedPreferences, PREFERENCE_APPLIED_HEADER, parsePrefer, type Preferences } from './prefer.js';
 import type { Fault } from './profile.js';
 
 const PREFER_FIELD = 'prefer';
 
+/** A profile's draw for one request. */
+type Drawn = ReturnType<typeof draw>;
+
+/** What a request meets: a fault, `drop` (a stream ended after its next event), or its normal answer. */
+export type Answer = Fault | 'drop' | 'pass';
+
+/** What asked for a request's fault: its `Prefer` header, its key's profile, or a step of its key's script. */
+export type FaultSource = 'prefer' | 'profile' | 'step';
+
+/** What a request meets, as one of the sources asked for it. */
+export interface Met {
+  answer: Answer;
+  latencyMs: number;
+  /** In words, for the answer's detail and the log: `Prefer: fault=503`, `step 2 of its script`. */
+  by: string;
+  from: FaultSource;
+}
+
+/**
+ * The step of a test key's script (scenarios/) that a request would meet: whether it is a `pass`, and its use
+ * once the limiter admitted the request (what it answers; undefined when another request used it first and the
+ * step after it does not match this request).
+ */
+export interface StepAhead {
+  readonly pass: boolean;
+  use(): Promise<Met | undefined>;
+}
+
+/** Test keys' scripts, as this stage asks them: the step a request of a test key would meet, if any. */
+export type StepsAhead = (request: FastifyRequest) => StepAhead | undefined | Promise<StepAhead | undefined>;
+
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The fault this test key's request meets, and what asked for it. */
-    fault: { fault: Exclude<Fault, '429'>; by: string } | undefined;
+    /** The fault this test key's request meets, and what asked for it (a `429` is the limit stage's `forcedRefusal`). */
+    fault: { fault: Exclude<Answer, '429' | 'pass'>; by: string; from: FaultSource } | undefined;
+    /** The step of its key's script this request would meet, until it is used. */
+    stepAhead: StepAhead | undefined;
+    /** A conditional read's `pass` step, used at the answer once the read was counted. */
+    stepAtAnswer: StepAhead | undefined;
+    /** What the key's profile drew for a request that a step would meet: what it meets if the step is lost. */
+    drawnAside: Met | undefined;
   }
+}
+
+/** What the faults stage answers with, beyond the problems' base URL and the profiles' draws. */
+export interface FaultsSettings {
+  /** Test keys' scripts, where the service has them. */
+  steps?: StepsAhead;
+  /** Refuses an admitted request as the limit stage refuses one forced to (`forcedRefusal`): a step's `429`. */
+  refuse: Step;
 }
 
 /**
  * Test keys that misbehave on demand. Every request of a test key that counts toward its limits may
- * meet a fault, asked for with `Prefer` or drawn from the key's profile (./draws.ts), and each
- * behaves as the real one would:
+ * meet a fault, asked for with `Prefer`, drawn from the key's profile (./draws.ts) or met at a step of the key's
+ * script (scenarios/), and each behaves as the real one would:
  *
  * - `latency`: the request waits before anything else happens to it, whatever its answer;
  * - `429`: refused by the limiter as if its windows were full (./ratelimit/store.ts `refuse`): real
@@ -29,11 +74,16 @@ declare module 'fastify' {
  * - `reset`: handled in full (an order is placed), then the connection is reset instead of answered:
  *   the lost answer that `Idempotency-Key` exists for.
  *
+ * A script's step applies once the limiter admitted the request (one it refuses uses no step), when the
+ * request asked for no fault: in the profile's place, and without `Preference-Applied` (the client asked for
+ * nothing). A step's `429` therefore meets a request that was counted, and refuses it as `Prefer`'s would.
  * A live key's preferences are ignored; `Preference-Applied` names those applied.
  */
-export function faultsStage(publicUrl: string, draws: FaultDraws): Stage {
-  /** Before the limit stage: which fault, if any; the wait, now. */
-  function planFault(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+export function faultsStage(publicUrl: string, draws: FaultDraws, settings: FaultsSettings): Stage {
+  const { steps, refuse } = settings;
+
+  /** Before the limit stage: which fault, if any, or the step ahead; a wait asked for or drawn, now. */
+  function planFault(request: FastifyRequest, reply: FastifyReply, scripted: boolean): Promise<void> | undefined {
     const identity = request.identity;
     if (identity.kind !== 'key' || !identity.key.test) return undefined;
     const sent = request.headers[PREFER_FIELD];
@@ -42,37 +92,117 @@ export function faultsStage(publicUrl: string, draws: FaultDraws): Stage {
     const drawn = identity.key.faults ? draws.next(identity.key.id, identity.key.faults) : undefined;
     const applied = appliedPreferences(asked);
     if (applied) reply.header(PREFERENCE_APPLIED_HEADER, applied);
+    // A request that asks for a fault meets it and uses no step.
+    if (scripted && steps && asked.fault === undefined) {
+      const ahead = steps(request);
+      if (ahead instanceof Promise)
+        return ahead.then((step) => (step ? stepPlan(request, step, asked, drawn) : ordinary(request, asked, drawn)));
+      if (ahead) return stepPlan(request, ahead, asked, drawn);
+    }
+    return ordinary(request, asked, drawn);
+  }
+
+  /** A request no step meets: `Prefer`'s fault, else the profile's; `Prefer`'s wait, else the profile's. */
+  function ordinary(request: FastifyRequest, asked: Preferences, drawn: Drawn | undefined) {
     const fault = asked.fault ?? drawn?.fault;
     const latencyMs = asked.latencyMs ?? drawn?.latencyMs ?? 0;
     if (fault === undefined && latencyMs === 0) return undefined;
-    const by = asked.fault ? `Prefer: fault=${asked.fault}` : 'its fault profile';
+    const [by, from]: [string, FaultSource] = asked.fault
+      ? [`Prefer: fault=${asked.fault}`, 'prefer']
+      : ['its fault profile', 'profile'];
     request.log.info({ fault, latencyMs, by }, 'test key fault');
-    if (fault === '429') request.forcedRefusal = by;
-    else if (fault) request.fault = { fault, by };
+    if (fault) mark(request, { answer: fault, latencyMs, by, from });
     return latencyMs > 0 ? delay(latencyMs).then(() => undefined) : undefined;
   }
 
+  /** A request a step would meet: the step takes the profile's place (kept aside, should the step be lost). */
+  function stepPlan(request: FastifyRequest, ahead: StepAhead, asked: Preferences, drawn: Drawn | undefined) {
+    request.stepAhead = ahead;
+    const drawnWait = asked.latencyMs === undefined ? (drawn?.latencyMs ?? 0) : 0;
+    if (drawn?.fault || drawnWait > 0)
+      request.drawnAside = {
+        answer: drawn?.fault ?? 'pass',
+        latencyMs: drawnWait,
+        by: 'its fault profile',
+        from: 'profile',
+      };
+    // Its answer is not the `304` a conditional read may be: counted now, so that one the limiter refuses uses none.
+    if (!ahead.pass) request.countNow = true;
+    // `Prefer: latency` still waits.
+    return asked.latencyMs ? delay(asked.latencyMs).then(() => undefined) : undefined;
+  }
+
   /**
-   * Once the request is admitted and its body read (`preValidation`): a `503` or a `500` here, in place of the route.
+   * Once the request is admitted and its body read (`preValidation`): the step ahead used, and a `503`, a `500`
+   * or a step's `429` answered here, in place of the route.
    */
-  function failNow(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  function failNow(request: FastifyRequest, reply: FastifyReply) {
+    const ahead = request.stepAhead;
+    if (ahead === undefined) return answerNow(request, reply);
+    request.stepAhead = undefined;
+    // A conditional read's `pass` waits for its count, at the answer: a `304` counts nothing.
+    if (ahead.pass && request.countDeferred) {
+      request.stepAtAnswer = ahead;
+      return undefined;
+    }
+    return ahead.use().then((met) => meet(request, reply, met ?? request.drawnAside));
+  }
+
+  /** A step's answer (or, the step lost, the profile's draw): its wait, then its fault. */
+  async function meet(request: FastifyRequest, reply: FastifyReply, met: Met | undefined) {
+    if (met === undefined) return undefined;
+    request.log.info({ fault: met.answer, latencyMs: met.latencyMs, by: met.by }, 'test key fault');
+    if (met.latencyMs > 0) await delay(met.latencyMs);
+    mark(request, met);
+    if (request.forcedRefusal) return refuse(request, reply);
+    return answerNow(request, reply);
+  }
+
+  function answerNow(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
     const fault = request.fault;
     if (fault?.fault === '503') return sendProblem(reply, publicUrl, injected(storeUnavailable(), fault.by));
     if (fault?.fault === '500') return sendProblem(reply, publicUrl, injected(internalError(), fault.by));
     return undefined;
   }
 
-  /** At the answer: the answer of a `reset` is never sent; the connection is reset instead (and so no access line follows). */
-  function resetInstead(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  /**
+   * At the answer: a conditional read's `pass` used once it was counted (unless the count refused it); a `reset`'s
+   * answer never sent: the connection is reset instead.
+   */
+  function atAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+    const ahead = request.stepAtAnswer;
+    if (ahead) {
+      request.stepAtAnswer = undefined;
+      if (reply.statusCode === 429) return payload;
+      return ahead.use().then(async (met) => {
+        if (met && met.latencyMs > 0) await delay(met.latencyMs);
+        return payload;
+      });
+    }
     if (request.fault?.fault !== 'reset') return payload;
     request.raw.socket?.resetAndDestroy();
     request.log.info({ statusCode: reply.statusCode }, 'test key fault: the connection was reset instead of answered');
     return payload;
   }
 
-  const phases: Phases = { onRequest: planFault, preValidation: failNow, onSend: resetInstead };
-  // Faults meet the requests that count: a test key's request that counts nothing meets none.
-  return { name: 'faults', fields: { fault: undefined }, forRoute: (route) => (route.counted === false ? {} : phases) };
+  const phasesOf = (scripted: boolean): Phases => ({
+    onRequest: (request, reply) => planFault(request, reply, scripted),
+    preValidation: failNow,
+    onSend: atAnswer,
+  });
+  const [plain, scripted] = [phasesOf(false), phasesOf(true)];
+  return {
+    name: 'faults',
+    fields: { fault: undefined, stepAhead: undefined, stepAtAnswer: undefined, drawnAside: undefined },
+    // Faults meet the requests that count (a test key's request that counts nothing meets none); steps, the API's.
+    forRoute: (route) => (route.counted === false ? {} : route.api ? scripted : plain),
+  };
+}
+
+/** What a request meets, on the request: a `429` for the limit stage, any other fault for this one. */
+function mark(request: FastifyRequest, met: Met): void {
+  if (met.answer === '429') request.forcedRefusal = met.by;
+  else if (met.answer !== 'pass') request.fault = { fault: met.answer, by: met.by, from: met.from };
 }
 
 /** The real failure's problem, its detail saying it was injected. */

@@ -4,7 +4,7 @@ import { type KeyClock, offsetAt } from '../clock.js';
 import { IF_NONE_MATCH_FIELD } from '../http/conditional.js';
 import type { Connections } from '../http/in-flight.js';
 import { readSlowly } from '../http/pipelining.js';
-import type { Phases, RouteConfig, Stage } from '../http/stages.js';
+import type { Phases, RouteConfig, Stage, Step } from '../http/stages.js';
 import { setHeaders } from '../http/stages.js';
 import { addressCaller, uncountedCaller } from './callers.js';
 import type { Sender } from './decision.js';
@@ -22,6 +22,8 @@ declare module 'fastify' {
     forcedRefusal: string | undefined;
     /** A key's conditional read whose count waits for its answer (a `304` counts nothing). */
     countDeferred: boolean;
+    /** Set by a stage before the limit stage: this request's answer will not be a `304`, so it is counted now. */
+    countNow: boolean;
   }
 }
 
@@ -64,7 +66,7 @@ export function limitStage(
   limiter: LimiterStore,
   callerOf: (request: FastifyRequest) => Caller,
   settings: LimitSettings,
-): Stage {
+): Stage & { refuse: Step } {
   const { metrics, publicUrl, clock, connections } = settings;
   const answer = verdictAnswer(metrics, publicUrl, clock);
   /** Where the request came from, for the ban rule's in-flight allowance (../http/in-flight.ts). */
@@ -77,14 +79,23 @@ export function limitStage(
     return body === undefined ? undefined : reply.code(429).send(body);
   };
 
-  /** A request that counts: answered at once when the limiter decides in memory, else once it has. */
-  function counted(request: FastifyRequest, reply: FastifyReply) {
+  /**
+   * A request refused as if the windows had no room (`forcedRefusal` says why), after the stage admitted it: a
+   * test key's scripted `429` (faults/stage.ts). The refusal counts toward a ban, as any forced one does.
+   */
+  function refuse(request: FastifyRequest, reply: FastifyReply) {
     const identity = callerOf(request);
     const { caller, policy, unbanSeq, clock } = identity;
-    if (request.forcedRefusal)
-      return limiter
-        .refuse(caller, policy, unbanSeq, clock, senderOf(request))
-        .then((verdict) => finish(request, reply, verdict, identity));
+    return limiter
+      .refuse(caller, policy, unbanSeq, clock, senderOf(request))
+      .then((verdict) => finish(request, reply, verdict, identity));
+  }
+
+  /** A request that counts: answered at once when the limiter decides in memory, else once it has. */
+  function counted(request: FastifyRequest, reply: FastifyReply) {
+    if (request.forcedRefusal) return refuse(request, reply);
+    const identity = callerOf(request);
+    const { caller, policy, unbanSeq, clock } = identity;
     const sender = senderOf(request);
     const now = limiter.hitNow(caller, policy, unbanSeq, clock, sender);
     if (now) return finish(request, reply, now, identity);
@@ -113,7 +124,8 @@ export function limitStage(
   function conditional(request: FastifyRequest, reply: FastifyReply) {
     const identity = callerOf(request);
     // A read that names nothing it holds is counted now, as any request (at once, when in memory).
-    if (identity.kind !== 'key' || request.forcedRefusal || !mayDefer(request)) return counted(request, reply);
+    if (identity.kind !== 'key' || request.forcedRefusal || request.countNow || !mayDefer(request))
+      return counted(request, reply);
     const { caller, policy, unbanSeq, clock } = identity;
     return limiter.peek(caller, policy, unbanSeq, clock).then((verdict) => {
       if (verdict.kind === 'peek' && verdict.bannedUntil !== undefined) return counted(request, reply);
@@ -142,7 +154,8 @@ export function limitStage(
   } satisfies Record<string, Phases>;
   return {
     name: 'limit',
-    fields: { rateLimit: undefined, forcedRefusal: undefined, countDeferred: false },
+    refuse,
+    fields: { rateLimit: undefined, forcedRefusal: undefined, countDeferred: false, countNow: false },
     forRoute: (route: RouteConfig) =>
       route.counted === false ? phases.uncounted : route.conditional ? phases.conditional : phases.counted,
   };

@@ -30,6 +30,8 @@ export interface CheckText {
   advice: string;
   /** A sketch of a good client, in TypeScript. */
   sketch: string;
+  /** The same, in Python (the standard library's `urllib`, `time` and `random`). */
+  python: string;
 }
 
 /**
@@ -83,6 +85,11 @@ if (answer.status === 429 || answer.status === 503) {
 }
 // before every request:
 await sleep(Math.max(0, pausedUntil - clock()));`,
+    python: `answer = send(request)                                   # urllib: an HTTPError is an answer too
+if answer.status in (429, 503):
+    paused_until = time.monotonic() + float(answer.headers.get('Retry-After', '1'))
+# before every request of the key:
+time.sleep(max(0.0, paused_until - time.monotonic()))`,
   },
   'not-banned': {
     title: 'Never banned',
@@ -96,6 +103,9 @@ await sleep(Math.max(0, pausedUntil - clock()));`,
     advice: 'Stop at the first 429 and wait its Retry-After: a client that does is never banned.',
     sketch: `// One gate for the whole key: a 429 on any request pauses them all.
 if (answer.status === 429) gate.pauseFor(Number(answer.headers.get('Retry-After')) * 1000);`,
+    python: `# One gate for the whole key: a 429 on any request pauses them all.
+if answer.status == 429:
+    gate.pause_for(float(answer.headers['Retry-After']))`,
   },
   paces: {
     title: 'Paces itself',
@@ -112,6 +122,10 @@ if (remaining === 0) {
   const waits = [...answer.headers.get('RateLimit')!.matchAll(/r=0;t=(\\d+)/g)].map((m) => Number(m[1]));
   pausedUntil = clock() + Math.max(...waits) * 1000;
 }`,
+    python: `if answer.headers.get('X-RateLimit-Remaining') == '0':
+    # RateLimit: "minute";r=0;t=12, "day";r=940;t=50000: wait the largest t of a window with r=0
+    waits = [int(t) for t in re.findall(r'r=0;t=(\\d+)', answer.headers['RateLimit'])]
+    paused_until = time.monotonic() + max(waits)`,
   },
   'backs-off': {
     title: 'Backs off',
@@ -132,6 +146,15 @@ if (remaining === 0) {
   const cap = 100 * 2 ** attempt;                             // ms: base × 2^n
   await sleep(Math.random() * cap);                           // full jitter
 }`,
+    python: `for attempt in range(5):
+    try:
+        answer = send(request)                                # a reset connection raises
+        if answer.status < 500:
+            return answer
+    except ConnectionError:
+        pass
+    time.sleep(random.uniform(0, 0.1 * 2 ** attempt))       # full jitter: base 100 ms × 2^n
+raise RuntimeError('gave up')`,
   },
   'idempotent-retries': {
     title: 'Retries POSTs idempotently',
@@ -145,6 +168,9 @@ if (remaining === 0) {
     advice: 'Send an Idempotency-Key with every POST, and the same one on each retry of it.',
     sketch: `const idempotencyKey = crypto.randomUUID();                 // once per operation, not per attempt
 await retry(() => fetch(url, { method: 'POST', body, headers: { 'Idempotency-Key': idempotencyKey } }));`,
+    python: `idempotency_key = str(uuid.uuid4())                      # once per operation, not per attempt
+headers = {'Idempotency-Key': idempotency_key, 'Content-Type': 'application/json'}
+answer = retry(lambda: send(Request(url, data=body, method='POST', headers=headers)))`,
   },
   revalidates: {
     title: 'Revalidates with If-None-Match',
@@ -159,6 +185,12 @@ await retry(() => fetch(url, { method: 'POST', body, headers: { 'Idempotency-Key
 const answer = await fetch(url, { headers: cached ? { 'If-None-Match': cached.etag } : {} });
 if (answer.status === 304) return cached.body;
 cache.set(url, { etag: answer.headers.get('ETag'), body: await answer.json() });`,
+    python: `cached = cache.get(url)
+headers = {'If-None-Match': cached['etag']} if cached else {}
+answer = send(Request(url, headers=headers))
+if answer.status == 304:
+    return cached['body']
+cache[url] = {'etag': answer.headers['ETag'], 'body': json.load(answer)}`,
   },
   'pins-version': {
     title: 'Pins a version',
@@ -169,6 +201,7 @@ cache.set(url, { etag: answer.headers.get('ETag'), body: await answer.json() });
       'answers.',
     advice: 'Send Petstore-Version with every request: the version your client was written against.',
     sketch: `const headers = { 'X-API-Key': key, 'Petstore-Version': '2026-11-26' };   // on every request`,
+    python: `headers = {'X-API-Key': key, 'Petstore-Version': '2026-11-26'}   # on every request`,
   },
   'stops-after-gone': {
     title: 'Stops after 410 Gone',
@@ -181,6 +214,9 @@ cache.set(url, { etag: answer.headers.get('ETag'), body: await answer.json() });
   gone.add(operationId);                      // never call it again
   throw new GoneError(await answer.json());   // surface it: a person must move the code on
 }`,
+    python: `if answer.status == 410:
+    gone.add(operation_id)                   # never call it again
+    raise GoneError(json.load(answer))       # surface it: a person must move the code on`,
   },
   'cursor-untouched': {
     title: 'Leaves cursors untouched',
@@ -195,6 +231,14 @@ do {
   handle(page.data);
   cursor = page.nextCursor ?? undefined;
 } while (cursor);`,
+    python: `cursor = None
+while True:
+    query = {'status': 'available', **({'cursor': cursor} if cursor else {})}   # the same filters on every page
+    page = get_json('/pets?' + urlencode(query))
+    handle(page['data'])
+    cursor = page.get('nextCursor')
+    if not cursor:
+        break`,
   },
   'webhook-receiver': {
     title: 'Webhook receiver passes its exam',
@@ -214,5 +258,14 @@ try {
   if (!seen.has(headers['webhook-id'])) handle(event);        // a duplicate: acknowledged, not handled twice
   reply(204);
 } catch { reply(400); }`,
+    python: `from standardwebhooks import Webhook      # pip install standardwebhooks
+verifier = Webhook(secret)                 # whsec_…
+try:
+    event = verifier.verify(raw_body, headers)   # raises on a bad, missing, stale or future signature
+    if headers['webhook-id'] not in seen:
+        handle(event)                            # a duplicate: acknowledged, not handled twice
+    reply(204)
+except Exception:
+    reply(400)`,
   },
 };

@@ -13,12 +13,14 @@ export interface TestDataDeps {
   limiter: LimiterStore;
   clocks: TestClocks;
   keys: KeysRepository;
+  /** What other components keep of a test key (its script, scenarios/), removed with its records. */
+  alsoRemove?: readonly ((trx: Db, keyId: string) => Promise<void>)[];
 }
 
 /**
  * What a test key made, and how it starts over (docs/testing-clients.md#testing-your-client-in-seconds). Its records go
  * in one transaction (deliveries, endpoints, Idempotency-Key records, events and their chain's head, orders, its
- * clock); then its windows, ban and ban history (the limiter's state), its pages held in memory (a new stamp)
+ * clock, and what other components keep of it: its script); then its windows, ban and ban history (the limiter's state), its pages held in memory (a new stamp)
  * and its fault sequence. Every statement names the key: nothing of any other key is touched.
  */
 export class TestData {
@@ -48,8 +50,11 @@ export class TestData {
   }
 
   async #startOver(keyId: string): Promise<TestDataRemoved> {
-    const { db, changes, limiter, clocks } = this.deps;
-    const removed = await transactionsOf(db).run((trx) => removeAll(trx, keyId, clocks));
+    const { db, changes, limiter, clocks, alsoRemove = [] } = this.deps;
+    const removed = await transactionsOf(db).run(async (trx) => {
+      for (const remove of alsoRemove) await remove(trx, keyId);
+      return removeAll(trx, keyId, clocks);
+    });
     changes.changed('orders', keyId);
     await Promise.all([limiter.forget(keyCaller(keyId)), this.#restamp([keyId])]);
     return removed;

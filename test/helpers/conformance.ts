@@ -200,6 +200,9 @@ export const testModeSamples: Record<string, InjectOptions> = {
   resetTestData: { method: 'DELETE', url: '/test-data' },
   getReportCard: { url: '/report-card' },
   resetReportCard: { method: 'DELETE', url: '/report-card' },
+  armTestScenario: { method: 'PUT', url: '/test-scenario', payload: { steps: [{ answer: 'pass' }] } },
+  getTestScenario: { url: '/test-scenario' },
+  disarmTestScenario: { method: 'DELETE', url: '/test-scenario' },
 };
 
 /**
@@ -286,4 +289,17 @@ export async function testModeTraffic(
   const scratch = await t.newKey({ plan: 'pro', test: true });
   await send('resetTestData', { method: 'DELETE', url: '/test-data', headers: as(scratch) });
   await send('resetTestData', { method: 'DELETE', url: '/test-data', headers: as(live) });
+  // A test key's script: armed (steps of its own, a named scenario), refused (bad steps, a live key), read, disarmed.
+  const arm = (k: string, payload: object) =>
+    send('armTestScenario', { method: 'PUT', url: '/test-scenario', headers: as(k), payload });
+  await arm(scratch, { steps: [{ match: 'GET /pets/{petId}', answer: '503', latencyMs: 0, times: 2 }] });
+  await arm(scratch, { scenario: 'retry-after-503' });
+  await arm(scratch, { steps: [{ answer: 'never' }] });
+  await arm(scratch, { steps: [{ match: 'GET /nowhere', answer: 'pass' }] });
+  await arm(live, { scenario: 'retry-after-503' });
+  for (const k of [scratch, live]) {
+    await send('getTestScenario', { url: '/test-scenario', headers: as(k) });
+    await send('disarmTestScenario', { method: 'DELETE', url: '/test-scenario', headers: as(k) });
+  }
+  await send('getTestScenario', { url: '/test-scenario', headers: as(scratch) });
 }

@@ -37,6 +37,10 @@ export const EXPECTED_OPERATIONS = [
   'DELETE /test-data',
   'POST /test-keys',
   'DELETE /test-keys/{keyId}',
+  'PUT /test-scenario',
+  'GET /test-scenario',
+  'DELETE /test-scenario',
+  'GET /scenarios',
   'GET /report-card',
   'DELETE /report-card',
 ];

@@ -287,13 +287,17 @@ describe('every response of real traffic conforms to the served document', { tim
       await send('getTestClock', { url: '/test-clock', headers: as(sampler) });
     for (const [operationId, options] of Object.entries(testModeSamples))
       await send(operationId, { ...options, headers: as(sampler) });
-    // The versions share that throttle; before it, their list; after it, their list and a parameter they do not take.
+    // The versions and the scenarios share that throttle; before it, their lists; after it, their lists and a
+    // parameter they do not take.
     await send('listVersions', { url: '/versions' });
     t.clock.advance(61_000);
     await send('listVersions', { url: '/versions' });
     await send('listVersions', { url: '/versions?all=1' });
+    await send('listScenarios', { url: '/scenarios' });
+    await send('listScenarios', { url: '/scenarios?all=1' });
     for (let i = 0; i < 700 && !validators.seen.includes('listVersions 429'); i++)
       await send('listVersions', { url: '/versions' });
+    await send('listScenarios', { url: '/scenarios' });
     t.clock.advance(61_000);
     // An Idempotency-Key reused with another request (422), and retries while the original is in progress (409).
     for (const [operationId, path, success] of [

@@ -56,7 +56,7 @@ describe('the served document', () => {
     expect(parseYaml(response.body)).toEqual(doc);
   });
 
-  it('documents exactly the thirty operations', () => {
+  it('documents exactly the thirty-four operations', () => {
     expect(
       operationsOf(doc)
         .map((o) => `${o.method} ${o.path}`)
@@ -119,7 +119,7 @@ describe('tags', () => {
     const groupOf = (path: string) =>
       path.startsWith('/pets')
         ? 'Pets'
-        : /^\/(usage|versions|test-|report-card)/.test(path)
+        : /^\/(usage|versions|test-|report-card|scenarios)/.test(path)
           ? 'Account'
           : /^\/(events|webhook-endpoints)/.test(path)
             ? 'Notifications'
@@ -142,7 +142,7 @@ describe('extensions', () => {
       'GET /events': 'beta',
       'GET /events/{eventId}': 'beta',
       ...Object.fromEntries(
-        EXPECTED_OPERATIONS.filter((op) => /\/(webhook-endpoints|test-|report-card)/.test(op)).map((op) => [
+        EXPECTED_OPERATIONS.filter((op) => /\/(webhook-endpoints|test-|report-card|scenarios)/.test(op)).map((op) => [
           op,
           'experimental',
         ]),
@@ -189,7 +189,7 @@ describe('extensions', () => {
 });
 
 describe('security', () => {
-  it('declares an apiKey scheme in the X-API-Key header and requires it on every operation but GET /versions', () => {
+  it('declares an apiKey scheme in the X-API-Key header and requires it on every operation but GET /versions and GET /scenarios', () => {
     const schemes = Object.entries(doc.components.securitySchemes as Record<string, Json>).filter(
       ([, s]) => s.type === 'apiKey' && s.in === 'header' && s.name === 'X-API-Key',
     );
@@ -197,7 +197,8 @@ describe('security', () => {
     const [name] = schemes[0]!;
     for (const { method, path, op } of operationsOf(doc)) {
       const security = (op.security ?? doc.security) as Json[];
-      expect(security, `${method} ${path}`).toEqual(path === '/versions' ? [] : [{ [name]: [] }]);
+      const open = path === '/versions' || path === '/scenarios';
+      expect(security, `${method} ${path}`).toEqual(open ? [] : [{ [name]: [] }]);
     }
   });
 });
@@ -282,9 +283,10 @@ describe('responses', () => {
       expect(spellings).toContain(name);
   });
 
-  it('documents 400, 401, 429, 500 and 503 as application/problem+json on every operation that takes a key, 429 on GET /versions', () => {
+  it('documents 400, 401, 429, 500 and 503 as application/problem+json on every operation that takes a key, 429 on GET /versions and GET /scenarios', () => {
     for (const { method, path, op } of operationsOf(doc)) {
-      for (const status of path === '/versions' ? ['429'] : ['400', '401', '429', '500', '503']) {
+      const open = path === '/versions' || path === '/scenarios';
+      for (const status of open ? ['429'] : ['400', '401', '429', '500', '503']) {
         const response = resolve(doc, op.responses[status]);
         expect(response?.content?.['application/problem+json']?.schema, `${method} ${path} ${status}`).toBeDefined();
       }
