@@ -8,6 +8,7 @@ import { keysCommand } from './keys/cli.js';
 import { KeyInputError, KeysRepository } from './keys/repository.js';
 import { ordersCommand } from './orders/cli.js';
 import { OrdersRepository } from './orders/repository.js';
+import { conformanceCommand } from './conformance/cli.js';
 import { reportCardCommand } from './report-card/cli.js';
 import { webhooksCommand } from './webhooks/cli.js';
 
@@ -50,7 +51,8 @@ export async function runCommandLine(
     .addCommand(keysCommand(repository, { out }))
     .addCommand(ordersCommand(orderStores, { out }))
     .addCommand(webhooksCommand({ out }, clock))
-    .addCommand(reportCardCommand({ out, err, exit: (code) => void (exitCode = code) }));
+    .addCommand(reportCardCommand({ out, err, exit: (code) => void (exitCode = code) }))
+    .addCommand(conformanceCommand({ out, err, exit: (code) => void (exitCode = code), env }));
   // Usage errors throw (and exit 2) instead of exiting from deep
   // inside commander; help and usage go where the output goes.
   const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];

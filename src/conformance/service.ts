@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** How long one request of the runner waits for its answer. */
+const REQUEST_TIMEOUT_MS = 15_000;
+/** How many times the runner sends a request again after a `429` or a `503` before it gives up. */
+const MAX_RETRIES = 8;
+
+/** A request of the runner that could not be made to work: the run stops with exit code 2 (`CannotRun`) or the scenario fails. */
+export class ServiceError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  /** Sent as `Idempotency-Key` (the same on every retry); `POST`s get one of their own when not given. */
+  idempotencyKey?: string;
+  /** The statuses that are an answer; any other is an error (default: 2xx). */
+  expect?: (status: number) => boolean;
+}
+
+/**
+ * The service, as the conformance runner calls it: over HTTP, as any client. The runner is a good client itself
+ * (its requests must fail no check of the child keys' cards): every request pins the newest version, a `POST`
+ * carries an `Idempotency-Key` kept across its retries, and after a `429` or a `503` every request of that key
+ * waits `Retry-After` (a gate per key), so that a parent key shared by many runs is never banned.
+ */
+export class Service {
+  readonly #pausedUntil = new Map<string, number>();
+  version = '';
+
+  constructor(
+    readonly url: string,
+    private readonly fetcher: typeof fetch,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** The catalogue, the newest version: read without a key. */
+  async open(): Promise<unknown> {
+    const versions = (await this.call(undefined, 'GET', '/versions')).body as { data?: { version: string }[] };
+    this.version = versions.data?.at(-1)?.version ?? '';
+    return (await this.call(undefined, 'GET', '/scenarios')).body;
+  }
+
+  async call(key: string | undefined, method: string, path: string, options: CallOptions = {}): Promise<Answer> {
+    const idempotencyKey = options.idempotencyKey ?? (method === 'POST' ? randomUUID() : undefined);
+    const expect = options.expect ?? ((status: number) => status >= 200 && status < 300);
+    for (let attempt = 0; ; attempt++) {
+      await this.#gate(key);
+      const answer = await this.#send(key, method, path, options.body, idempotencyKey);
+      if ((answer.status === 429 || answer.status === 503) && attempt < MAX_RETRIES) {
+        const seconds = Number(answer.headers.get('retry-after') ?? '1');
+        this.#pausedUntil.set(key ?? '', Date.now() + (Number.isFinite(seconds) ? seconds : 1) * 1000);
+        continue;
+      }
+      if (!expect(answer.status)) throw new ServiceError(`${method} ${path}: ${said(answer)}`, answer.status);
+      return answer;
+    }
+  }
+
+  async #gate(key: string | undefined): Promise<void> {
+    const wait = (this.#pausedUntil.get(key ?? '') ?? 0) - Date.now();
+    if (wait > 0) await sleep(wait, undefined, { signal: this.signal });
+  }
+
+  async #send(
+    key: string | undefined,
+    method: string,
+    path: string,
+    body: unknown,
+    idempotencyKey: string | undefined,
+  ): Promise<Answer> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (key !== undefined) headers['x-api-key'] = key;
+    if (this.version) headers['petstore-version'] = this.version;
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let answer: Response;
+    try {
+      answer = await this.fetcher(`${this.url}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.any([this.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
+      });
+    } catch (error) {
+      if (this.signal.aborted) throw error;
+      const timedOut = error instanceof Error && error.name === 'TimeoutError';
+      throw new ServiceError(
+        timedOut
+          ? `${method} ${path}: no answer from ${this.url} within ${REQUEST_TIMEOUT_MS / 1000} s`
+          : `could not reach ${this.url}: ${reason(error)}`,
+      );
+    }
+    const text = await answer.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not JSON: kept as text.
+    }
+    return { status: answer.status, headers: answer.headers, body: parsed };
+  }
+}
+
+/** An answer that is not the one expected, in words: its status and its problem's detail. */
+function said({ status, body }: Answer): string {
+  const problem = (body ?? {}) as { code?: string; detail?: string };
+  return `${status}${problem.code ? ` ${problem.code}` : ''}${problem.detail ? `: ${problem.detail}` : ''}`;
+}
+
+function reason(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+}
