@@ -30,6 +30,7 @@ const STORE_SUITES = [
   'test/usage/**/*.test.ts',
   'test/test-mode/**/!(*.unit).test.ts',
   'test/report-card/**/!(*.unit).test.ts',
+  'test/scenarios/**/!(*.unit).test.ts',
   'test/versions/**/*.test.ts',
   'test/faults/**/*.api.test.ts',
 ];
