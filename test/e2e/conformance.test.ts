@@ -59,7 +59,7 @@ async function aliveChildren(): Promise<number> {
 describe('petstore conformance', () => {
   it('a client that does nothing passes no scenario; JUnit XML and the summary say why; the children are deleted', async () => {
     const dir = tempDir();
-    const [junit, summary] = [join(dir, 'junit.xml'), join(dir, 'summary.md')];
+    const [junit, summary] = [join(dir, 'junit.xml'), join(dir, 'step-summary')];
     const run = await conformance([
       '--key',
       key,
