@@ -55,10 +55,14 @@ export async function runScenario(context: RunContext, scenario: Scenario): Prom
   const child = made.body as { id: string; key: string };
   context.children.add(child.id);
   try {
-    const receiver = await prepare(context, child.key, scenario.setup ?? {});
+    const setup = scenario.setup ?? {};
+    const receiver = await prepare(context, child.key, setup);
+    // A setup that moved the clock leaves its situation open for a while in the key's time, which runs on.
+    const timed = setup.advanceSeconds !== undefined || setup.beforeMidnightSeconds !== undefined;
+    const setupEnded = timed ? await keyNow(service, child.key) : undefined;
     await service.call(child.key, 'PUT', '/test-scenario', { body: { scenario: scenario.id } });
     const { ending, reasons } = await run(context, scenario, child.key, receiver);
-    reasons.push(...(await judged(service, child.key, scenario)));
+    reasons.push(...(await judged(service, child.key, scenario, setupEnded)));
     return verdict(reasons, ending.tail);
   } finally {
     await service.call(parentKey, 'DELETE', `/test-keys/${child.id}`, { expect: (s) => s < 300 || s === 404 });
@@ -77,7 +81,7 @@ interface Receiver {
 /** The setup, in its order (scenarios/schemas.ts `ScenarioSetup`; the limits were the child's from its making). */
 async function prepare(context: RunContext, key: string, setup: ScenarioSetup): Promise<Receiver | undefined> {
   const { service } = context;
-  const now = async () => Date.parse(((await service.call(key, 'GET', '/test-clock')).body as { now: string }).now);
+  const now = () => keyNow(service, key);
   const moveTo = (to: number) =>
     service.call(key, 'POST', '/test-clock/advance', { body: { to: new Date(to).toISOString() } });
   if (setup.beforeMidnightSeconds !== undefined) {
@@ -140,8 +144,18 @@ async function run(
   }
 }
 
+/** The key's now, as its clock says. */
+async function keyNow(service: Service, key: string): Promise<number> {
+  return Date.parse(((await service.call(key, 'GET', '/test-clock')).body as { now: string }).now);
+}
+
 /** What the child's script and card say: the steps left unused, the checks not passed, the checks failed. */
-async function judged(service: Service, key: string, scenario: Scenario): Promise<string[]> {
+async function judged(
+  service: Service,
+  key: string,
+  scenario: Scenario,
+  setupEnded: number | undefined,
+): Promise<string[]> {
   const reasons: string[] = [];
   const script = (await service.call(key, 'GET', '/test-scenario')).body as Script;
   if (!script.done) {
@@ -156,6 +170,12 @@ async function judged(service: Service, key: string, scenario: Scenario): Promis
     });
   }
   const card = (await service.call(key, 'GET', '/report-card')).body as ReportCard;
+  const first = script.used[0];
+  const late =
+    setupEnded !== undefined && first
+      ? ` (the client's first request came ${((Date.parse(first.at) - setupEnded) / 1000).toFixed(1)} s after the ` +
+        "setup, in the key's time: the scenario's page says how long its situation lasts)"
+      : '';
   for (const check of card.checks) {
     const judges = (scenario.judgedBy as string[]).includes(check.id);
     if (check.status === 'failed') {
@@ -163,7 +183,8 @@ async function judged(service: Service, key: string, scenario: Scenario): Promis
       reasons.push(
         `${check.id} failed: ${latest ? `${latest.detail} (request ${latest.requestId})` : `${check.failed} time(s)`}`,
       );
-    } else if (judges && check.status !== 'passed') reasons.push(`${check.id} is untested: its situation never arose`);
+    } else if (judges && check.status !== 'passed')
+      reasons.push(`${check.id} is untested: its situation never arose${late}`);
   }
   return reasons;
 }

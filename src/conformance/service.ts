@@ -33,8 +33,9 @@ export interface CallOptions {
 /**
  * The service, as the conformance runner calls it: over HTTP, as any client. The runner is a good client itself
  * (its requests must fail no check of the child keys' cards): every request pins the newest version, a `POST`
- * carries an `Idempotency-Key` kept across its retries, and after a `429` or a `503` every request of that key
- * waits `Retry-After` (a gate per key), so that a parent key shared by many runs is never banned.
+ * carries an `Idempotency-Key` kept across its retries, after a `429` or a `503` every request of that key waits
+ * `Retry-After`, and once an answer says nothing is left (`X-RateLimit-Remaining: 0`) the next waits until a window
+ * frees a slot (a gate per key): a parent key that many runs share is paced, never banned.
  */
 export class Service {
   readonly #pausedUntil = new Map<string, number>();
@@ -64,6 +65,9 @@ export class Service {
         this.#pausedUntil.set(key ?? '', Date.now() + (Number.isFinite(seconds) ? seconds : 1) * 1000);
         continue;
       }
+      // Paced: with nothing left, the key's next request waits until a window frees a slot.
+      const full = answer.headers.get('x-ratelimit-remaining') === '0' ? secondsToRoom(answer.headers) : 0;
+      if (full > 0) this.#pausedUntil.set(key ?? '', Date.now() + full * 1000);
       if (!expect(answer.status)) throw new ServiceError(`${method} ${path}: ${said(answer)}`, answer.status);
       return answer;
     }
@@ -112,6 +116,12 @@ export class Service {
     }
     return { status: answer.status, headers: answer.headers, body: parsed };
   }
+}
+
+/** The seconds until a window with nothing left frees a slot: the largest `t` of `RateLimit`'s windows with `r=0`. */
+function secondsToRoom(headers: Headers): number {
+  const waits = [...(headers.get('ratelimit') ?? '').matchAll(/;r=0;t=(\d+)/g)].map((match) => Number(match[1]));
+  return waits.length ? Math.max(...waits) : 1;
 }
 
 /** An answer that is not the one expected, in words: its status and its problem's detail. */

@@ -96,10 +96,12 @@ export function scenarioEntries(sunsetAt: Date): Entry[] {
       id: 'pace-minute',
       title: "The minute's last request",
       description:
-        'The key is allowed 5 requests a minute, and 4 were sent 55 seconds ago (its clock moved): the first read ' +
-        'is answered with `X-RateLimit-Remaining: 0`, the window frees a slot 5 seconds later.',
+        'The key is allowed 5 requests a minute, and 4 were sent 50 seconds ago (its clock moved): the first read ' +
+        "is answered with `X-RateLimit-Remaining: 0`, and the window frees a slot 10 seconds later in the key's " +
+        'time. The clock runs on: a client whose first request comes more than 10 seconds after the setup finds ' +
+        'the window free again, and the situation does not arise.',
       steps: [step(PET, 'pass', 3)],
-      setup: { perMinute: 5, requests: 4, advanceSeconds: 55 },
+      setup: { perMinute: 5, requests: 4, advanceSeconds: 50 },
       judgedBy: ['paces'],
       clientMust:
         'Read pets 1, 2 and 3 (`GET /pets/{petId}`), and whenever `X-RateLimit-Remaining` is 0, wait until the ' +
