@@ -60,7 +60,7 @@ export async function runScenario(context: RunContext, scenario: Scenario): Prom
     // A setup that moved the clock leaves its situation open for a while in the key's time, which runs on.
     const timed = setup.advanceSeconds !== undefined || setup.beforeMidnightSeconds !== undefined;
     const setupEnded = timed ? await keyNow(service, child.key) : undefined;
-    await service.call(child.key, 'PUT', '/test-scenario', { body: { scenario: scenario.id } });
+    await service.call(child.key, 'PUT', '/test-scenario', { body: { scenario: scenario.id }, uncounted: true });
     const { ending, reasons } = await run(context, scenario, child.key, receiver);
     reasons.push(...(await judged(service, child.key, scenario, setupEnded)));
     return verdict(reasons, ending.tail);
@@ -83,7 +83,7 @@ async function prepare(context: RunContext, key: string, setup: ScenarioSetup): 
   const { service } = context;
   const now = () => keyNow(service, key);
   const moveTo = (to: number) =>
-    service.call(key, 'POST', '/test-clock/advance', { body: { to: new Date(to).toISOString() } });
+    service.call(key, 'POST', '/test-clock/advance', { body: { to: new Date(to).toISOString() }, uncounted: true });
   if (setup.beforeMidnightSeconds !== undefined) {
     const at = await now();
     const midnight = Math.floor(at / DAY_MS) * DAY_MS + DAY_MS;
@@ -93,7 +93,10 @@ async function prepare(context: RunContext, key: string, setup: ScenarioSetup): 
   }
   for (let n = 1; n <= (setup.requests ?? 0); n++) await service.call(key, 'GET', `/pets?limit=${n}`);
   if (setup.advanceSeconds !== undefined)
-    await service.call(key, 'POST', '/test-clock/advance', { body: { seconds: setup.advanceSeconds } });
+    await service.call(key, 'POST', '/test-clock/advance', {
+      body: { seconds: setup.advanceSeconds },
+      uncounted: true,
+    });
   if (setup.advanceTo !== undefined && (await now()) < Date.parse(setup.advanceTo))
     await moveTo(Date.parse(setup.advanceTo));
   if (!setup.webhookEndpoint) return undefined;
@@ -146,7 +149,7 @@ async function run(
 
 /** The key's now, as its clock says. */
 async function keyNow(service: Service, key: string): Promise<number> {
-  return Date.parse(((await service.call(key, 'GET', '/test-clock')).body as { now: string }).now);
+  return Date.parse(((await service.call(key, 'GET', '/test-clock', { uncounted: true })).body as { now: string }).now);
 }
 
 /** What the child's script and card say: the steps left unused, the checks not passed, the checks failed. */
@@ -157,7 +160,7 @@ async function judged(
   setupEnded: number | undefined,
 ): Promise<string[]> {
   const reasons: string[] = [];
-  const script = (await service.call(key, 'GET', '/test-scenario')).body as Script;
+  const script = (await service.call(key, 'GET', '/test-scenario', { uncounted: true })).body as Script;
   if (!script.done) {
     const usedOf = (index: number) => script.used.filter((use) => use.step === index).length;
     script.steps.forEach((step, index) => {
@@ -169,7 +172,7 @@ async function judged(
         );
     });
   }
-  const card = (await service.call(key, 'GET', '/report-card')).body as ReportCard;
+  const card = (await service.call(key, 'GET', '/report-card', { uncounted: true })).body as ReportCard;
   const first = script.used[0];
   const late =
     setupEnded !== undefined && first

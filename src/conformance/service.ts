@@ -28,6 +28,11 @@ export interface CallOptions {
   idempotencyKey?: string;
   /** The statuses that are an answer; any other is an error (default: 2xx). */
   expect?: (status: number) => boolean;
+  /**
+   * A path that counts nothing (a test key's clock, script and card, the versions, the catalogue): answered during a
+   * ban and whatever is left of the windows, so it neither waits for the key's gate nor closes it.
+   */
+  uncounted?: boolean;
 }
 
 /**
@@ -49,24 +54,30 @@ export class Service {
 
   /** The catalogue, the newest version: read without a key. */
   async open(): Promise<unknown> {
-    const versions = (await this.call(undefined, 'GET', '/versions')).body as { data?: { version: string }[] };
+    const versions = (await this.call(undefined, 'GET', '/versions', { uncounted: true })).body as {
+      data?: { version: string }[];
+    };
     this.version = versions.data?.at(-1)?.version ?? '';
-    return (await this.call(undefined, 'GET', '/scenarios')).body;
+    return (await this.call(undefined, 'GET', '/scenarios', { uncounted: true })).body;
   }
 
   async call(key: string | undefined, method: string, path: string, options: CallOptions = {}): Promise<Answer> {
     const idempotencyKey = options.idempotencyKey ?? (method === 'POST' ? randomUUID() : undefined);
     const expect = options.expect ?? ((status: number) => status >= 200 && status < 300);
     for (let attempt = 0; ; attempt++) {
-      await this.#gate(key);
+      if (!options.uncounted) await this.#gate(key);
       const answer = await this.#send(key, method, path, options.body, idempotencyKey);
       if ((answer.status === 429 || answer.status === 503) && attempt < MAX_RETRIES) {
         const seconds = Number(answer.headers.get('retry-after') ?? '1');
-        this.#pausedUntil.set(key ?? '', Date.now() + (Number.isFinite(seconds) ? seconds : 1) * 1000);
+        const until = Date.now() + (Number.isFinite(seconds) ? seconds : 1) * 1000;
+        // A throttle of what counts nothing waits this call alone; any other refusal, every request of the key.
+        if (options.uncounted) await sleep(until - Date.now(), undefined, { signal: this.signal });
+        else this.#pausedUntil.set(key ?? '', until);
         continue;
       }
       // Paced: with nothing left, the key's next request waits until a window frees a slot.
-      const full = answer.headers.get('x-ratelimit-remaining') === '0' ? secondsToRoom(answer.headers) : 0;
+      const full =
+        !options.uncounted && answer.headers.get('x-ratelimit-remaining') === '0' ? secondsToRoom(answer.headers) : 0;
       if (full > 0) this.#pausedUntil.set(key ?? '', Date.now() + full * 1000);
       if (!expect(answer.status)) throw new ServiceError(`${method} ${path}: ${said(answer)}`, answer.status);
       return answer;

@@ -134,7 +134,7 @@ if (remaining === 0) {
       `The ${REPEATS} waits (each from the failed answer to the next repeat's arrival) do not back off: all within ` +
       `${AT_ONCE_MS} ms (at once), or all the same to within ${FIXED_PACE_MS} ms plus ${FIXED_PACE_SHARE * 100} % ` +
       `of the shortest (a fixed pace). A client waiting base × 2^n (base 100 ms to 1 s) with full or equal jitter ` +
-      `passes in at least 999 of 1,000 runs (the suite's seeded simulation: test/report-card/backs-off.test.ts); ` +
+      `passes in at least 999 of 1,000 runs (the suite's seeded simulation: test/report-card/backs-off.unit.test.ts); ` +
       `one repeating at once or at a fixed interval fails in all. ${KEY_TIME}`,
     advice:
       'Retry a 500 or a reset connection after an exponentially growing, jittered wait, not at once or at a fixed ' +

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""A careless Petstore client in Python: what NOT to do, for the conformance runner to catch.
+
+It does each scenario's task the way careless clients do, and `petstore conformance` fails every
+scenario it runs, each for that scenario's own reason (see README.md for the verdicts):
+
+- no `Petstore-Version` (the key's pinned version answers, whatever it is);
+- any failure (an error status, a reset connection, a `410` too) is retried at once, a few times;
+- `Retry-After`, `X-RateLimit-Remaining` and `RateLimit` are ignored;
+- no `Idempotency-Key` on a `POST`, no `If-None-Match` on a `GET`;
+- a listing's next page is asked for with a cursor it makes up (the last id seen), as if cursors
+  were offsets, instead of the `nextCursor` it was given;
+- the webhook receiver answers `200` to every delivery, without verifying anything.
+
+It is deterministic: no randomness, no waits. Run it, from the repository's root:
+
+    npx petstore conformance --url http://localhost:8080 --key "$PETSTORE_TEST_KEY" \\
+        --command "python3 examples/python/careless_client.py" --jobs 4
+
+It reads `PETSTORE_URL`, `PETSTORE_API_KEY`, `PETSTORE_SCENARIO` and, for `webhook-receiver`,
+`PETSTORE_RECEIVER_PORT`; it exits 0 when its task got done anyway, 1 when it gave up.
+"""
+
+import http.client
+import json
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+RETRIES = 5  # "a few": every failure is tried again at once, this many times
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+class GaveUp(Exception):
+    pass
+
+
+def call(method, path, body=None):
+    """One request, retried at once on any failure; only the key is sent."""
+    url = os.environ["PETSTORE_URL"].rstrip("/") + path
+    headers = {"X-API-Key": os.environ["PETSTORE_API_KEY"]}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    for _ in range(1 + RETRIES):
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, data, headers, method=method)) as answer:
+                log(f"{method} {path} -> {answer.status}")
+                return json.loads(answer.read())
+        except urllib.error.HTTPError as error:
+            log(f"{method} {path} -> {error.code}; trying again")
+        except (urllib.error.URLError, ConnectionError, http.client.HTTPException) as error:
+            log(f"{method} {path} -> {error!r}; trying again")
+    raise GaveUp(f"{method} {path} still failing after {RETRIES} retries")
+
+
+def read_pets(*ids):
+    def task():
+        for pet_id in ids:
+            log(f"pet {pet_id} is {call('GET', f'/pets/{pet_id}')['name']}")
+
+    return task
+
+
+def place_order():
+    order = call("POST", "/store/orders", {"petId": 1, "quantity": 1})
+    log(f"order {order['id']} placed")
+
+
+def page_to_end():
+    page = call("GET", "/pets?limit=5")
+    while page["nextCursor"]:
+        last_id = page["data"][-1]["id"]
+        page = call("GET", f"/pets?limit=5&cursor={last_id}")  # a cursor of its own making
+
+
+def sunset_gone():
+    try:
+        read_pets(1)()
+    except GaveUp:
+        pet = next(pet for pet in call("GET", "/pets")["data"] if pet["id"] == 1)
+        log(f"pet 1 is {pet['name']} (found in GET /pets, after all)")
+
+
+def list_pets():
+    log(f"{len(call('GET', '/pets')['data'])} pets")
+
+
+def webhook_receiver():
+    class AcceptEverything(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)  # no verification at all
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", int(os.environ["PETSTORE_RECEIVER_PORT"])), AcceptEverything)
+    print("PETSTORE_READY", flush=True)
+    server.serve_forever()  # until the runner's SIGTERM ends the process
+
+
+TASKS = {
+    "retry-after-503": read_pets(1),
+    "backs-off-500": read_pets(1),
+    "reset-order": place_order,
+    "unavailable-order": place_order,
+    "error-order": place_order,
+    "rate-limited-burst": read_pets(1),
+    "rate-limited-order": place_order,
+    "pace-minute": read_pets(1, 2, 3),
+    "pace-day": read_pets(1, 2),
+    "revalidate": read_pets(1, 1, 1, 1),
+    "page-to-end": page_to_end,
+    "version-pin": read_pets(1, 2),
+    "sunset-gone": sunset_gone,
+    "webhook-receiver": webhook_receiver,
+    "flaky-listing": list_pets,
+}
+
+if __name__ == "__main__":
+    try:
+        TASKS[os.environ["PETSTORE_SCENARIO"]]()
+    except GaveUp as gave_up:
+        log(str(gave_up))
+        sys.exit(1)

@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""A good Petstore client in Python, on the standard library alone.
+
+What it shows: everything a good API citizen does, in one small class (`PetstoreClient`), and the
+task of each scenario of the catalogue (`GET /scenarios`) as a small function of a dispatch table
+(`TASKS`), so that `petstore conformance` can run it against every scenario and the report card
+finds nothing wrong:
+
+- every request sends `X-API-Key` and `Petstore-Version: 2026-11-26` (the version this client was
+  written against);
+- one gate per key: after a `429` or a `503`, nothing is sent with the key until its `Retry-After`
+  has passed; when `X-RateLimit-Remaining` is `0`, nothing until the binding window frees a slot
+  (the largest `t` of the `RateLimit` header's windows with `r=0`);
+- a `500`, `503`, `429` or a reset/cut connection is retried with exponential backoff and full
+  jitter (a random wait between 0 and 100 ms x 2^n, at most 2 s), and never sooner than
+  `Retry-After`; the random generator is seeded with the scenario's id, so runs repeat;
+- every `POST` carries an `Idempotency-Key`, made once per operation and sent again on each retry;
+- an `ETag` cache per URL: a `GET` sends `If-None-Match`, and a `304` means the cached body;
+- listings are paged by passing `nextCursor` back unchanged, with the same filters;
+- a `410` is never retried: it raises `Gone`, and the operation is never called again;
+- the webhook receiver verifies Standard Webhooks signatures (HMAC-SHA256 over
+  `{webhook-id}.{webhook-timestamp}.{body}`, any of the `v1,` signatures, 5 minutes' tolerance),
+  answers `2xx` to a valid delivery and to a duplicate, `4xx` to anything else.
+
+How to run it, from the repository's root, with the service running and a test key:
+
+    npx petstore conformance --url http://localhost:8080 --key "$PETSTORE_TEST_KEY" \\
+        --command "python3 examples/python/petstore_client.py" --jobs 4
+
+The runner sets `PETSTORE_URL`, `PETSTORE_API_KEY` (a child test key) and `PETSTORE_SCENARIO`, and,
+for `webhook-receiver`, `PETSTORE_RECEIVER_URL`, `PETSTORE_RECEIVER_PORT` and
+`PETSTORE_WEBHOOK_SECRET`. The exit code is 0 when the scenario's task succeeded, 1 when it failed
+and 2 when the environment is incomplete or names an unknown scenario.
+"""
+
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import random
+import re
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+VERSION = "2026-11-26"
+RETRYABLE = {429, 500, 503}
+BACKOFF_BASE = 0.1  # seconds: the first retry waits up to 100 ms, the n-th up to 100 ms x 2^n
+BACKOFF_CAP = 2.0  # seconds: no jittered wait is longer (Retry-After may ask for more)
+MAX_ATTEMPTS = 16  # tries of one request before giving up
+TIMEOUT = 30  # seconds to wait for one answer
+WEBHOOK_TOLERANCE = 5 * 60  # seconds a webhook-timestamp may differ from our clock, both ways
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+class ApiError(Exception):
+    """An answer the client cannot use (a 4xx, or a failure that outlived its retries)."""
+
+    def __init__(self, method, path, status, problem):
+        detail = problem.get("detail") if isinstance(problem, dict) else None
+        super().__init__(f"{method} {path}: {status}" + (f" ({detail})" if detail else ""))
+        self.status = status
+        self.problem = problem
+
+
+class Gone(ApiError):
+    """A `410`: the operation (or version) is past its sunset, for good. Never retried."""
+
+
+class ConnectionLost(Exception):
+    """The connection was reset or cut before an answer came: the request may have been carried out."""
+
+
+class Answer:
+    def __init__(self, status, headers, raw):
+        self.status = status
+        self.headers = headers
+        self.raw = raw
+
+    def json(self):
+        return json.loads(self.raw) if self.raw else None
+
+    def problem(self):
+        """An error's problem details (RFC 9457), or what can be said of a body that is none."""
+        try:
+            return self.json() or {}
+        except ValueError:
+            return {"detail": self.raw[:200].decode(errors="replace")}
+
+
+class Gate:
+    """When the next request of one key may be sent (a monotonic instant)."""
+
+    def __init__(self):
+        self.open_at = 0.0
+
+    def hold_for(self, seconds):
+        self.open_at = max(self.open_at, time.monotonic() + seconds)
+
+    def wait(self):
+        delay = self.open_at - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+
+class PetstoreClient:
+    """A client of the Petstore API that a report card finds nothing wrong with."""
+
+    _gates = {}  # one gate per API key, shared by every client of that key
+
+    def __init__(self, base_url, api_key, rng, version=VERSION):
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.version = version
+        self.rng = rng  # seeded: the same run waits the same jittered times
+        self.gate = self._gates.setdefault(api_key, Gate())
+        self.etags = {}  # URL -> (ETag, body)
+        self.gone = set()  # (method, path template) of operations that answered 410
+
+    # The operations used by the tasks.
+
+    def get(self, path, query=None):
+        if query:
+            path = f"{path}?{urllib.parse.urlencode(query)}"
+        return self.request("GET", path)
+
+    def post(self, path, body):
+        # One Idempotency-Key per operation: every retry of it sends the same one.
+        return self.request("POST", path, body, idempotency_key=str(uuid.uuid4()))
+
+    def pages(self, path, filters=None):
+        """Every item of a listing, page after page: `nextCursor` passed back unchanged, same filters."""
+        cursor = None
+        while True:
+            query = dict(filters or {})
+            if cursor:
+                query["cursor"] = cursor
+            page = self.get(path, query)
+            yield from page["data"]
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return
+
+    # Retries, backoff and the key's gate.
+
+    def request(self, method, path, body=None, idempotency_key=None):
+        operation = (method, re.sub(r"/\d+(?=/|$)", "/{id}", path.split("?")[0]))
+        if operation in self.gone:
+            raise Gone(method, path, 410, {"detail": "answered 410 before: not asked again"})
+        for attempt in range(MAX_ATTEMPTS):
+            try:
+                answer = self._send(method, path, body, idempotency_key)
+            except ConnectionLost as lost:
+                why, retry_after = f"connection lost ({lost})", 0.0
+            else:
+                if answer.status == 304:
+                    return self.etags[self._url(path)][1]
+                if 200 <= answer.status < 300:
+                    return answer.json()
+                if answer.status == 410:
+                    self.gone.add(operation)
+                    raise Gone(method, path, 410, answer.problem())
+                if answer.status not in RETRYABLE:
+                    raise ApiError(method, path, answer.status, answer.problem())
+                why, retry_after = f"{answer.status}", retry_after_seconds(answer.headers) or 0.0
+            if attempt == MAX_ATTEMPTS - 1:
+                break
+            # Full jitter: a random wait from 0 to base x 2^n (capped); the gate adds what Retry-After asks.
+            jitter = self.rng.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2**attempt))
+            log(f"{method} {path}: {why}; retrying in {max(jitter, retry_after):.3f} s")
+            time.sleep(jitter)
+        raise ApiError(method, path, why, {"detail": f"gave up after {MAX_ATTEMPTS} tries"})
+
+    def _url(self, path):
+        return self.base_url + path
+
+    def _send(self, method, path, body, idempotency_key):
+        """One try: waits for the key's gate, sends, and learns from the answer's headers."""
+        url = self._url(path)
+        headers = {
+            "X-API-Key": self.api_key,
+            "Petstore-Version": self.version,
+            "Accept": "application/json",
+        }
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        cached = self.etags.get(url) if method == "GET" else None
+        if cached:
+            headers["If-None-Match"] = cached[0]
+        self.gate.wait()
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+                answer = Answer(response.status, response.headers, response.read())
+        except urllib.error.HTTPError as error:  # a 3xx, 4xx or 5xx is an answer too
+            answer = Answer(error.code, error.headers, error.read())
+        except urllib.error.URLError as error:
+            if isinstance(error.reason, OSError):
+                raise ConnectionLost(error.reason) from error
+            raise
+        except (ConnectionError, http.client.HTTPException, TimeoutError) as error:
+            raise ConnectionLost(error.__class__.__name__) from error
+        log(f"{method} {path} -> {answer.status}")
+        self._learn(answer)
+        if method == "GET" and answer.status == 200 and answer.headers.get("ETag"):
+            self.etags[url] = (answer.headers["ETag"], answer.json())
+        return answer
+
+    def _learn(self, answer):
+        """The gate: a 429's or 503's Retry-After, and the pace the rate-limit headers ask for."""
+        if answer.status in (429, 503):
+            self.gate.hold_for(retry_after_seconds(answer.headers) or 1.0)
+        if answer.headers.get("X-RateLimit-Remaining") == "0":
+            # RateLimit: "minute";r=0;t=12, "day";r=940;t=50000 -> wait the largest t of a window with r=0
+            waits = [int(t) for t in re.findall(r"r=0;t=(\d+)", answer.headers.get("RateLimit", ""))]
+            if waits:
+                log(f"no requests left: pausing {max(waits)} s")
+                self.gate.hold_for(max(waits))
+
+
+def retry_after_seconds(headers):
+    """`Retry-After` in seconds (delta-seconds or an HTTP date), or None."""
+    value = headers.get("Retry-After")
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+# The webhook receiver.
+
+
+class WebhookVerifier:
+    """Standard Webhooks: `v1,` HMAC-SHA256 signatures over `{id}.{timestamp}.{body}`."""
+
+    def __init__(self, secret):
+        self.key = base64.b64decode(secret[len("whsec_"):] if secret.startswith("whsec_") else secret)
+
+    def verify(self, headers, body):
+        """Raises ValueError with the reason when the delivery is not a good one."""
+        webhook_id = headers.get("webhook-id")
+        timestamp = headers.get("webhook-timestamp")
+        signatures = headers.get("webhook-signature")
+        if not (webhook_id and timestamp and signatures):
+            raise ValueError("missing webhook headers")
+        try:
+            sent_at = int(timestamp)
+        except ValueError:
+            raise ValueError("bad webhook-timestamp") from None
+        if abs(time.time() - sent_at) > WEBHOOK_TOLERANCE:
+            raise ValueError("webhook-timestamp too old or in the future")
+        signed = f"{webhook_id}.{timestamp}.".encode() + body
+        expected = base64.b64encode(hmac.new(self.key, signed, hashlib.sha256).digest()).decode()
+        for signature in signatures.split():
+            version, _, value = signature.partition(",")
+            if version == "v1" and hmac.compare_digest(value, expected):
+                return json.loads(body)
+        raise ValueError("no valid signature")
+
+
+def serve_webhooks(port, secret, host="127.0.0.1"):
+    """Receives deliveries until SIGTERM; prints PETSTORE_READY once listening. Returns 0."""
+    verifier = WebhookVerifier(secret)
+    seen = set()
+    seen_lock = threading.Lock()
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            try:
+                event = verifier.verify(self.headers, body)
+            except ValueError as refused:
+                log(f"webhook refused: {refused}")
+                return self.reply(400)
+            with seen_lock:
+                duplicate = self.headers["webhook-id"] in seen
+                seen.add(self.headers["webhook-id"])
+            if duplicate:
+                log(f"webhook {self.headers['webhook-id']}: a duplicate, acknowledged")
+            else:
+                log(f"webhook {self.headers['webhook-id']}: {event.get('type')}")  # handle the event here
+            self.reply(204)
+
+        def reply(self, status):
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass  # the lines above say what happened
+
+    server = ThreadingHTTPServer((host, port), Receiver)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print("PETSTORE_READY", flush=True)
+    while not stop.wait(0.2):
+        pass
+    server.shutdown()
+    server.server_close()
+    log("receiver stopped")
+    return 0
+
+
+# The scenarios' tasks: what each scenario's `clientMust` asks for.
+
+
+def read_pet_1(client):
+    pet = client.get("/pets/1")
+    log(f"pet 1 is {pet['name']}")
+
+
+def read_pets(*ids):
+    def task(client):
+        for pet_id in ids:
+            log(f"pet {pet_id} is {client.get(f'/pets/{pet_id}')['name']}")
+
+    return task
+
+
+def place_order(client):
+    order = client.post("/store/orders", {"petId": 1, "quantity": 1})
+    log(f"order {order['id']} placed ({order['status']})")
+    orders = client.get("/store/orders")["data"]
+    if len(orders) != 1:
+        raise RuntimeError(f"{len(orders)} orders resulted, not one")
+
+
+def revalidate(client):
+    for _ in range(4):
+        read_pet_1(client)
+
+
+def page_to_end(client):
+    pets = list(client.pages("/pets", {"limit": 5}))
+    log(f"{len(pets)} pets listed")
+
+
+def sunset_gone(client):
+    try:
+        read_pet_1(client)
+    except Gone as gone:
+        log(f"{gone}: finding pet 1 in GET /pets instead")
+        pet = next((pet for pet in client.pages("/pets") if pet["id"] == 1), None)
+        if pet is None:
+            raise RuntimeError("pet 1 is not listed")
+        log(f"pet 1 is {pet['name']}")
+
+
+def list_pets(client):
+    page = client.get("/pets")
+    log(f"{len(page['data'])} pets on the first page")
+
+
+TASKS = {
+    "retry-after-503": read_pet_1,
+    "backs-off-500": read_pet_1,
+    "reset-order": place_order,
+    "unavailable-order": place_order,
+    "error-order": place_order,
+    "rate-limited-burst": read_pet_1,
+    "rate-limited-order": place_order,
+    "pace-minute": read_pets(1, 2, 3),
+    "pace-day": read_pets(1, 2),
+    "revalidate": revalidate,
+    "page-to-end": page_to_end,
+    "version-pin": read_pets(1, 2),
+    "sunset-gone": sunset_gone,
+    "flaky-listing": list_pets,
+    # webhook-receiver: serve_webhooks, below
+}
+
+
+def main():
+    scenario = os.environ.get("PETSTORE_SCENARIO", "")
+    if scenario == "webhook-receiver":
+        receiver_url = urllib.parse.urlsplit(os.environ.get("PETSTORE_RECEIVER_URL", ""))
+        host = "127.0.0.1" if receiver_url.hostname in (None, "127.0.0.1", "localhost") else ""
+        return serve_webhooks(int(os.environ["PETSTORE_RECEIVER_PORT"]), os.environ["PETSTORE_WEBHOOK_SECRET"], host)
+    task = TASKS.get(scenario)
+    if task is None or not os.environ.get("PETSTORE_URL") or not os.environ.get("PETSTORE_API_KEY"):
+        log(f"usage: PETSTORE_URL, PETSTORE_API_KEY and PETSTORE_SCENARIO (one of {', '.join(TASKS)}, webhook-receiver)")
+        return 2
+    client = PetstoreClient(os.environ["PETSTORE_URL"], os.environ["PETSTORE_API_KEY"], random.Random(scenario))
+    try:
+        task(client)
+    except (ApiError, RuntimeError) as failure:
+        log(f"{scenario}: failed: {failure}")
+        return 1
+    log(f"{scenario}: done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
