@@ -183,8 +183,9 @@ export const PROBLEM_TYPES = {
     status: 429,
     title: 'Throttled on a path that counts nothing',
     description:
-      'The paths that count toward no plan (`/`, the docs, the document, the problem and check pages, ' +
-      "`GET /usage`, `GET /versions`, and a test key's clock, reset and report card) are throttled by a policy of " +
+      'The paths that count toward no plan (`/`, the docs, the document, the problem, check and scenario pages, ' +
+      "`GET /usage`, `GET /versions`, `GET /scenarios`, and a test key's clock, reset, script and report card) are " +
+      'throttled by a policy of ' +
       'their own, `uncounted`, so that nobody can send them without limit: per key where a valid key is sent, per ' +
       'client address otherwise, so that one key (or one CI machine driving many test keys) never spends ' +
       "another's allowance. Wait the number of seconds in `Retry-After` (also `retryAfter`). This refusal is " +

@@ -45,8 +45,8 @@ function description(rules: BanRules): string {
       'window slides: at most N requests in any 60 seconds. The day window is the UTC calendar day. Every response ' +
       'carries the rate-limit headers; a refused request gets `429` with `Retry-After`. Back off exponentially. ' +
       bansInWords(rules) +
-      " What counts nothing toward a plan (the document, `/usage`, `/versions`, a test key's clock, reset and " +
-      'card) is throttled on its own: per key where a valid key is sent, per client address otherwise ' +
+      " What counts nothing toward a plan (the document, `/usage`, `/versions`, `/scenarios`, a test key's " +
+      'clock, reset, script and card) is throttled on its own: per key where a valid key is sent, per client address otherwise ' +
       '(`uncounted-throttled`, never a ban).',
     '',
     plansTable(),
