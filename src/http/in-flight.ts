@@ -38,9 +38,11 @@ export interface Written {
 export function inFlight(request: Arrival, answer: Written): boolean {
   if (request.conn === 0 || answer.conn === 0 || request.conn === answer.conn) return false;
   if (request.real - answer.real > IN_FLIGHT_MS) return false;
-  // On the answer's instance, ids say which came first; through another, their instants do.
+  // On the answer's instance, ids say which came first; through another, their instants do, to the millisecond:
+  // a connection opened in the answer's very millisecond may have been opened after reading it (a client
+  // answered and connecting again within one millisecond, over loopback), and is not taken as open before.
   const sameInstance = Math.floor(request.conn / INSTANCE_SPAN) === Math.floor(answer.mark / INSTANCE_SPAN);
-  return sameInstance ? request.conn <= answer.mark : request.openedAt <= answer.real;
+  return sameInstance ? request.conn <= answer.mark : request.openedAt < answer.real;
 }
 
 /** A connection's id and when it opened. */

@@ -234,7 +234,7 @@ end
 local function inFlight()
   if conn == 0 or rconn == 0 or conn == rconn or real - rreal > IN_FLIGHT then return false end
   if math.floor(conn / INSTANCE_SPAN) == math.floor(rmark / INSTANCE_SPAN) then return conn <= rmark end
-  return opened <= rreal
+  return opened < rreal
 end
 ${STAMP_FUNCTION}
 -- One call, decided on the state read for it: its reply, or nil for a mode it does not know.
