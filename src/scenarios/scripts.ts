@@ -1,10 +1,8 @@
 import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
 import { transactionsOf } from '../db/group-commit.js';
+import { HeldRows } from '../db/held-rows.js';
 import type { Script, ScenarioStep } from './schemas.js';
-
-/** The most scripts held in memory (the embedded store); the oldest read leaves first. */
-const MAX_HELD = 10_000;
 
 /** A key's armed script, as the store holds it. */
 export interface ArmedScript {
@@ -31,30 +29,20 @@ export const timesOf = (step: ScenarioStep): number => step.times ?? 1;
  * test key reads its key's. Live keys never read them.
  */
 export class Scripts {
-  readonly #held = new Map<string, ArmedScript | null>();
-  readonly #holds: boolean;
-  /** Raised by every change heard: a read that began before a change is not held. */
-  #generation = 0;
+  readonly #held: HeldRows<ArmedScript | null>;
 
   constructor(
     private readonly db: Db,
     private readonly changes: Pick<ChangeFeed, 'immediate' | 'subscribe' | 'changed'>,
   ) {
-    this.#holds = changes.immediate;
-    changes.subscribe((change) => {
-      this.#generation++;
-      if (change.table === null) this.#held.clear();
-      else if (change.table === 'test_scripts') this.#held.delete(change.id);
-    });
+    this.#held = new HeldRows('test_scripts', changes);
   }
 
   /** The key's armed script, or null: from memory when held, else read. */
   of(keyId: string): ArmedScript | null | Promise<ArmedScript | null> {
-    if (this.#holds) {
-      const held = this.#held.get(keyId);
-      if (held !== undefined) return held;
-    }
-    return this.#read(keyId);
+    // A key held without a script is held as null: only undefined is not held.
+    const held = this.#held.get(keyId);
+    return held !== undefined ? held : this.#held.read(keyId, () => this.#read(keyId));
   }
 
   /** Arms `steps` for the key, in place of any script before: a new arming, nothing used. */
@@ -134,13 +122,12 @@ export class Scripts {
   }
 
   async #read(keyId: string): Promise<ArmedScript | null> {
-    const generation = this.#generation;
     const row = await this.db
       .selectFrom('test_scripts')
       .select(['scenario', 'steps', 'position', 'uses', 'armed'])
       .where('api_key_id', '=', keyId)
       .executeTakeFirst();
-    const script = row
+    return row
       ? {
           keyId,
           scenario: row.scenario,
@@ -150,10 +137,5 @@ export class Scripts {
           armed: Number(row.armed),
         }
       : null;
-    if (this.#holds && generation === this.#generation) {
-      if (this.#held.size >= MAX_HELD) this.#held.delete(this.#held.keys().next().value!);
-      this.#held.set(keyId, script);
-    }
-    return script;
   }
 }

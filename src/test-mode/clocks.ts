@@ -1,10 +1,8 @@
 import type { ChangeFeed } from '../db/change-feed.js';
 import type { Db } from '../db/database.js';
+import { HeldRows } from '../db/held-rows.js';
 import { type KeyClock, REAL_TIME } from '../clock.js';
 import { isRealTime } from './clock.js';
-
-/** The most clocks held in memory (the embedded store); the oldest read leaves first. */
-const MAX_HELD = 10_000;
 
 /**
  * Where test keys' clocks are kept: in the store, which every instance shares, and read at each request
@@ -15,30 +13,20 @@ const MAX_HELD = 10_000;
  * request (it may be held by a transaction). Live keys never read them.
  */
 export class TestClocks {
-  readonly #held = new Map<string, KeyClock>();
-  readonly #holds: boolean;
-  /** Raised by every change heard: a read that began before a change is not held. */
-  #generation = 0;
+  readonly #held: HeldRows<KeyClock>;
 
   constructor(
     private readonly db: Db,
     private readonly changes: Pick<ChangeFeed, 'immediate' | 'subscribe' | 'changed'>,
   ) {
-    this.#holds = changes.immediate;
-    changes.subscribe((change) => {
-      this.#generation++;
-      if (change.table === null) this.#held.clear();
-      else if (change.table === 'test_clocks') this.#held.delete(change.id);
-    });
+    this.#held = new HeldRows('test_clocks', changes);
   }
 
-  /** The key's clock: from memory when held, else read (through `db`: a transaction's, to move it). */
+  /** The key's clock: from memory when held, else read (through `db`: a transaction's, to move it, never held). */
   of(keyId: string, db?: Db): KeyClock | Promise<KeyClock> {
-    if (db === undefined && this.#holds) {
-      const held = this.#held.get(keyId);
-      if (held !== undefined) return held;
-    }
-    return this.#read(keyId, db ?? this.db);
+    if (db !== undefined) return this.#read(keyId, db);
+    const held = this.#held.get(keyId);
+    return held !== undefined ? held : this.#held.read(keyId, () => this.#read(keyId, this.db));
   }
 
   /** Keeps the key's clock (the real time, running, is kept as none), and tells the feed. */
@@ -60,19 +48,13 @@ export class TestClocks {
   }
 
   async #read(keyId: string, db: Db): Promise<KeyClock> {
-    const generation = this.#generation;
     const row = await db
       .selectFrom('test_clocks')
       .select(['offset_ms', 'frozen_at'])
       .where('api_key_id', '=', keyId)
       .executeTakeFirst();
-    const clock = row
+    return row
       ? { offsetMs: Number(row.offset_ms), frozenAt: row.frozen_at === null ? null : Number(row.frozen_at) }
       : REAL_TIME;
-    if (this.#holds && db === this.db && generation === this.#generation) {
-      if (this.#held.size >= MAX_HELD) this.#held.delete(this.#held.keys().next().value!);
-      this.#held.set(keyId, clock);
-    }
-    return clock;
   }
 }
