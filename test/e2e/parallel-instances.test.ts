@@ -1,13 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import { KeysRepository } from '../../src/keys/repository.js';
 import { NEWEST_VERSION } from '../../src/versions/versions.js';
-import { postgresAvailable, type TestDatabase, testDatabase } from '../helpers/database.js';
+import { postgresAvailable } from '../helpers/database.js';
 import { closeAll, openConnections, sendAll, sendOn } from '../helpers/parallel.js';
-import { type Server, startServer } from '../helpers/process.js';
+import type { Server } from '../helpers/process.js';
 import { redisForTests } from '../helpers/redis.js';
+import { type ScaledOut, scaledOut } from '../helpers/scaled-out.js';
 
 /**
  * Two instances on PostgreSQL + Redis under what a conformance runner with parallel jobs does all day:
@@ -21,38 +19,20 @@ const available = (await postgresAvailable()) && redis !== null;
 const RUNS = 10;
 
 describe.skipIf(!available)('parallel requests of one test key, scaled out', () => {
-  let store: TestDatabase;
-  let keys: KeysRepository;
+  let two: ScaledOut;
   let a: Server;
   let b: Server;
   const ports: number[] = [];
 
   beforeAll(async () => {
-    store = await testDatabase({ kind: 'postgres' });
-    keys = new KeysRepository(store.db, systemClock);
-    const env = {
-      DATABASE_URL: store.url,
-      REDIS_URL: redis!.url,
-      REDIS_KEY_PREFIX: `petstore-test-${randomBytes(4).toString('hex')}:`,
-    };
-    [a, b] = await Promise.all([startServer(env), startServer(env)]);
+    two = await scaledOut(redis!.url);
+    ({ a, b } = two);
     ports.push(Number(new URL(a.url).port), Number(new URL(b.url).port));
   });
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await store?.db.destroy();
-    await store?.drop();
-  });
+  afterAll(async () => two?.stop());
 
-  /** A new test key, once both instances know it (a key made elsewhere works everywhere within a second). */
-  async function newKey(plan: 'free' | 'pro' = 'pro'): Promise<string> {
-    const { key } = await keys.create({ plan, test: true });
-    for (const server of [a, b]) {
-      while ((await fetch(`${server.url}/usage`, { headers: { 'x-api-key': key } })).status !== 200)
-        await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    return key;
-  }
+  /** A new test key, once both instances know it. */
+  const newKey = async (plan: 'free' | 'pro' = 'pro') => (await two.newKey({ plan, test: true })).key;
 
   const headers = (key: string, more: Record<string, string> = {}) => ({
     'x-api-key': key,

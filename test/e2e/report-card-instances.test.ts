@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import { KeysRepository } from '../../src/keys/repository.js';
+import type { KeysRepository } from '../../src/keys/repository.js';
 import { NEWEST_VERSION } from '../../src/versions/versions.js';
-import { postgresAvailable, type TestDatabase, testDatabase } from '../helpers/database.js';
-import { type Server, startServer } from '../helpers/process.js';
+import { postgresAvailable } from '../helpers/database.js';
+import type { Server } from '../helpers/process.js';
 import { redisForTests } from '../helpers/redis.js';
 import { closeAll, openConnections, sendOn } from '../helpers/parallel.js';
+import { type ScaledOut, scaledOut } from '../helpers/scaled-out.js';
 
 // Two real server processes sharing one PostgreSQL schema and one Redis grade
 // a test key as one would (docs/testing-clients.md#is-my-client-a-good-api-citizen).
@@ -14,39 +13,15 @@ const redis = await redisForTests();
 const available = (await postgresAvailable()) && redis !== null;
 
 describe.skipIf(!available)('the report card across instances sharing PostgreSQL and Redis', () => {
-  let store: TestDatabase;
-  let keys: KeysRepository;
+  let two: ScaledOut;
   let a: Server;
   let b: Server;
-
   beforeAll(async () => {
-    store = await testDatabase({ kind: 'postgres' });
-    keys = new KeysRepository(store.db, systemClock);
-    const env = {
-      DATABASE_URL: store.url,
-      REDIS_URL: redis!.url,
-      REDIS_KEY_PREFIX: `petstore-test-${randomBytes(4).toString('hex')}:`,
-    };
-    [a, b] = await Promise.all([startServer(env), startServer(env)]);
+    two = await scaledOut(redis!.url);
+    ({ a, b } = two);
   });
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await store?.db.destroy();
-    await store?.drop();
-  });
-
-  /**
-   * A new key, once both instances know it (a key made elsewhere
-   * works on a running instance within a second, docs/keys.md).
-   */
-  async function newKey(input: Parameters<KeysRepository['create']>[0]) {
-    const created = await keys.create(input);
-    for (const server of [a, b]) {
-      while ((await fetch(`${server.url}/usage`, { headers: { 'x-api-key': created.key } })).status !== 200)
-        await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    return created;
-  }
+  afterAll(async () => two?.stop());
+  const newKey = (input: Parameters<KeysRepository['create']>[0]) => two.newKey(input);
 
   it('one test key answered in turns by both instances is graded as one instance grades another key sent the same requests: the same card, check by check', async () => {
     const card = async (servers: Server[]) => {

@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import { KeysRepository } from '../../src/keys/repository.js';
 import { NEWEST_VERSION } from '../../src/versions/versions.js';
-import { postgresAvailable, type TestDatabase, testDatabase } from '../helpers/database.js';
-import { type Server, startServer } from '../helpers/process.js';
+import { postgresAvailable } from '../helpers/database.js';
+import type { Server } from '../helpers/process.js';
 import { redisForTests } from '../helpers/redis.js';
+import { type ScaledOut, scaledOut } from '../helpers/scaled-out.js';
 
 /**
  * A test key's script across two instances on PostgreSQL + Redis (docs/testing-clients.md#scenarios-a-test-can-count-on):
@@ -17,35 +15,15 @@ const redis = await redisForTests();
 const available = (await postgresAvailable()) && redis !== null;
 
 describe.skipIf(!available)('a test key script, scaled out', () => {
-  let store: TestDatabase;
-  let keys: KeysRepository;
+  let two: ScaledOut;
   let a: Server;
   let b: Server;
-
   beforeAll(async () => {
-    store = await testDatabase({ kind: 'postgres' });
-    keys = new KeysRepository(store.db, systemClock);
-    const env = {
-      DATABASE_URL: store.url,
-      REDIS_URL: redis!.url,
-      REDIS_KEY_PREFIX: `petstore-test-${randomBytes(4).toString('hex')}:`,
-    };
-    [a, b] = await Promise.all([startServer(env), startServer(env)]);
+    two = await scaledOut(redis!.url);
+    ({ a, b } = two);
   });
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await store?.db.destroy();
-    await store?.drop();
-  });
-
-  /** A new test key, once both instances know it. */
-  async function newKey(): Promise<string> {
-    const { key } = await keys.create({ plan: 'pro', test: true });
-    for (const server of [a, b])
-      while ((await fetch(`${server.url}/usage`, { headers: { 'x-api-key': key } })).status !== 200)
-        await new Promise((resolve) => setTimeout(resolve, 25));
-    return key;
-  }
+  afterAll(async () => two?.stop());
+  const newKey = async () => (await two.newKey({ plan: 'pro', test: true })).key;
   const headers = (key: string, more: Record<string, string> = {}) => ({
     'x-api-key': key,
     'petstore-version': NEWEST_VERSION,
