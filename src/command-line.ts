@@ -52,7 +52,7 @@ export async function runCommandLine(
     .addCommand(ordersCommand(orderStores, { out }))
     .addCommand(webhooksCommand({ out }, clock))
     .addCommand(reportCardCommand({ out, err, exit: (code) => void (exitCode = code) }))
-    .addCommand(conformanceCommand({ out, err, exit: (code) => void (exitCode = code), env }));
+    .addCommand(conformanceCommand({ out, err, exit: (code) => void (exitCode = code), env, clock }));
   // Usage errors throw (and exit 2) instead of exiting from deep
   // inside commander; help and usage go where the output goes.
   const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];

@@ -533,6 +533,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/test-scenario": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your test key's script
+         * @description **Experimental**: may change or go away at any time, without notice.
+         *
+         *     Your script: its steps, the step your next matching request meets (`next`), every use of a step so far (in order, with the request that used it and when, in your key's time), and whether every step was used (`done`). None armed: no steps, done. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).
+         */
+        get: operations["getTestScenario"];
+        /**
+         * Arm a script of faults for your test key
+         * @description **Experimental**: may change or go away at any time, without notice.
+         *
+         *     Arms your key's script, in place of any before it, and answers it: your own `steps`, or a named `scenario`'s (`GET /scenarios`; its `setup` is the runner's to do, `petstore conformance`). A step `match`es an operation as the document writes it (`GET /pets/{petId}`), which must be one that counts; `drop` needs `match: "GET /events/stream"`. Arming starts your key's fault sequence over. Steps are used strictly in order: your next counted API request that matches the step in turn (any, when it has no `match`) meets its answer, `times` times, as the `Prefer` fault of the same name would, without `Preference-Applied`. The step applies after the limiter: a request it refuses (or a ban) uses no step. A request that does not match is answered normally and uses nothing; one that asks for a fault with `Prefer` meets that fault and uses none. Your key's standing fault profile applies only to requests no step met. Exact across instances: two never use one step twice. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).
+         */
+        put: operations["armTestScenario"];
+        post?: never;
+        /**
+         * Disarm your test key's script
+         * @description **Experimental**: may change or go away at any time, without notice.
+         *
+         *     Your key's requests are answered normally again. `DELETE /test-data` does this too. For test keys (`pet_test_…`) only (a live key gets `403` `test-key-required`: its time is always the real time). Counts nothing toward your plan and is answered during a ban and in every version, past its sunset too; like every path that counts nothing, it is throttled per key (`429` `uncounted-throttled`, never a ban).
+         */
+        delete: operations["disarmTestScenario"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/report-card": {
         parameters: {
             query?: never;
@@ -575,6 +609,28 @@ export interface paths {
          *     Every version, oldest first, with what each changed and why. Needs no key and counts nothing (the throttle of what counts nothing applies, per key or per address). A request names its version in `Petstore-Version`; without it, it gets its key's pinned version (keys made before versions: 2025-06-01; new keys: the newest).
          */
         get: operations["listVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scenarios": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The catalogue of scenarios
+         * @description **Experimental**: may change or go away at any time, without notice.
+         *
+         *     Named scenarios a test key can arm (`PUT /test-scenario` with `scenario`) and `petstore conformance` runs against a client: each scenario's steps, what the runner does first (`setup`), the report card's checks that judge it, what the client under test must do, and its page. Ids and their meaning never change under a `version`: a change of meaning is a new id. Needs no key and counts nothing (the throttle of what counts nothing applies, per key or per address).
+         */
+        get: operations["listScenarios"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1444,6 +1500,125 @@ export interface components {
                  */
                 ms: number;
             }[];
+        };
+        /** @description One step of a script. */
+        ScenarioStep: {
+            /**
+             * @description The operation whose requests this step meets, as the document writes it (`GET /pets/{petId}`): an upper-case method, a space and the path template. Absent: any request of yours that counts.
+             * @example GET /pets/{petId}
+             */
+            match?: string;
+            /**
+             * @description What the request meets, as the `Prefer` fault of the same name would: `503`, `500`, `429`, `reset` (handled in full, then the connection reset), `drop` (an event stream ended after its next event: `GET /events/stream` only), or `pass` (answered normally).
+             * @enum {string}
+             */
+            answer: "503" | "500" | "429" | "reset" | "drop" | "pass";
+            /**
+             * Format: int32
+             * @description A wait before the answer, in ms.
+             */
+            latencyMs?: number;
+            /**
+             * Format: int32
+             * @description How many requests the step meets (default 1).
+             */
+            times?: number;
+        };
+        /** @description Either `steps` or `scenario`, not both. */
+        ScriptRequest: {
+            steps?: components["schemas"]["ScenarioStep"][];
+            /** @description A scenario of the catalogue (`GET /scenarios`): its steps. */
+            scenario?: string;
+        };
+        /** @description A test key's script. */
+        Script: {
+            /** @description The named scenario armed, or null (steps of your own, or none armed). */
+            scenario: string | null;
+            steps: components["schemas"]["ScenarioStep"][];
+            /**
+             * Format: int32
+             * @description The step your next matching request meets.
+             */
+            next: number;
+            /** @description Every use of a step, in order. */
+            used: {
+                /**
+                 * Format: int32
+                 * @description The step used (from 0).
+                 */
+                step: number;
+                /** @description The request that used it (its `X-Request-Id`). */
+                requestId: string;
+                /**
+                 * Format: date-time
+                 * @description When, in your key's time.
+                 */
+                at: string;
+            }[];
+            /** @description Every step was used as many times as it says (true when none is armed). */
+            done: boolean;
+        };
+        /** @description A named scenario. */
+        Scenario: {
+            /** @description Part of the contract: a change of meaning is a new id. */
+            id: string;
+            title: string;
+            /** @description What happens. */
+            description: string;
+            steps: components["schemas"]["ScenarioStep"][];
+            /** @description What the runner does before the client starts, in the order numbered. */
+            setup?: {
+                /**
+                 * Format: int32
+                 * @description 1. The child's per-minute limit (lower than its plan's).
+                 */
+                perMinute?: number;
+                /**
+                 * Format: int32
+                 * @description 1. The child's per-day limit (lower than its plan's).
+                 */
+                perDay?: number;
+                /**
+                 * Format: int32
+                 * @description 2. The child's clock moved to this many seconds before its next UTC midnight.
+                 */
+                beforeMidnightSeconds?: number;
+                /**
+                 * Format: int32
+                 * @description 3. Requests the runner sends (`GET /pets?limit=<n>`, n from 1, pinned to the newest version).
+                 */
+                requests?: number;
+                /**
+                 * Format: int32
+                 * @description 4. The child's clock advanced by this many seconds.
+                 */
+                advanceSeconds?: number;
+                /**
+                 * Format: date-time
+                 * @description 4. The child's clock moved to this instant (when it is not already past it).
+                 */
+                advanceTo?: string;
+                /** @description 5. A webhook endpoint of the child at the receiver's URL; the client's receiver is examined once it is ready. */
+                webhookEndpoint?: boolean;
+            };
+            /** @description The report card's checks the scenario judges (`GET /report-card`). */
+            judgedBy: ("honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver")[];
+            /** @description What the client under test does, in one sentence. */
+            clientMust: string;
+            /**
+             * Format: uri
+             * @description Its page.
+             */
+            docs: string;
+        };
+        /** @description The catalogue of named scenarios. */
+        ScenarioCatalogue: {
+            /**
+             * Format: date
+             * @description The catalogue as of this date: ids and their meaning never change under it.
+             */
+            version: string;
+            scenarios: components["schemas"]["Scenario"][];
         };
     };
     responses: never;
@@ -6179,6 +6354,418 @@ export interface operations {
             };
         };
     };
+    getTestScenario: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A test key's script. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Script"];
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    armTestScenario: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScriptRequest"];
+            };
+        };
+        responses: {
+            /** @description A test key's script. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Script"];
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    disarmTestScenario: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A test key's script. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Script"];
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
     getReportCard: {
         parameters: {
             query?: never;
@@ -6481,6 +7068,73 @@ export interface operations {
                         /** @description Every version, oldest first. */
                         data: components["schemas"]["Version"][];
                     };
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
+                };
+            };
+        };
+    };
+    listScenarios: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue of named scenarios. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioCatalogue"];
                 };
             };
             /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */

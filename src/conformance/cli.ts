@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import type { Clock } from '../clock.js';
 import type { Scenario, ScenarioCatalogue } from '../scenarios/schemas.js';
 import { junitXml, markdownSummary, type RunReport, table } from './reports.js';
 import { type RunContext, runScenario, type Verdict } from './scenario-run.js';
@@ -14,6 +15,8 @@ export interface ConformanceIo {
   env: NodeJS.ProcessEnv;
   /** Default: the built-in `fetch`. */
   fetch?: typeof fetch;
+  /** The real time: the runner's waits and its report's times. */
+  clock: Clock;
   /** Aborted to interrupt the run (default: the process's `SIGINT` or `SIGTERM`, e.g. Ctrl-C). */
   interrupt?: AbortSignal;
 }
@@ -79,8 +82,8 @@ export function conformanceCommand(io: ConformanceIo): Command {
 }
 
 async function conformance(options: Options, io: ConformanceIo, signal: AbortSignal): Promise<number> {
-  const startedAt = new Date();
-  const service = new Service(options.url, io.fetch ?? fetch, signal);
+  const startedAt = io.clock();
+  const service = new Service(options.url, io.fetch ?? fetch, signal, io.clock);
   const catalogue = (await service.open()) as ScenarioCatalogue;
   const chosen = choose(catalogue, options.scenario);
   const probe = await service.call(options.key, 'GET', '/test-clock', { expect: () => true, uncounted: true });
@@ -110,8 +113,8 @@ async function conformance(options: Options, io: ConformanceIo, signal: AbortSig
     command: options.command,
     catalogueVersion: catalogue.version,
     verdicts,
-    seconds: (Date.now() - startedAt.getTime()) / 1000,
-    startedAt: startedAt.toISOString(),
+    seconds: (io.clock() - startedAt) / 1000,
+    startedAt: new Date(startedAt).toISOString(),
   };
   if (options.junit) await writeFile(options.junit, junitXml(report));
   if (options.summary) await writeFile(options.summary, markdownSummary(report), { flag: 'a' });
@@ -159,7 +162,7 @@ async function pool<T, R>(items: T[], jobs: number, signal: AbortSignal, work: (
 
 /** An interrupted run: its commands ended, its children deleted (with requests that are not interrupted). */
 async function cleanUp(context: RunContext, options: Options, io: ConformanceIo): Promise<number> {
-  const service = new Service(options.url, io.fetch ?? fetch, AbortSignal.timeout(30_000));
+  const service = new Service(options.url, io.fetch ?? fetch, AbortSignal.timeout(30_000), io.clock);
   service.version = context.service.version;
   let deleted = 0;
   for (const id of context.children) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Clock } from '../clock.js';
 
 /** How long one request of the runner waits for its answer. */
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -50,6 +51,7 @@ export class Service {
     readonly url: string,
     private readonly fetcher: typeof fetch,
     private readonly signal: AbortSignal,
+    private readonly clock: Clock,
   ) {}
 
   /** The catalogue, the newest version: read without a key. */
@@ -69,23 +71,23 @@ export class Service {
       const answer = await this.#send(key, method, path, options.body, idempotencyKey);
       if ((answer.status === 429 || answer.status === 503) && attempt < MAX_RETRIES) {
         const seconds = Number(answer.headers.get('retry-after') ?? '1');
-        const until = Date.now() + (Number.isFinite(seconds) ? seconds : 1) * 1000;
+        const until = this.clock() + (Number.isFinite(seconds) ? seconds : 1) * 1000;
         // A throttle of what counts nothing waits this call alone; any other refusal, every request of the key.
-        if (options.uncounted) await sleep(until - Date.now(), undefined, { signal: this.signal });
+        if (options.uncounted) await sleep(until - this.clock(), undefined, { signal: this.signal });
         else this.#pausedUntil.set(key ?? '', until);
         continue;
       }
       // Paced: with nothing left, the key's next request waits until a window frees a slot.
       const full =
         !options.uncounted && answer.headers.get('x-ratelimit-remaining') === '0' ? secondsToRoom(answer.headers) : 0;
-      if (full > 0) this.#pausedUntil.set(key ?? '', Date.now() + full * 1000);
+      if (full > 0) this.#pausedUntil.set(key ?? '', this.clock() + full * 1000);
       if (!expect(answer.status)) throw new ServiceError(`${method} ${path}: ${said(answer)}`, answer.status);
       return answer;
     }
   }
 
   async #gate(key: string | undefined): Promise<void> {
-    const wait = (this.#pausedUntil.get(key ?? '') ?? 0) - Date.now();
+    const wait = (this.#pausedUntil.get(key ?? '') ?? 0) - this.clock();
     if (wait > 0) await sleep(wait, undefined, { signal: this.signal });
   }
 

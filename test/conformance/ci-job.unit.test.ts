@@ -41,7 +41,7 @@ describe("the README's CI job", () => {
     const run = steps.find((step) => step.name === 'Conformance')!.run!;
     expect(run).toMatch(/^npx petstore conformance /);
     const known = new Set(
-      conformanceCommand({ out: () => {}, err: () => {}, exit: () => {}, env: {} }).options.map(
+      conformanceCommand({ out: () => {}, err: () => {}, exit: () => {}, env: {}, clock: () => 0 }).options.map(
         (option) => option.long,
       ),
     );

@@ -25,6 +25,8 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
     // An empty schema of our own, then eight "instances" migrating it at once, each on its own pool.
     const { db, url, drop } = await testDatabase({ kind: 'postgres' });
     drops.push(drop);
+    await db.schema.dropTable('test_script_uses').execute();
+    await db.schema.dropTable('test_scripts').execute();
     await db.schema.dropTable('test_clocks').execute();
     await db.schema.dropTable('service_secrets').execute();
     await db.schema.dropTable('webhook_deliveries').execute();
@@ -65,6 +67,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       '010_service_secrets',
       '011_test_clocks',
       '012_child_test_keys',
+      '013_test_scripts',
     ]);
   });
 });

@@ -29,8 +29,12 @@ const TEST_MODE_OPERATIONS = [
   'resetTestData',
   'createTestKey',
   'deleteTestKey',
+  'armTestScenario',
+  'getTestScenario',
+  'disarmTestScenario',
   'getReportCard',
   'resetReportCard',
+  'listScenarios',
 ];
 const GROUPS = {
   Pets: ['listPets', 'getPet'],
