@@ -30,11 +30,25 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.stop());
 
-/** The whole catalogue under the runner, four at a time, on a test key of its own: its verdicts and its time. */
-async function conformance(command: string): Promise<{ code: number | null; verdicts: Verdict[]; seconds: number }> {
+/** The whole catalogue under the runner, `jobs` at a time, on a test key of its own: its verdicts and its time. */
+async function conformance(
+  command: string,
+  jobs = 4,
+): Promise<{ code: number | null; verdicts: Verdict[]; seconds: number }> {
   const created = await cli(['keys', 'create', '--plan', 'pro', '--test'], { DATABASE_URL: database });
   const key = /pet_test_[A-Za-z0-9_-]{32}/.exec(created.stdout)![0];
-  const args = ['conformance', '--url', server.url, '--key', key, '--command', command, '--jobs', '4', '--json'];
+  const args = [
+    'conformance',
+    '--url',
+    server.url,
+    '--key',
+    key,
+    '--command',
+    command,
+    '--jobs',
+    String(jobs),
+    '--json',
+  ];
   const run = await runBuilt(BUILT.cli, args, {});
   expect(run.stderr).toBe('');
   const report = JSON.parse(run.stdout) as { verdicts: Verdict[]; seconds: number };
@@ -65,7 +79,10 @@ describe('the example clients under the runner', { timeout: 240_000 }, () => {
   });
 
   it('the careless client fails each scenario, on the checks the README lists and no others', async () => {
-    const { code, verdicts } = await conformance(CLIENTS.careless);
+    // One scenario at a time: its repeats at once must reach the service at once, and four clients starting
+    // beside each other on two cores can hold one back long enough to look like a wait (README, "Running a
+    // client's conformance suite").
+    const { code, verdicts } = await conformance(CLIENTS.careless, 1);
     expect(code).toBe(1);
     const listed = carelessFailures();
     expect([...listed.keys()].sort()).toEqual(verdicts.map((verdict) => verdict.id).sort());
