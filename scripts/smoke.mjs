@@ -169,6 +169,12 @@ try {
   await call('POST', '/test-clock/resume', '/test-clock/resume', 200, { key: testKey });
   const child = await call('POST', '/test-keys', '/test-keys', 201, { key: testKey });
   await call('DELETE', '/test-keys/{keyId}', `/test-keys/${child.id}`, 204, { key: testKey });
+  await call('GET', '/scenarios', '/scenarios', 200);
+  const body = { scenario: 'retry-after-503' };
+  await call('PUT', '/test-scenario', '/test-scenario', 200, { key: testKey, body });
+  await call('GET', '/pets/{petId}', '/pets/1', 503, { key: testKey });
+  await call('GET', '/test-scenario', '/test-scenario', 200, { key: testKey });
+  await call('DELETE', '/test-scenario', '/test-scenario', 200, { key: testKey });
   await call('GET', '/report-card', '/report-card', 200, { key: testKey });
   await call('DELETE', '/report-card', '/report-card', 200, { key: testKey });
   await call('DELETE', '/test-data', '/test-data', 200, { key: testKey });
