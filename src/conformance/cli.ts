@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Clock } from '../clock.js';
+import { baseUrl } from '../report-card/cli.js';
 import type { Scenario, ScenarioCatalogue } from '../scenarios/schemas.js';
 import { junitXml, markdownSummary, type RunReport, table } from './reports.js';
 import { type RunContext, runScenario, type Verdict } from './scenario-run.js';
@@ -215,6 +216,3 @@ function httpUrl(value: string): string {
     throw new InvalidArgumentError('must be an http:// or https:// URL');
   return value;
 }
-
-/** The service's URL, without a trailing slash. */
-const baseUrl = (value: string): string => httpUrl(value).replace(/\/+$/, '');

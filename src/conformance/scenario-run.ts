@@ -50,8 +50,9 @@ export async function runScenario(context: RunContext, scenario: Scenario): Prom
     tail,
     seconds: (performance.now() - started) / 1000,
   });
-  const limits = { perMinute: scenario.setup?.perMinute, perDay: scenario.setup?.perDay };
-  const made = await service.call(parentKey, 'POST', '/test-keys', { body: JSON.parse(JSON.stringify(limits)) });
+  const { perMinute, perDay } = scenario.setup ?? {};
+  const limits = { ...(perMinute === undefined ? {} : { perMinute }), ...(perDay === undefined ? {} : { perDay }) };
+  const made = await service.call(parentKey, 'POST', '/test-keys', { body: limits });
   const child = made.body as { id: string; key: string };
   context.children.add(child.id);
   try {

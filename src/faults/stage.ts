@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { internalError, sendProblem, storeUnavailable } from '../http/errors.js';
+import { askedOperation, operationOf } from '../http/method-not-allowed.js';
 import { ProblemError } from '../http/problems.js';
 import type { Phases, Step, Stage } from '../http/stages.js';
 import type { draw, FaultDraws } from './draws.js';
@@ -15,16 +16,12 @@ type Drawn = ReturnType<typeof draw>;
 /** What a request meets: a fault, `drop` (a stream ended after its next event), or its normal answer. */
 export type Answer = Fault | 'drop' | 'pass';
 
-/** What asked for a request's fault: its `Prefer` header, its key's profile, or a step of its key's script. */
-export type FaultSource = 'prefer' | 'profile' | 'step';
-
 /** What a request meets, as one of the sources asked for it. */
 export interface Met {
   answer: Answer;
   latencyMs: number;
   /** In words, for the answer's detail and the log: `Prefer: fault=503`, `step 2 of its script`. */
   by: string;
-  from: FaultSource;
 }
 
 /**
@@ -37,19 +34,30 @@ export interface StepAhead {
   use(): Promise<Met | undefined>;
 }
 
-/** Test keys' scripts, as this stage asks them: the step a request of a test key would meet, if any. */
-export type StepsAhead = (request: FastifyRequest) => StepAhead | undefined | Promise<StepAhead | undefined>;
+/**
+ * Test keys' scripts, as this stage asks them: the step a request of a test key would meet, if any, given the
+ * operation it asked for (`GET /pets/{petId}`).
+ */
+export type StepsAhead = (
+  request: FastifyRequest,
+  operation: string,
+) => StepAhead | undefined | Promise<StepAhead | undefined>;
+
+/** A request that a step of its key's script would meet, until the step is used. */
+interface Scripted {
+  readonly ahead: StepAhead;
+  /** What the key's profile drew for it: what it meets if another request uses the step first. */
+  readonly drawn: Met | undefined;
+  /** A conditional read's `pass`: used at the answer, once the read was counted. */
+  atAnswer: boolean;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The fault this test key's request meets, and what asked for it (a `429` is the limit stage's `forcedRefusal`). */
-    fault: { fault: Exclude<Answer, '429' | 'pass'>; by: string; from: FaultSource } | undefined;
+    fault: { fault: Exclude<Answer, '429' | 'pass'>; by: string } | undefined;
     /** The step of its key's script this request would meet, until it is used. */
-    stepAhead: StepAhead | undefined;
-    /** A conditional read's `pass` step, used at the answer once the read was counted. */
-    stepAtAnswer: StepAhead | undefined;
-    /** What the key's profile drew for a request that a step would meet: what it meets if the step is lost. */
-    drawnAside: Met | undefined;
+    scripted: Scripted | undefined;
   }
 }
 
@@ -83,7 +91,7 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
   const { steps, refuse } = settings;
 
   /** Before the limit stage: which fault, if any, or the step ahead; a wait asked for or drawn, now. */
-  function planFault(request: FastifyRequest, reply: FastifyReply, scripted: boolean): Promise<void> | undefined {
+  function planFault(request: FastifyRequest, reply: FastifyReply, operation?: string): Promise<void> | undefined {
     const identity = request.identity;
     if (identity.kind !== 'key' || !identity.key.test) return undefined;
     const sent = request.headers[PREFER_FIELD];
@@ -93,8 +101,8 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
     const applied = appliedPreferences(asked);
     if (applied) reply.header(PREFERENCE_APPLIED_HEADER, applied);
     // A request that asks for a fault meets it and uses no step.
-    if (scripted && steps && asked.fault === undefined) {
-      const ahead = steps(request);
+    if (operation !== undefined && steps && asked.fault === undefined) {
+      const ahead = steps(request, askedOperation(request, operation));
       if (ahead instanceof Promise)
         return ahead.then((step) => (step ? stepPlan(request, step, asked, drawn) : ordinary(request, asked, drawn)));
       if (ahead) return stepPlan(request, ahead, asked, drawn);
@@ -107,25 +115,20 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
     const fault = asked.fault ?? drawn?.fault;
     const latencyMs = asked.latencyMs ?? drawn?.latencyMs ?? 0;
     if (fault === undefined && latencyMs === 0) return undefined;
-    const [by, from]: [string, FaultSource] = asked.fault
-      ? [`Prefer: fault=${asked.fault}`, 'prefer']
-      : ['its fault profile', 'profile'];
+    const by = asked.fault ? `Prefer: fault=${asked.fault}` : 'its fault profile';
     request.log.info({ fault, latencyMs, by }, 'test key fault');
-    if (fault) mark(request, { answer: fault, latencyMs, by, from });
+    if (fault) mark(request, { answer: fault, latencyMs, by });
     return latencyMs > 0 ? delay(latencyMs).then(() => undefined) : undefined;
   }
 
   /** A request a step would meet: the step takes the profile's place (kept aside, should the step be lost). */
   function stepPlan(request: FastifyRequest, ahead: StepAhead, asked: Preferences, drawn: Drawn | undefined) {
-    request.stepAhead = ahead;
     const drawnWait = asked.latencyMs === undefined ? (drawn?.latencyMs ?? 0) : 0;
-    if (drawn?.fault || drawnWait > 0)
-      request.drawnAside = {
-        answer: drawn?.fault ?? 'pass',
-        latencyMs: drawnWait,
-        by: 'its fault profile',
-        from: 'profile',
-      };
+    const aside: Met | undefined =
+      drawn?.fault || drawnWait > 0
+        ? { answer: drawn?.fault ?? 'pass', latencyMs: drawnWait, by: 'its fault profile' }
+        : undefined;
+    request.scripted = { ahead, drawn: aside, atAnswer: false };
     // Its answer is not the `304` a conditional read may be: counted now, so that one the limiter refuses uses none.
     if (!ahead.pass) request.countNow = true;
     // `Prefer: latency` still waits.
@@ -137,15 +140,15 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
    * or a step's `429` answered here, in place of the route.
    */
   function failNow(request: FastifyRequest, reply: FastifyReply) {
-    const ahead = request.stepAhead;
-    if (ahead === undefined) return answerNow(request, reply);
-    request.stepAhead = undefined;
+    const scripted = request.scripted;
+    if (scripted === undefined) return answerNow(request, reply);
     // A conditional read's `pass` waits for its count, at the answer: a `304` counts nothing.
-    if (ahead.pass && request.countDeferred) {
-      request.stepAtAnswer = ahead;
+    if (scripted.ahead.pass && request.countDeferred) {
+      scripted.atAnswer = true;
       return undefined;
     }
-    return ahead.use().then((met) => meet(request, reply, met ?? request.drawnAside));
+    request.scripted = undefined;
+    return scripted.ahead.use().then((met) => meet(request, reply, met ?? scripted.drawn));
   }
 
   /** A step's answer (or, the step lost, the profile's draw): its wait, then its fault. */
@@ -170,11 +173,11 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
    * answer never sent: the connection is reset instead.
    */
   function atAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
-    const ahead = request.stepAtAnswer;
-    if (ahead) {
-      request.stepAtAnswer = undefined;
+    const scripted = request.scripted;
+    if (scripted?.atAnswer) {
+      request.scripted = undefined;
       if (reply.statusCode === 429) return payload;
-      return ahead.use().then(async (met) => {
+      return scripted.ahead.use().then(async (met) => {
         if (met && met.latencyMs > 0) await delay(met.latencyMs);
         return payload;
       });
@@ -185,24 +188,25 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
     return payload;
   }
 
-  const phasesOf = (scripted: boolean): Phases => ({
-    onRequest: (request, reply) => planFault(request, reply, scripted),
+  /** The phases of a route's requests; `operation`, an API operation's (the steps of a script meet those). */
+  const phasesOf = (operation?: string): Phases => ({
+    onRequest: (request, reply) => planFault(request, reply, operation),
     preValidation: failNow,
     onSend: atAnswer,
   });
-  const [plain, scripted] = [phasesOf(false), phasesOf(true)];
+  const plain = phasesOf();
   return {
     name: 'faults',
-    fields: { fault: undefined, stepAhead: undefined, stepAtAnswer: undefined, drawnAside: undefined },
+    fields: { fault: undefined, scripted: undefined },
     // Faults meet the requests that count (a test key's request that counts nothing meets none); steps, the API's.
-    forRoute: (route) => (route.counted === false ? {} : route.api ? scripted : plain),
+    forRoute: (route) => (route.counted === false ? {} : route.api ? phasesOf(operationOf(route)) : plain),
   };
 }
 
 /** What a request meets, on the request: a `429` for the limit stage, any other fault for this one. */
 function mark(request: FastifyRequest, met: Met): void {
   if (met.answer === '429') request.forcedRefusal = met.by;
-  else if (met.answer !== 'pass') request.fault = { fault: met.answer, by: met.by, from: met.from };
+  else if (met.answer !== 'pass') request.fault = { fault: met.answer, by: met.by };
 }
 
 /** The real failure's problem, its detail saying it was injected. */

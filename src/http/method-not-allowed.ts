@@ -20,6 +20,14 @@ export function documentPath(url: string): string {
   return url.replace(/:(\w+)/g, '{$1}');
 }
 
+/** A route's operation, as the document writes it (`GET /pets/{petId}`). */
+export const operationOf = (route: { method?: string | string[]; url?: string }): string =>
+  `${[route.method ?? ''].flat().join(',')} ${documentPath(route.url ?? '')}`;
+
+/** The operation a request asked for: its route's, or, for a `HEAD` of a `GET` route, the `HEAD`'s own. */
+export const askedOperation = (request: { method: string }, operation: string): string =>
+  request.method === 'HEAD' ? `HEAD ${operation.slice(operation.indexOf(' ') + 1)}` : operation;
+
 /** The order `Allow` lists methods in. */
 const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const rank = (method: string) => {

@@ -104,7 +104,8 @@ function isCard(body: unknown): body is ReportCard {
   );
 }
 
-function baseUrl(value: string): string {
+/** A service's base URL, as an option gives it: http(s), no credentials, query or fragment, no trailing slash. */
+export function baseUrl(value: string): string {
   let url: URL;
   try {
     url = new URL(value);

@@ -1,9 +1,9 @@
 import { hash as digest } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Clock, keyNow, REAL_TIME } from '../clock.js';
-import { documentPath } from '../http/method-not-allowed.js';
+import { askedOperation, operationOf } from '../http/method-not-allowed.js';
 import type { Connections } from '../http/in-flight.js';
-import type { Phases, RouteConfig, Stage } from '../http/stages.js';
+import type { Phases, Stage } from '../http/stages.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME } from '../idempotency/header.js';
 import { REMAINING_HEADER } from '../ratelimit/headers.js';
 import { RETRY_AFTER_HEADER } from '../http/responses.js';
@@ -131,7 +131,7 @@ function arrivalOf(
     path: (query === -1 ? url : url.slice(0, query)).slice(0, 100),
     target: hash(`${method} ${url}`),
     body: bodyOf(request, watched),
-    operation: asked(request, operation),
+    operation: askedOperation(request, operation),
     version: request.apiVersion,
     pinned: headers[VERSION_FIELD] === undefined ? 'none' : request.versionRefusal === 'unknown' ? 'unknown' : 'known',
     idempotencyKey: typeof idempotencyKey === 'string' ? hash(idempotencyKey) : null,
@@ -165,20 +165,13 @@ function answerOf(
       ? {
           gone: problem?.type?.endsWith('/version-sunset')
             ? { version: request.apiVersion }
-            : { operation: asked(request, operation) },
+            : { operation: askedOperation(request, operation) },
         }
       : {}),
     cursorRefused:
       status === 400 && (problem?.errors ?? []).some((error) => error.in === 'query' && error.name === 'cursor'),
   };
 }
-
-/** The operation a request asked for: its route's, or, for a `HEAD` of a `GET` route, the `HEAD`'s own. */
-const asked = (request: FastifyRequest, operation: string) =>
-  request.method === 'HEAD' ? `HEAD ${operation.slice(operation.indexOf(' ') + 1)}` : operation;
-
-/** A route's operation, as the document writes it (`GET /pets/{petId}`). */
-const operationOf = (route: RouteConfig) => `${[route.method ?? ''].flat().join(',')} ${documentPath(route.url ?? '')}`;
 
 function problemOf(
   payload: string | undefined,

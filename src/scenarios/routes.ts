@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { operationOf } from '../http/method-not-allowed.js';
 import { ProblemError } from '../http/problems.js';
 import { problemResponses } from '../http/responses.js';
 import { ref } from '../http/schemas.js';
@@ -9,7 +10,6 @@ import { TAG } from '../http/tags.js';
 import { TEST_MODE_ABOUT, TEST_MODE_CONFIG, testKeyOf } from '../test-mode/get-clock.js';
 import { Script, type ScenarioStep, ScriptRequest, type Scenario } from './schemas.js';
 import type { Scripts } from './scripts.js';
-import { operationName } from './steps.js';
 
 /** The operation whose requests `drop` ends: an event stream. */
 const STREAM_OPERATION = 'GET /events/stream';
@@ -22,8 +22,8 @@ export function countedOperations(api: App): ReadonlySet<string> {
   const names = new Set<string>();
   api.addHook('onRoute', (route) => {
     const config = route.config as RouteConfig | undefined;
-    if (!config?.api || config.counted === false) return;
-    for (const method of [route.method].flat()) if (method !== 'HEAD') names.add(operationName(method, route.url));
+    if (!config?.api || config.counted === false || [route.method].flat().includes('HEAD')) return;
+    names.add(operationOf(route));
   });
   return names;
 }

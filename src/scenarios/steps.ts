@@ -7,28 +7,13 @@ import { type ArmedScript, type Scripts } from './scripts.js';
 /** How many times a request tries again to use the step in turn when other requests keep using it first. */
 const MAX_TRIES = 100;
 
-/** An operation as the document and a step's `match` write it: `GET /pets/{petId}`. */
-export const operationName = (method: string, url: string): string =>
-  `${method} ${url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
-
-/** A request's operation, as a step's `match` names it (each route's name made once). */
-const names = new Map<string, string>();
-function operationOf(request: FastifyRequest): string {
-  const key = `${request.method} ${request.routeOptions.url ?? ''}`;
-  let name = names.get(key);
-  if (name === undefined) names.set(key, (name = operationName(request.method, request.routeOptions.url ?? '')));
-  return name;
-}
-
-const matches = (step: ScenarioStep, request: FastifyRequest) =>
-  step.match === undefined || step.match === operationOf(request);
+const matches = (step: ScenarioStep, operation: string) => step.match === undefined || step.match === operation;
 
 /** A step as the faults stage applies it. */
 const metOf = (step: ScenarioStep, index: number, scenario: string | null): Met => ({
   answer: step.answer,
   latencyMs: step.latencyMs ?? 0,
   by: scenario === null ? `step ${index} of its script` : `step ${index} of scenario ${scenario}`,
-  from: 'step',
 });
 
 /**
@@ -38,17 +23,17 @@ const metOf = (step: ScenarioStep, index: number, scenario: string | null): Met 
  * the step reads the script again and meets the next step, if that one matches it too.
  */
 export function stepsAhead(scripts: Scripts, clock: Clock): StepsAhead {
-  const aheadOf = (request: FastifyRequest, script: ArmedScript | null): StepAhead | undefined => {
+  const aheadOf = (request: FastifyRequest, operation: string, script: ArmedScript | null): StepAhead | undefined => {
     const step = script?.steps[script.position];
-    if (script === null || step === undefined || !matches(step, request)) return undefined;
-    return { pass: step.answer === 'pass', use: () => use(request, script) };
+    if (script === null || step === undefined || !matches(step, operation)) return undefined;
+    return { pass: step.answer === 'pass', use: () => use(request, operation, script) };
   };
 
-  async function use(request: FastifyRequest, first: ArmedScript): Promise<Met | undefined> {
+  async function use(request: FastifyRequest, operation: string, first: ArmedScript): Promise<Met | undefined> {
     let script: ArmedScript | null = first;
     for (let tries = 0; script !== null && tries < MAX_TRIES; tries++) {
       const step = script.steps[script.position];
-      if (step === undefined || !matches(step, request)) return undefined;
+      if (step === undefined || !matches(step, operation)) return undefined;
       const at = new Date(callerNow(request.identity.clock, clock())).toISOString();
       if (await scripts.use(script, request.id, at)) return metOf(step, script.position, script.scenario);
       script = await scripts.of(script.keyId);
@@ -56,10 +41,12 @@ export function stepsAhead(scripts: Scripts, clock: Clock): StepsAhead {
     return undefined;
   }
 
-  return (request) => {
+  return (request, operation) => {
     const identity = request.identity;
     if (identity.kind !== 'key') return undefined;
     const script = scripts.of(identity.key.id);
-    return script instanceof Promise ? script.then((read) => aheadOf(request, read)) : aheadOf(request, script);
+    return script instanceof Promise
+      ? script.then((read) => aheadOf(request, operation, read))
+      : aheadOf(request, operation, script);
   };
 }

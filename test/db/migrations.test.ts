@@ -72,6 +72,24 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
   });
 });
 
+/** A key as the migrations before 008 made it (no version, no test flag): `key_1`, made at `at`. */
+async function insertOldKey(db: Db, at: string): Promise<void> {
+  await db
+    .insertInto('api_keys')
+    .values({
+      id: 'key_1',
+      name: 'k',
+      plan: 'pro',
+      per_minute: null,
+      per_day: null,
+      key_hash: 'h',
+      key_prefix: 'pet_x…',
+      created_at: at,
+      revoked_at: null,
+    })
+    .execute();
+}
+
 describe('the order lifecycle migration (005)', () => {
   it('keeps every idempotency record and makes the orders placed before it due for approval at once', async () => {
     const db = openDatabase({ kind: 'sqlite', file: ':memory:' });
@@ -79,20 +97,7 @@ describe('the order lifecycle migration (005)', () => {
       const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations('sqlite') } });
       expect((await migrator.migrateTo('004_test_keys')).error).toBeUndefined();
       const at = '2026-11-01T10:00:00.000Z';
-      await db
-        .insertInto('api_keys')
-        .values({
-          id: 'key_1',
-          name: 'k',
-          plan: 'pro',
-          per_minute: null,
-          per_day: null,
-          key_hash: 'h',
-          key_prefix: 'pet_x…',
-          created_at: at,
-          revoked_at: null,
-        })
-        .execute();
+      await insertOldKey(db, at);
       const order = { api_key_id: 'key_1', pet_id: 1, quantity: 1, ship_date: at, complete: 0, created_at: at };
       await db
         .insertInto('orders')
@@ -133,20 +138,7 @@ describe('the key versions migration (008)', () => {
       const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations('sqlite') } });
       expect((await migrator.migrateTo('007_new_key_notifications')).error).toBeUndefined();
       const at = '2026-11-01T10:00:00.000Z';
-      await db
-        .insertInto('api_keys')
-        .values({
-          id: 'key_1',
-          name: 'k',
-          plan: 'pro',
-          per_minute: null,
-          per_day: null,
-          key_hash: 'h',
-          key_prefix: 'pet_x…',
-          created_at: at,
-          revoked_at: null,
-        })
-        .execute();
+      await insertOldKey(db, at);
       await migrate(db, 'sqlite');
       expect(await db.selectFrom('api_keys').select(['id', 'api_version']).execute()).toEqual([
         { id: 'key_1', api_version: OLDEST_VERSION },
