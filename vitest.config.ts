@@ -33,6 +33,7 @@ const STORE_SUITES = [
   'test/scenarios/**/!(*.unit).test.ts',
   'test/versions/**/*.test.ts',
   'test/faults/**/*.api.test.ts',
+  'test/oauth/**/*.test.ts',
 ];
 const UNIT = ['test/**/*.unit.test.ts'];
 const E2E = ['test/e2e/**/*.test.ts', 'test/docs/**/*.test.ts'];

@@ -12,7 +12,10 @@ import { NoQuery } from './http/schemas.js';
 import { IdempotentWrites } from './idempotency/writes.js';
 import { KeyCache } from './keys/key-cache.js';
 import { KeysRepository } from './keys/repository.js';
-import { SECURITY_SCHEME } from './openapi/document.js';
+import { SigningKeys } from './oauth/signing-keys.js';
+import { Tokens } from './oauth/tokens.js';
+import { CLIENT_SCHEME, OAUTH_SCHEME, SECURITY_SCHEME } from './openapi/document.js';
+import type { RouteConfig } from './http/stages.js';
 import type { Metrics } from './ops/metrics.js';
 import { OrderMoves } from './orders/moves.js';
 import { OrderPages } from './orders/order-pages.js';
@@ -60,7 +63,10 @@ export function recordsOf({
 }: Pick<ApiDeps, 'config' | 'db' | 'changes' | 'limiter' | 'clock'>) {
   const keys = new KeysRepository(db, clock, changes);
   const pets = new PetsRepository(db);
+  const signingKeys = new SigningKeys(db, clock, config.oauth);
   return {
+    signingKeys,
+    tokens: new Tokens(signingKeys, clock, { issuer: config.publicUrl, ttlMs: config.oauth.tokenTtlMs }),
     keys,
     keyCache: new KeyCache(keys, { feed: changes, clock, max: config.cache.keys }),
     pets,
@@ -127,6 +133,8 @@ export async function operationParts(deps: ApiDeps) {
     testKeySecret,
     webhooks,
     scripts,
+    tokens: records.tokens,
+    tokenTtlSeconds: config.oauth.tokenTtlMs / 1000,
     // A named scenario's steps, by its id.
     scenarioSteps: new Map(scenarios.scenarios.map((scenario) => [scenario.id, scenario])),
   };
@@ -137,9 +145,17 @@ export async function operationParts(deps: ApiDeps) {
  * operation to the stages (http/stages.ts: a key required, a version chosen and refused).
  */
 export function declareCommonContract(route: RouteOptions): void {
-  route.config = { ...(route.config as object), api: true };
+  const config = { ...(route.config as RouteConfig), api: true };
+  route.config = config;
   const schema = (route.schema ??= {}) as Record<string, unknown>;
-  schema.security = [{ [SECURITY_SCHEME]: [] }];
+  // The token endpoint takes client credentials (oauth/), and answers its own refusals in OAuth's shape.
+  if (config.clientCredentials) {
+    schema.security = [{ [CLIENT_SCHEME]: [] }];
+    return;
+  }
+  // A key, or a token of the key holding the operation's scope (none: any token of the key).
+  schema.security = [{ [SECURITY_SCHEME]: [] }, { [OAUTH_SCHEME]: config.scope === undefined ? [] : [config.scope] }];
   schema.querystring ??= NoQuery;
-  schema.response = { ...problemResponses(...COMMON_PROBLEM_STATUSES), ...(schema.response as object) };
+  const statuses = config.scope === undefined ? COMMON_PROBLEM_STATUSES : [...COMMON_PROBLEM_STATUSES, 403];
+  schema.response = { ...problemResponses(...statuses), ...(schema.response as object) };
 }

@@ -22,6 +22,7 @@ import { validatorCompiler } from './http/validation.js';
 import { swaggerOptions } from './openapi/document.js';
 import { NAMED_SCHEMAS } from './document-schemas.js';
 import { openapiRoutes } from './openapi/routes.js';
+import { wellKnownRoutes } from './oauth/well-known.js';
 import { lazyChildLogger } from './ops/logger.js';
 import { apiOperations } from './operations.js';
 import { unreadAnswerHeaders } from './ratelimit/stage.js';
@@ -64,7 +65,7 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
   const { config, db, changes, limiter, metrics, clock, logger, cards = new MemoryCards() } = deps;
   const { publicUrl } = config;
   const records = recordsOf({ config, db, changes, limiter, clock });
-  const { keyCache, clocks, scripts } = records;
+  const { keyCache, clocks, scripts, tokens } = records;
   const scenarios = scenarioCatalogue(publicUrl, config.petsGet.sunsetAt);
   const connections = new Connections(clock);
   const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
@@ -75,6 +76,7 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
     clock,
     findKey: keyCache.find.bind(keyCache),
     clockOf: clocks.of.bind(clocks),
+    bearers: { check: tokens.check, findKeyById: keyCache.findById.bind(keyCache) },
     cards,
     versions,
     draws: new FaultDraws(),
@@ -95,6 +97,7 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
     apiOperations(api, { config, db, changes, limiter, metrics, clock, versions, records, cards, scenarios }),
   );
   documentation(app, config, versions, scenarios);
+  wellKnownRoutes(app, { publicUrl, keys: records.signingKeys });
   registerMethodNotAllowed(app, routes);
   await app.ready();
   return app;

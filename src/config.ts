@@ -68,6 +68,8 @@ export interface Config {
   /** How long events (and, with webhooks, their delivery logs) are kept. */
   eventsRetentionMs: number;
   webhooks: WebhookConfig;
+  /** Access tokens (oauth/): their lifetime (OAUTH_TOKEN_TTL_SECONDS) and how often their signing key rotates. */
+  oauth: { tokenTtlMs: number; rotationMs: number };
 }
 
 export const DEFAULTS = {
@@ -94,6 +96,8 @@ export const DEFAULTS = {
   fulfilmentApproveSeconds: 10,
   fulfilmentDeliverSeconds: 60,
   eventsRetentionDays: 30,
+  oauthTokenTtlSeconds: 3600,
+  oauthKeyRotationDays: 30,
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -137,6 +141,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     eventsRetentionMs: DAY_MS * positiveIntOf(env, 'EVENTS_RETENTION_DAYS', DEFAULTS.eventsRetentionDays),
     webhooks: webhookConfigOf(env, production),
+    oauth: {
+      tokenTtlMs: 1000 * positiveIntOf(env, 'OAUTH_TOKEN_TTL_SECONDS', DEFAULTS.oauthTokenTtlSeconds),
+      rotationMs: DAY_MS * positiveIntOf(env, 'OAUTH_KEY_ROTATION_DAYS', DEFAULTS.oauthKeyRotationDays),
+    },
   };
 }
 
@@ -223,4 +231,5 @@ export type PublicConfig = Pick<
   | 'ban'
   | 'fulfilment'
   | 'webhooks'
+  | 'oauth'
 >;

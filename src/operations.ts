@@ -17,6 +17,8 @@ import { advanceTestClock, freezeTestClock, resumeTestClock } from './test-mode/
 import { resetTestData } from './test-mode/reset.js';
 import { createTestKey, deleteTestKey } from './test-mode/test-keys.js';
 import { getUsage } from './usage/get.js';
+import type { Scope } from './oauth/scopes.js';
+import { tokenRoute } from './oauth/token-route.js';
 import { createWebhookEndpoint } from './webhooks/create.js';
 import { deleteWebhookEndpoint } from './webhooks/delete.js';
 import { listWebhookDeliveries } from './webhooks/deliveries-list.js';
@@ -33,33 +35,52 @@ import { updateWebhookEndpoint } from './webhooks/update.js';
  * declared. Adding an operation is adding its file and a line here.
  */
 export async function apiOperations(api: App, deps: ApiDeps): Promise<void> {
-  api.addHook('onRoute', declareCommonContract);
+  // The scope a token needs for the operations registered within `needing` (oauth/scopes.ts).
+  let scope: Scope | undefined;
+  const needing = (needed: Scope, register: () => void) => {
+    scope = needed;
+    register();
+    scope = undefined;
+  };
+  api.addHook('onRoute', (route) => {
+    if (scope !== undefined) route.config = { ...(route.config as object), scope };
+    declareCommonContract(route);
+  });
   // The operations a scenario's step may match: those that count, gathered as they are registered.
   const counted = countedOperations(api);
   const parts = await operationParts(deps);
   const { db, clock, publicUrl, limiter, cards, orderPages, pets, catalogue, clocks, keys, deprecation } = parts;
   const { shapes, writes, moves, placement, events, cursors, testData, testKeySecret, webhooks } = parts;
-  const { scripts, scenarioSteps } = parts;
-  listPets(api, { pets, cursors });
-  getPet(api, { catalogue, clock, deprecation, shapes });
-  listOrders(api, { db, orderPages, cursors });
-  placeOrder(api, { placement, publicUrl });
-  getOrder(api, { db });
-  cancelOrder(api, { db, moves, clock });
-  advanceOrder(api, { writes, moves, clock });
-  listEvents(api, { events, cursors });
-  getEvent(api, { events });
-  createWebhookEndpoint(api, { webhooks });
-  listWebhookEndpoints(api, { webhooks, cursors });
-  getWebhookEndpoint(api, { webhooks });
-  updateWebhookEndpoint(api, { webhooks });
-  deleteWebhookEndpoint(api, { webhooks });
-  rotateWebhookSecret(api, { webhooks });
-  testWebhookEndpoint(api, { webhooks });
-  examWebhookEndpoint(api, { webhooks, cards });
-  listWebhookDeliveries(api, { webhooks, cursors });
-  retryWebhookDelivery(api, { webhooks });
+  const { scripts, scenarioSteps, tokens, tokenTtlSeconds } = parts;
+  needing('pets:read', () => {
+    listPets(api, { pets, cursors });
+    getPet(api, { catalogue, clock, deprecation, shapes });
+  });
+  needing('orders:read', () => listOrders(api, { db, orderPages, cursors }));
+  needing('orders:write', () => placeOrder(api, { placement, publicUrl }));
+  needing('orders:read', () => getOrder(api, { db }));
+  needing('orders:write', () => {
+    cancelOrder(api, { db, moves, clock });
+    advanceOrder(api, { writes, moves, clock });
+  });
+  needing('orders:read', () => {
+    listEvents(api, { events, cursors });
+    getEvent(api, { events });
+  });
+  needing('webhooks:write', () => {
+    createWebhookEndpoint(api, { webhooks });
+    listWebhookEndpoints(api, { webhooks, cursors });
+    getWebhookEndpoint(api, { webhooks });
+    updateWebhookEndpoint(api, { webhooks });
+    deleteWebhookEndpoint(api, { webhooks });
+    rotateWebhookSecret(api, { webhooks });
+    testWebhookEndpoint(api, { webhooks });
+    examWebhookEndpoint(api, { webhooks, cards });
+    listWebhookDeliveries(api, { webhooks, cursors });
+    retryWebhookDelivery(api, { webhooks });
+  });
   getUsage(api, { limiter });
+  tokenRoute(api, { tokens, ttlSeconds: tokenTtlSeconds });
   getTestClock(api, { clock });
   advanceTestClock(api, { clocks, writes, clock, db, moves });
   freezeTestClock(api, { clocks, writes, clock, db, moves });

@@ -13,7 +13,15 @@ import { REQUEST_ID_HEADER, requestIdStage } from './http/request-id.js';
 import { drainingStage } from './http/server.js';
 import type { Stage } from './http/stages.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME } from './idempotency/header.js';
-import { API_KEY_HEADER, type ClockOf, type FindKey, identifyStage } from './keys/identify.js';
+import {
+  API_KEY_HEADER,
+  AUTHORIZATION_HEADER,
+  type Bearers,
+  type ClockOf,
+  type FindKey,
+  identifyStage,
+} from './keys/identify.js';
+import { clientStage } from './oauth/client-stage.js';
 import { accessLogStage } from './ops/access-log.js';
 import { type Metrics, metricsStage } from './ops/metrics.js';
 import { limitStage } from './ratelimit/stage.js';
@@ -27,6 +35,7 @@ import { VERSION_HEADER } from './versions/versions.js';
 const CORS_LISTS = {
   allowed: [
     API_KEY_HEADER,
+    AUTHORIZATION_HEADER,
     'Content-Type',
     IDEMPOTENCY_KEY_HEADER_NAME,
     REQUEST_ID_HEADER,
@@ -45,6 +54,8 @@ export interface StageDeps {
   clock: Clock;
   findKey: FindKey;
   clockOf: ClockOf;
+  /** Access tokens (oauth/), and keys found by their id. */
+  bearers: Omit<Bearers, 'clock'>;
   cards: Cards;
   versions: Versioning;
   draws: FaultDraws;
@@ -67,7 +78,8 @@ export function requestStages(deps: StageDeps): Stage[] {
   const limit = limitStage(limiter, (request) => request.identity, { metrics, publicUrl, clock, connections });
   return [
     requestIdStage,
-    identifyStage(findKey, clockOf),
+    identifyStage(findKey, clockOf, { ...deps.bearers, clock }),
+    clientStage(findKey, clockOf),
     cardStage(cards, clock, connections),
     faultsStage(publicUrl, draws, { steps: deps.steps, refuse: limit.refuse }),
     limit,

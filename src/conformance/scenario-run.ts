@@ -62,7 +62,7 @@ export async function runScenario(context: RunContext, scenario: Scenario): Prom
     const timed = setup.advanceSeconds !== undefined || setup.beforeMidnightSeconds !== undefined;
     const setupEnded = timed ? await keyNow(service, child.key) : undefined;
     await service.call(child.key, 'PUT', '/test-scenario', { body: { scenario: scenario.id }, uncounted: true });
-    const { ending, reasons } = await run(context, scenario, child.key, receiver);
+    const { ending, reasons } = await run(context, scenario, child, receiver);
     reasons.push(...(await judged(service, child.key, scenario, setupEnded)));
     return verdict(reasons, ending.tail);
   } finally {
@@ -115,13 +115,17 @@ async function prepare(context: RunContext, key: string, setup: ScenarioSetup): 
 async function run(
   context: RunContext,
   scenario: Scenario,
-  key: string,
+  child: { id: string; key: string },
   receiver: Receiver | undefined,
 ): Promise<{ ending: Ending; reasons: string[] }> {
+  const { key } = child;
   const env: NodeJS.ProcessEnv = {
     ...context.env,
     PETSTORE_URL: context.service.url,
     PETSTORE_API_KEY: key,
+    // The child as an OAuth client (docs/tokens.md): the token scenarios' client gets its tokens with these.
+    PETSTORE_CLIENT_ID: child.id,
+    PETSTORE_CLIENT_SECRET: key,
     PETSTORE_SCENARIO: scenario.id,
     ...(receiver
       ? {

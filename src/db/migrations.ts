@@ -6,6 +6,7 @@ import { currentSchema, type Db } from './database.js';
 import { type Dialect, dialectOf, type Kind, required } from './migration-dialect.js';
 import { orderLifecycleAndEvents, webhooks } from './event-migrations.js';
 import { childTestKeys, testClocks, testScripts } from './test-mode-migrations.js';
+import { oauthSigningKeys } from './oauth-migrations.js';
 
 /**
  * Migrations live in code, in order. Kysely's migrator holds a lock while it runs (an advisory lock on
@@ -29,6 +30,7 @@ export function migrations(kind: Kind): Record<string, Migration> {
     '011_test_clocks': testClocks,
     '012_child_test_keys': childTestKeys,
     '013_test_scripts': testScripts,
+    '014_oauth_signing_keys': oauthSigningKeys,
   };
 }
 

@@ -17,6 +17,16 @@ export interface Database {
   test_clocks: TestClocksTable;
   test_scripts: TestScriptsTable;
   test_script_uses: TestScriptUsesTable;
+  oauth_signing_keys: OAuthSigningKeysTable;
+}
+
+/** A signing key of access tokens (oauth/signing-keys.ts): its JWKs as JSON, when it signs (ms since the epoch). */
+export interface OAuthSigningKeysTable {
+  kid: string;
+  not_before: number;
+  not_after: number;
+  public_jwk: string;
+  private_jwk: string;
 }
 
 /** A test key's clock, once a test moved it (clock.ts `KeyClock`, test-mode/): none is the real time. */

@@ -14,8 +14,26 @@ export const PROBLEM_TYPES = {
     status: 401,
     title: 'Missing or invalid API key',
     description:
-      'Every API operation needs a valid key in the `X-API-Key` header. The key is missing, is not of the form ' +
-      '`pet_…`, is unknown, or was revoked. Requests without a valid key are rate limited per client address.',
+      'Every API operation needs a valid key in the `X-API-Key` header, or an access token of one in ' +
+      '`Authorization: Bearer` (`POST /oauth/token`). The key is missing, is not of the form `pet_…`, is unknown, ' +
+      'or was revoked. Requests without a valid key are rate limited per client address.',
+  },
+  'invalid-token': {
+    status: 401,
+    title: 'Invalid access token',
+    description:
+      "The `Authorization: Bearer` token is expired (in your key's time: a test clock's advance expires it), was " +
+      'not issued by this API (forged, changed, signed with a key or an algorithm it does not use), is for another ' +
+      'audience, or belongs to a revoked key. `WWW-Authenticate` says which (RFC 6750 §3). Get a new token from ' +
+      '`POST /oauth/token`, once, and send it in place of the old: sending an expired token again never helps. A ' +
+      "token that is not this API's counts against your address, like an unknown key.",
+  },
+  'insufficient-scope': {
+    status: 403,
+    title: 'Insufficient scope',
+    description:
+      'The access token does not hold the scope this operation needs: `scope` (and `WWW-Authenticate`) names it. ' +
+      'Ask `POST /oauth/token` for a token with that scope (no `scope`: all of them).',
   },
   'not-found': {
     status: 404,

@@ -70,6 +70,13 @@ declare module 'fastify' {
     counted?: boolean;
     /** False for an API operation that counts but the report card does not grade (a test key's child keys). */
     graded?: boolean;
+    /** The scope an access token needs for this API operation (oauth/scopes.ts); none: any token of the key. */
+    scope?: string;
+    /**
+     * The token endpoint (oauth/): its caller is known from client credentials, which may be in the body, so every
+     * stage's request phases run once the body is read; the report card grades it for `reuses-tokens` only.
+     */
+    clientCredentials?: boolean;
   }
   interface FastifyRequest {
     /** What the stages do for this request's route, at each phase (`Pipeline.planOf`). */
@@ -132,9 +139,12 @@ export function planOf(stages: readonly Stage[], route: RouteConfig): Plan {
   const parts = stages.map((stage) => stage.forRoute(route));
   const steps = <K extends keyof Phases>(phase: K) =>
     parts.map((part) => part[phase]).filter((step): step is NonNullable<Phases[K]> => step !== undefined);
+  const request = [...steps('onRequest'), ...steps('beforeBody')];
+  // Whose request it is may be known only from its body (client credentials): the request's phases wait for it.
+  const byBody = route.clientCredentials === true;
   return {
-    onRequest: [...steps('onRequest'), ...steps('beforeBody')],
-    preValidation: steps('preValidation'),
+    onRequest: byBody ? [] : request,
+    preValidation: byBody ? [...request, ...steps('preValidation')] : steps('preValidation'),
     // The stage that saw the request first sees the answer last.
     onSend: steps('onSend').reverse(),
     onResponse: steps('onResponse').reverse(),

@@ -10,6 +10,7 @@ export const TAG = {
   events: 'Events',
   webhooks: 'Webhooks',
   usage: 'Usage',
+  tokens: 'Tokens',
   versions: 'Versions',
   testing: 'Testing',
 } as const;
@@ -46,6 +47,11 @@ export const TAG_GROUPS = [
     description: 'Your key and its plan.',
     tags: [
       { name: TAG.usage, description: 'What your plan allows, and what is left of it: counts nothing.' },
+      {
+        name: TAG.tokens,
+        description:
+          'OAuth 2.0 client credentials: your key as a client gets access tokens that expire, for Authorization: Bearer.',
+      },
       {
         name: TAG.versions,
         description: 'The versions of the API and what each changed: needs no key, counts nothing.',

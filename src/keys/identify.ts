@@ -6,19 +6,48 @@ import { addressCaller, keyCaller } from '../ratelimit/callers.js';
 import { ANONYMOUS_POLICY } from '../ratelimit/plans.js';
 import { isWellFormedKey } from './key-format.js';
 import { type KeyRecord, policyOfKey } from './repository.js';
-import type { KeyClock } from '../clock.js';
+import { type Clock, type KeyClock, keyNow } from '../clock.js';
 
 /** The header a key travels in, as documented; Node hands header names over in lower case. */
 export const API_KEY_HEADER = 'X-API-Key';
 const API_KEY_FIELD = API_KEY_HEADER.toLowerCase();
+/** Where an access token travels (RFC 6750 §2.1). */
+export const AUTHORIZATION_HEADER = 'Authorization';
+const BEARER = /^Bearer +([^ ]+) *$/i;
+/** RFC 6750 §3's challenge, on every answer that refuses a token. */
+export const WWW_AUTHENTICATE_HEADER = 'WWW-Authenticate';
+
+/** What a genuine access token says, once its signature is checked (oauth/tokens.ts). */
+export interface TokenClaims {
+  keyId: string;
+  scopes: ReadonlySet<string>;
+  /** When it expires, in its key's time (ms). */
+  expiresAt: number;
+  /** When it dies in real time, whatever its key's clock says (ms). */
+  diesAt: number;
+  /** What the report card keeps of it: a hash. */
+  digest: string;
+}
+
+/** What a token says, or, for a token that is none of the service's, why (oauth/tokens.ts). */
+export type CheckToken = (token: string) => TokenClaims | string | Promise<TokenClaims | string>;
+
+/** A request's access token, once it is known to be its key's: what it may do, and whether it expired. */
+export interface HeldToken {
+  digest: string;
+  scopes: ReadonlySet<string>;
+  /** Why it is refused, when it expired; else undefined. */
+  expired: string | undefined;
+}
 
 /**
  * Who is calling. A valid key is its own caller; anything else (no key, a malformed, unknown or
  * revoked one) is counted per client address under the anonymous policy, which throttles guessing.
- * A key sent that is malformed, unknown or revoked is counted against the address on every path.
+ * A key sent that is malformed, unknown or revoked is counted against the address on every path;
+ * so is a token that is not the service's. A genuine token is its key's request, expired or not.
  */
 export type Identity = Caller &
-  ({ kind: 'key'; key: KeyRecord } | { kind: 'anonymous'; reason: string; failure?: unknown });
+  ({ kind: 'key'; key: KeyRecord; token?: HeldToken } | { kind: 'anonymous'; reason: string; failure?: unknown });
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,8 +58,20 @@ declare module 'fastify' {
 /** Finds a well-formed key's record, from memory when it can (keys/key-cache.ts). */
 export type FindKey = (key: string) => KeyRecord | undefined | Promise<KeyRecord | undefined>;
 
-const NO_KEY = `Send your API key in the ${API_KEY_HEADER} header.`;
+/** How a request may show whose it is besides `X-API-Key`: an access token, and its key found by its id. */
+export interface Bearers {
+  check: CheckToken;
+  findKeyById: FindKey;
+  /** The service's clock: the real time a token dies in. */
+  clock: Clock;
+}
+
+const NO_KEY =
+  `Send your API key in the ${API_KEY_HEADER} header, or an access token from POST /oauth/token in ` +
+  `${AUTHORIZATION_HEADER}: Bearer.`;
 const MALFORMED = `The ${API_KEY_HEADER} header does not hold a key of the form pet_….`;
+const NOT_BEARER = `The ${AUTHORIZATION_HEADER} header holds no Bearer token.`;
+const BOTH = `Send ${API_KEY_HEADER} or ${AUTHORIZATION_HEADER}: Bearer, not both.`;
 
 /** A test key's clock, read from the store at each of its requests (test-mode/clocks.ts). */
 export type ClockOf = (keyId: string) => KeyClock | Promise<KeyClock>;
@@ -38,54 +79,130 @@ export type ClockOf = (keyId: string) => KeyClock | Promise<KeyClock>;
 /**
  * The identify stage: who is calling, first of all (the limit stage counts the request to it); and, for an
  * API operation, once the request is counted, that the caller has a valid key (`requireKey`, before the body
- * is read).
+ * is read) and, with a token, the scope the operation needs. The token endpoint's caller is known from its
+ * client credentials (oauth/client-stage.ts), not here.
  */
-export function identifyStage(findKey: FindKey, clockOf: ClockOf): Stage {
-  const identify = identifyHook(findKey, clockOf);
+export function identifyStage(findKey: FindKey, clockOf: ClockOf, bearers: Bearers): Stage {
+  const identify = identifyHook(findKey, clockOf, bearers);
   const everywhere: Phases = { onRequest: identify };
-  const api: Phases = { onRequest: identify, beforeBody: requireKey };
-  return { name: 'identify', fields: { identity: undefined }, forRoute: (route) => (route.api ? api : everywhere) };
+  return {
+    name: 'identify',
+    fields: { identity: undefined },
+    forRoute(route) {
+      if (route.clientCredentials) return {};
+      return route.api ? { onRequest: identify, beforeBody: requireKey(route.scope) } : everywhere;
+    },
+  };
 }
 
 /**
  * Who is calling. Synchronous when the key is known in memory; a test key's clock is read at each of its
  * requests, so that a move made through any instance holds at once.
  */
-function identifyHook(findKey: FindKey, clockOf: ClockOf) {
+function identifyHook(findKey: FindKey, clockOf: ClockOf, bearers: Bearers) {
   return function identify(request: FastifyRequest): Promise<void> | undefined {
     const sent = request.headers[API_KEY_FIELD];
-    if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY, false));
+    const authorization = request.headers.authorization;
+    if (authorization !== undefined) {
+      if (sent !== undefined) return void (request.identity = anonymous(request, BOTH, false, bothWays()));
+      const token = BEARER.exec(authorization)?.[1];
+      if (token === undefined) return void (request.identity = anonymous(request, NOT_BEARER, true));
+      return identifyBearer(request, token, clockOf, bearers);
+    }
+    if (sent === undefined || sent === '')
+      return void (request.identity = anonymous(request, NO_KEY, false, noCredentials()));
     if (typeof sent !== 'string' || !isWellFormedKey(sent))
       return void (request.identity = anonymous(request, MALFORMED, true));
-    // The store is down (or failing): the request is still limited, per address, and carries the
-    // headers; `requireKey` then answers with the failure (a 503 when the store cannot be reached).
-    const unchecked = (failure: unknown) =>
-      void (request.identity = anonymous(request, 'The API key could not be checked.', false, failure));
     let found: ReturnType<FindKey>;
     try {
       found = findKey(sent);
     } catch (failure) {
-      return unchecked(failure);
+      return unchecked(request, failure);
     }
-    if (!(found instanceof Promise)) return settle(request, found, clockOf);
-    return found.then((key) => settle(request, key, clockOf), unchecked);
+    if (!(found instanceof Promise)) return identifyAs(request, identityOf(request, found), clockOf);
+    return found.then((key) => identifyAs(request, identityOf(request, key), clockOf), unchecked.bind(null, request));
   };
 }
 
-/** The identity of a request whose key was looked up; a test key's with its clock, read now. */
-function settle(request: FastifyRequest, key: KeyRecord | undefined, clockOf: ClockOf): Promise<void> | undefined {
-  const identity = identityOf(request, key);
-  if (identity.kind !== 'key' || !identity.key.test) return void (request.identity = identity);
-  const unchecked = (failure: unknown) =>
-    void (request.identity = anonymous(request, 'The API key could not be checked.', false, failure));
+/**
+ * The store is down (or failing): the request is still limited, per address, and carries the headers;
+ * `requireKey` then answers with the failure (a 503 when the store cannot be reached).
+ */
+function unchecked(request: FastifyRequest, failure: unknown): undefined {
+  request.identity = anonymous(request, 'The API key could not be checked.', false, failure);
+  return undefined;
+}
+
+/** A request with a token: its key's, once the token and the key are checked and its clock read. */
+function identifyBearer(
+  request: FastifyRequest,
+  token: string,
+  clockOf: ClockOf,
+  bearers: Bearers,
+): Promise<void> | undefined {
+  const withClaims = (claims: TokenClaims | string): Promise<void> | undefined => {
+    // Not the service's: counted against the address, like a key nobody created.
+    if (typeof claims === 'string')
+      return void (request.identity = anonymous(request, claims, true, invalidToken(claims)));
+    const withKey = (key: KeyRecord | undefined): Promise<void> | undefined => {
+      const identity = key && keyIdentity(key);
+      if (identity === undefined || identity.key.id !== claims.keyId) {
+        const why = 'The access token belongs to a key that was revoked.';
+        return void (request.identity = anonymous(request, why, true, invalidToken(why)));
+      }
+      return identifyAs(request, identity, clockOf, { claims, real: bearers.clock() });
+    };
+    let found: ReturnType<FindKey>;
+    try {
+      found = bearers.findKeyById(claims.keyId);
+    } catch (failure) {
+      return unchecked(request, failure);
+    }
+    return found instanceof Promise ? found.then(withKey, unchecked.bind(null, request)) : withKey(found);
+  };
+  let checked: ReturnType<CheckToken>;
+  try {
+    checked = bearers.check(token);
+  } catch (failure) {
+    return unchecked(request, failure);
+  }
+  return checked instanceof Promise ? checked.then(withClaims, unchecked.bind(null, request)) : withClaims(checked);
+}
+
+/**
+ * The identity of a request whose key was looked up; a test key's with its clock, read now; with a token, what it
+ * may do, and whether it expired in the key's time (or in real time: every token dies a lifetime after it was issued).
+ */
+export function identifyAs(
+  request: FastifyRequest,
+  identity: Identity,
+  clockOf: ClockOf,
+  bearer?: { claims: TokenClaims; real: number },
+): Promise<void> | undefined {
+  if (identity.kind !== 'key' || (!identity.key.test && bearer === undefined))
+    return void (request.identity = identity);
+  const done = (clock: KeyClock | undefined): undefined => {
+    if (bearer === undefined) return void (request.identity = { ...identity, clock });
+    const { claims, real } = bearer;
+    const now = clock === undefined ? real : keyNow(clock, real);
+    const expired =
+      now >= claims.expiresAt
+        ? `The access token expired at ${new Date(claims.expiresAt).toISOString()}, in its key's time.`
+        : real >= claims.diesAt
+          ? `The access token expired at ${new Date(claims.diesAt).toISOString()}.`
+          : undefined;
+    request.identity = { ...identity, clock, token: { digest: claims.digest, scopes: claims.scopes, expired } };
+    return undefined;
+  };
+  if (!identity.key.test) return done(undefined);
   let clock: ReturnType<ClockOf>;
   try {
     clock = clockOf(identity.key.id);
   } catch (failure) {
-    return unchecked(failure);
+    return unchecked(request, failure);
   }
-  if (!(clock instanceof Promise)) return void (request.identity = { ...identity, clock });
-  return clock.then((read) => void (request.identity = { ...identity, clock: read }), unchecked);
+  if (!(clock instanceof Promise)) return done(clock);
+  return clock.then(done, unchecked.bind(null, request));
 }
 
 function identityOf(request: FastifyRequest, key: KeyRecord | undefined): Identity {
@@ -121,7 +238,7 @@ export function keyIdentity(key: KeyRecord): KeyIdentity | undefined {
   return identity;
 }
 
-function anonymous(request: FastifyRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
+export function anonymous(request: FastifyRequest, reason: string, badKey: boolean, failure?: unknown): Identity {
   return {
     kind: 'anonymous',
     caller: addressCaller(request.ip),
@@ -133,11 +250,48 @@ function anonymous(request: FastifyRequest, reason: string, badKey: boolean, fai
   };
 }
 
-/** Runs after the limit stage on every API operation: the limiter has counted the request by then. */
-function requireKey(request: FastifyRequest): void {
-  const identity = request.identity;
-  if (identity.kind === 'key') return;
-  throw (identity.failure as Error | undefined) ?? new ProblemError('unauthorized', identity.reason);
+/** RFC 6750 §3's refusal of a token that is expired, forged, malformed, foreign or of a revoked key. */
+export function invalidToken(description: string): ProblemError {
+  return new ProblemError(
+    'invalid-token',
+    description,
+    {},
+    {
+      [WWW_AUTHENTICATE_HEADER]: `Bearer realm="petstore", error="invalid_token", error_description="${description.replaceAll('"', "'")}"`,
+    },
+  );
+}
+
+function noCredentials(): ProblemError {
+  return new ProblemError('unauthorized', NO_KEY, {}, { [WWW_AUTHENTICATE_HEADER]: 'Bearer realm="petstore"' });
+}
+
+function bothWays(): ProblemError {
+  return new ProblemError('invalid-request', BOTH, {
+    errors: [{ in: 'header', name: AUTHORIZATION_HEADER, message: BOTH }],
+  });
+}
+
+/**
+ * Runs after the limit stage on every API operation: the limiter has counted the request by then. With a token,
+ * the scope the operation needs (`scope`, the route's): a token without it is refused (RFC 6750 §3.1).
+ */
+function requireKey(scope: string | undefined) {
+  return function requireKey(request: FastifyRequest): void {
+    const identity = request.identity;
+    if (identity.kind !== 'key')
+      throw (identity.failure as Error | undefined) ?? new ProblemError('unauthorized', identity.reason);
+    const token = identity.token;
+    if (token === undefined) return;
+    if (token.expired !== undefined) throw invalidToken(token.expired);
+    if (scope !== undefined && !token.scopes.has(scope))
+      throw new ProblemError(
+        'insufficient-scope',
+        `This operation needs the scope ${scope}; the access token holds ${[...token.scopes].join(' ')}.`,
+        { scope },
+        { [WWW_AUTHENTICATE_HEADER]: `Bearer realm="petstore", error="insufficient_scope", scope="${scope}"` },
+      );
+  };
 }
 
 /** Whose records a request writes: its key, and a test key's clock, which their times follow (test-mode/). */

@@ -14,6 +14,8 @@ import type { KeyRecord, KeysRepository } from './repository.js';
  */
 export class KeyCache {
   readonly #rows: RowCache<string, KeyRecord>;
+  /** The same records by id: an access token names its key by id (oauth/). */
+  readonly #byId: RowCache<string, KeyRecord>;
   readonly #feed: ChangeFeed;
   readonly #known: KnownKeys;
 
@@ -28,6 +30,14 @@ export class KeyCache {
       load: (hash) => keys.findByHash(hash),
       idOf: (record) => record.id,
     });
+    this.#byId = new RowCache({
+      table: 'api_keys',
+      max,
+      feed,
+      clock,
+      load: (id) => keys.get(id),
+      idOf: (record) => record.id,
+    });
   }
 
   get size(): number {
@@ -40,6 +50,12 @@ export class KeyCache {
     const hash = hashKey(key);
     // A key nobody created costs no store query (./known-keys.ts).
     return this.#rows.cached(hash) ?? (this.#known.mayExist(hash) ? this.#rows.get(hash) : undefined);
+  }
+
+  /** The record of the key with this id (an access token's `sub`), under the same promises as `find`. */
+  findById(id: string): KeyRecord | undefined | Promise<KeyRecord | undefined> {
+    this.#feed.check();
+    return this.#byId.get(id);
   }
 
   /** Bytes of what tells this instance which keys exist. */

@@ -1,6 +1,8 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import { TEST_KEYS_IN_WORDS } from '../faults/prefer.js';
 import { API_KEY_HEADER } from '../keys/identify.js';
+import { SCOPES } from '../oauth/scopes.js';
+import { TOKEN_PATH } from '../oauth/token-route.js';
 import { bansInWords } from '../ratelimit/ban-prose.js';
 import type { BanRules } from '../ratelimit/decision.js';
 import { PLAN_LIMITS } from '../ratelimit/plans.js';
@@ -19,6 +21,10 @@ import { NEWEST_VERSION } from '../versions/versions.js';
 import { openapiTags, tagGroups } from '../http/tags.js';
 
 export const SECURITY_SCHEME = 'ApiKey';
+/** An access token of the key, from the client credentials grant (oauth/), with the scopes an operation needs. */
+export const OAUTH_SCHEME = 'OAuth2';
+/** The token endpoint's client credentials, by HTTP Basic: the key id and the key. */
+export const CLIENT_SCHEME = 'ClientCredentials';
 
 /** The plans as a Markdown table: in the document's description and, checked by a test, in the README. */
 export function plansTable(): string {
@@ -88,6 +94,20 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
             name: API_KEY_HEADER,
             description: 'Your API key, `pet_…`.',
           },
+          [OAUTH_SCHEME]: {
+            type: 'oauth2',
+            description:
+              'An access token of your key (`Authorization: Bearer …`), from the client credentials grant: your key ' +
+              'id is the client id, your key the client secret. It expires: ask for another shortly before. Tokens ' +
+              'are JWTs (RFC 9068), issued and checked as RFC8725 recommends: one algorithm (ES256), `typ`, issuer ' +
+              'and audience checked.',
+            flows: { clientCredentials: { tokenUrl: `${publicUrl}${TOKEN_PATH}`, scopes: SCOPES } },
+          },
+          [CLIENT_SCHEME]: {
+            type: 'http',
+            scheme: 'basic',
+            description: 'Client credentials of the token endpoint: your key id as the user, your key as the password.',
+          },
         },
       },
     },
@@ -97,8 +117,8 @@ export function swaggerOptions(publicUrl: string, rules: BanRules): SwaggerOptio
     },
     transformObject: (documentObject: unknown) => {
       const document = (documentObject as { openapiObject: OpenApiDocument }).openapiObject;
-      // Every operation the document shows needs a key: said once, at the top, for tools that read only that.
-      document.security = [{ [SECURITY_SCHEME]: [] }];
+      // Every operation the document shows needs a key or its token: said once, at the top, for tools that read only that.
+      document.security = [{ [SECURITY_SCHEME]: [] }, { [OAUTH_SCHEME]: [] }];
       document.webhooks = webhooksSection();
       return withoutUncountedMarks(
         withStability(

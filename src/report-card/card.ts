@@ -32,6 +32,10 @@ export interface Arrival {
   idempotencyKey: string | null;
   ifNoneMatch: boolean;
   cursor: boolean;
+  /** A request for an access token (`POST /oauth/token`): graded for `reuses-tokens` only. */
+  asksToken: boolean;
+  /** A hash of the access token it carried, or null. */
+  token: string | null;
 }
 
 /** What became of it. */
@@ -51,6 +55,10 @@ export interface Answer {
   gone?: { operation: string } | { version: string };
   /** A `400` for its cursor. */
   cursorRefused: boolean;
+  /** An access token issued: its `expires_in` (s, the key's time). */
+  tokenIssued?: number;
+  /** A `401` for the expired access token the request carried. */
+  tokenExpired?: boolean;
   /** The connection it was written on, and the newest connection of its instance then (../http/in-flight.ts). */
   conn: number;
   mark: number;
@@ -107,6 +115,10 @@ export interface Card {
   gone: { what: string; asked: number }[];
   /** Whether the latest exam of a webhook receiver passed. */
   examPassed?: boolean;
+  /** Until when (key time) the latest-expiring token issued to the key lives. */
+  tokenUntil?: number;
+  /** Tokens refused as expired: hashes, and where the refusal was written (for the in-flight allowance). */
+  expiredTokens: ({ token: string } & Pick<Opened, 'sentReal' | 'sentKey' | 'conn' | 'mark'>)[];
 }
 
 /**
@@ -118,7 +130,7 @@ export type CardChange =
   | { kind: 'examined'; at: number; requestId: string; wrong: string[] }
   | { kind: 'reset' };
 
-export const KEEP = { failures: 10, chains: 4, posts: 8, etags: 16, gone: 8 } as const;
+export const KEEP = { failures: 10, chains: 4, posts: 8, etags: 16, gone: 8, expiredTokens: 8 } as const;
 
 /** When a key's card starts, until `DELETE /report-card` starts it over: the key's creation. */
 export const cardStart = (key: { createdAt: string }): number => Date.parse(key.createdAt);
@@ -126,7 +138,14 @@ export const cardStart = (key: { createdAt: string }): number => Date.parse(key.
 export function newCard(since: number): Card {
   const tallies = {} as Record<CheckId, Tally>;
   for (const id of CHECK_IDS) tallies[id] = { seen: 0, failed: 0, failures: [] };
-  return { since, requests: 0, tallies, chains: [], posts: [], etags: [], gone: [] };
+  return { since, requests: 0, tallies, chains: [], posts: [], etags: [], gone: [], expiredTokens: [] };
+}
+
+/** A card kept before the checks it lacks existed (Redis keeps a card a month): those checks untested. */
+export function upgradedCard(card: Card): Card {
+  for (const id of CHECK_IDS) card.tallies[id] ??= { seen: 0, failed: 0, failures: [] };
+  card.expiredTokens ??= [];
+  return card;
 }
 
 /**
@@ -139,6 +158,8 @@ export function forgetSituations(card: Card): void {
   card.posts = [];
   card.etags = [];
   card.gone = [];
+  card.tokenUntil = undefined;
+  card.expiredTokens = [];
 }
 
 export type CheckStatus = 'passed' | 'failed' | 'untested';

@@ -16,6 +16,8 @@ export const CHECK_IDS = [
   'stops-after-gone',
   'cursor-untouched',
   'webhook-receiver',
+  'reuses-tokens',
+  'renews-expired-tokens',
 ] as const;
 
 export type CheckId = (typeof CHECK_IDS)[number];
@@ -53,6 +55,8 @@ export const FIXED_PACE_MS = 2;
 export const FIXED_PACE_SHARE = 0.02;
 /** `stops-after-gone`: asking for a gone operation or version this many more times goes wrong. */
 export const GONE_REPEATS = 3;
+/** `reuses-tokens`: asking for another token while holding one with more than this left (key time) goes wrong. */
+export const TOKEN_RENEWAL_MS = 60_000;
 /** `revalidates`: this many `GET`s in a row without `If-None-Match` go wrong. */
 export const UNREVALIDATED = 3;
 
@@ -267,5 +271,56 @@ try:
     reply(204)
 except Exception:
     reply(400)`,
+  },
+  'reuses-tokens': {
+    title: 'Reuses access tokens',
+    situation: 'An access token issued to the key (`POST /oauth/token`).',
+    rule:
+      `The key asks for another token while it holds one with more than ${TOKEN_RENEWAL_MS / 1000} s left, in its ` +
+      'time: its callers each fetch their own, or it renews long before expiry. Concurrent requests are included: ' +
+      'eight parallel callers that each ask for a token at once fail it seven times; there is no in-flight ' +
+      'allowance here, because one shared request for a token is what a good client sends.',
+    advice:
+      'Keep one token for all your callers and renew it once, behind a shared promise, shortly before expires_in ' +
+      'runs out.',
+    sketch: `let shared: Promise<{ value: string; until: number }> | undefined;
+async function accessToken(): Promise<string> {
+  const asked = (shared ??= fetchToken());
+  const token = await asked;
+  if (token.until - clock() > 30_000) return token.value;        // still good: every caller reuses it
+  if (shared === asked) shared = fetchToken();                    // the first to see it old renews, for all
+  return (await shared).value;
+}
+async function fetchToken() {
+  const answer = await fetch(tokenUrl, { method: 'POST', headers: { Authorization: basic }, body: form });
+  const { access_token, expires_in } = await answer.json();
+  return { value: access_token, until: clock() + expires_in * 1000 };
+}`,
+    python: `lock = threading.Lock()
+held = None                                      # (token, until)
+
+def access_token():
+    global held
+    with lock:                                   # one renewal for every caller
+        if held is None or held[1] - time.monotonic() < 30:
+            answer = session.post(token_url, data={'grant_type': 'client_credentials'}, auth=(key_id, key))
+            body = answer.json()
+            held = (body['access_token'], time.monotonic() + body['expires_in'])
+        return held[0]`,
+  },
+  'renews-expired-tokens': {
+    title: 'Renews expired tokens',
+    situation: 'A `401` `invalid_token` for an expired access token of the key.',
+    rule: `The key sends that token again: an expired token never comes back to life. ${IN_FLIGHT}`,
+    advice: 'After a 401 invalid_token, get a new token once and send it instead; never resend the refused one.',
+    sketch: `let answer = await call(await accessToken());
+if (answer.status === 401 && /invalid_token/.test(answer.headers.get('WWW-Authenticate') ?? '')) {
+  forgetToken();                                   // the next accessToken() renews, once for every caller
+  answer = await call(await accessToken());
+}`,
+    python: `answer = call(access_token())
+if answer.status_code == 401 and 'invalid_token' in answer.headers.get('WWW-Authenticate', ''):
+    forget_token()                               # the next access_token() renews, once for every caller
+    answer = call(access_token())`,
   },
 };

@@ -13,7 +13,7 @@ import {
   seconds,
 } from './card.js';
 import { inFlight } from '../http/in-flight.js';
-import { type CheckId, GONE_REPEATS, RECENT_MS, TIMER_SLACK_MS, UNREVALIDATED } from './checks.js';
+import { type CheckId, GONE_REPEATS, RECENT_MS, TIMER_SLACK_MS, TOKEN_RENEWAL_MS, UNREVALIDATED } from './checks.js';
 import { judgeRepeats } from './repeats.js';
 
 /**
@@ -25,6 +25,9 @@ import { judgeRepeats } from './repeats.js';
 export function grade(card: Card, request: Arrival, answer: Answer): void {
   card.requests++;
   const fail = (id: CheckId, detail: string) => failed(card, id, request, detail);
+  // OAuth libraries send no Petstore-Version, and a token request is about tokens only.
+  if (request.asksToken) return judgeTokenRequest(card, request, answer, fail);
+  judgeExpiredTokens(card, request, answer, fail);
   const held = judgeWaits(card, request, fail);
   judgeRepeats(card, request, answer, fail);
   judgeRevalidation(card, request, answer, fail);
@@ -210,6 +213,30 @@ function openWaits(card: Card, request: Arrival, answer: Answer, held: Held, fai
     card.tallies.paces.seen++;
     card.exhausted = opened(answer.slotFreeAt, card.exhausted, held.exhausted);
   }
+}
+
+/** `reuses-tokens`: a request for a token while the key holds one with time left, concurrent requests included. */
+function judgeTokenRequest(card: Card, request: Arrival, answer: Answer, fail: Fail): void {
+  const left = card.tokenUntil === undefined ? 0 : card.tokenUntil - request.key;
+  if (left > TOKEN_RENEWAL_MS)
+    fail('reuses-tokens', `asked for another token while holding one with ${seconds(left)} left`);
+  if (answer.tokenIssued === undefined) return;
+  card.tallies['reuses-tokens'].seen++;
+  card.tokenUntil = Math.max(card.tokenUntil ?? 0, answer.key + answer.tokenIssued * 1000);
+}
+
+/** `renews-expired-tokens`: a token sent again after it was refused as expired. */
+function judgeExpiredTokens(card: Card, request: Arrival, answer: Answer, fail: Fail): void {
+  if (request.token === null) return;
+  const refused = card.expiredTokens.find((entry) => entry.token === request.token);
+  if (refused && request.real >= refused.sentReal && !inFlight(request, writtenOf(refused)))
+    fail(
+      'renews-expired-tokens',
+      `sent again an access token refused as expired ${seconds(request.key - refused.sentKey)} before`,
+    );
+  if (!answer.tokenExpired || refused) return;
+  card.tallies['renews-expired-tokens'].seen++;
+  keep(card.expiredTokens, { token: request.token, ...sent(answer) }, KEEP.expiredTokens);
 }
 
 /** Applies one change to `card` (in place): a graded request, an exam, or a reset of the key's data. */

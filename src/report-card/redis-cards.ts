@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { storeUnavailable } from '../http/errors.js';
 import type { Cards } from './cards.js';
-import { type Card, type CardChange, newCard } from './card.js';
+import { type Card, type CardChange, newCard, upgradedCard } from './card.js';
 import { applyChange } from './grade.js';
 
 /** A card Redis cannot give or keep: the service's `503`, as for any store it needs. */
@@ -116,7 +116,7 @@ export class RedisCards implements Cards {
     if (!replies || failed) throw failed?.[0] ?? new Error('report card: the snapshot was not answered');
     const [held, version] = replies[0]![1] as [string | null, string | null];
     const queued = (replies[1]![1] as string[]).map((entry) => JSON.parse(entry) as Queued);
-    const folded = held ? (JSON.parse(held) as Card) : newCard(since);
+    const folded = held ? upgradedCard(JSON.parse(held) as Card) : newCard(since);
     for (const entry of queued) applyChange(folded, entry.change);
     return { version: version ?? '0', folded, queued };
   }

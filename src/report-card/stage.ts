@@ -47,6 +47,7 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
   function record(
     request: FastifyRequest,
     operation: string,
+    asksToken: boolean,
     facts: Omit<Answer, 'real' | 'key' | 'conn' | 'mark'>,
   ): void | Promise<void> {
     const watched = request.watched!;
@@ -54,7 +55,7 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
     const identity = request.identity as Extract<FastifyRequest['identity'], { kind: 'key' }>;
     const keyClock = identity.clock ?? REAL_TIME;
     const real = clock();
-    const arrival = arrivalOf(request, watched, keyNow(keyClock, watched.real), operation);
+    const arrival = arrivalOf(request, watched, keyNow(keyClock, watched.real), operation, asksToken);
     const answer: Answer = {
       ...facts,
       real,
@@ -71,14 +72,21 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
     forRoute(route): Phases {
       if (!route.api || route.counted === false || route.graded === false) return {};
       const operation = operationOf(route);
+      const asksToken = route.clientCredentials === true;
       return {
         onRequest: arrived,
         preValidation: noteBody,
         onSend(request, reply, payload) {
           if (!request.watched) return payload;
-          const answer = answerOf(request, reply, typeof payload === 'string' ? payload : undefined, operation);
+          const answer = answerOf(
+            request,
+            reply,
+            typeof payload === 'string' ? payload : undefined,
+            operation,
+            asksToken,
+          );
           // The change never fails (RedisCards says what it could not keep); the answer goes out either way.
-          const settled = record(request, operation, answer);
+          const settled = record(request, operation, asksToken, answer);
           return settled
             ? settled.then(
                 () => payload,
@@ -87,7 +95,8 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
             : payload;
         },
         onRequestAbort(request) {
-          if (request.watched) void record(request, operation, { status: 'cut', etag: false, cursorRefused: false });
+          if (request.watched)
+            void record(request, operation, asksToken, { status: 'cut', etag: false, cursorRefused: false });
         },
       };
     },
@@ -117,6 +126,7 @@ function arrivalOf(
   watched: NonNullable<FastifyRequest['watched']>,
   key: number,
   operation: string,
+  asksToken: boolean,
 ): Arrival {
   const { method, url, headers } = request;
   const query = url.indexOf('?');
@@ -137,6 +147,8 @@ function arrivalOf(
     idempotencyKey: typeof idempotencyKey === 'string' ? hash(idempotencyKey) : null,
     ifNoneMatch: headers['if-none-match'] !== undefined,
     cursor: CURSOR.test(url),
+    asksToken,
+    token: (request.identity.kind === 'key' && request.identity.token?.digest) || null,
   };
 }
 
@@ -146,12 +158,15 @@ function answerOf(
   reply: FastifyReply,
   payload: string | undefined,
   operation: string,
+  asksToken: boolean,
 ): Omit<Answer, 'real' | 'key' | 'conn' | 'mark'> {
   // A connection reset in place of the answer: the client learnt nothing of it (its ETag, its headers).
   if (request.fault?.fault === 'reset') return { status: 'reset', etag: false, cursorRefused: false };
   const status = reply.statusCode;
   const retryAfter = reply.getHeader(RETRY_AFTER_HEADER);
   const problem = status === 400 || status === 410 ? problemOf(payload) : undefined;
+  const identity = request.identity;
+  const tokenExpired = status === 401 && identity.kind === 'key' && identity.token?.expired !== undefined;
   const verdict = request.rateLimit as Verdict | undefined;
   return {
     status,
@@ -170,12 +185,15 @@ function answerOf(
       : {}),
     cursorRefused:
       status === 400 && (problem?.errors ?? []).some((error) => error.in === 'query' && error.name === 'cursor'),
+    ...(tokenExpired ? { tokenExpired } : {}),
+    ...(asksToken && status === 200 ? { tokenIssued: Number(problemOf(payload)?.expires_in) } : {}),
   };
 }
 
+/** The JSON of an answer the card reads: a problem, or a token's. */
 function problemOf(
   payload: string | undefined,
-): { type?: string; errors?: { in?: string; name?: string }[] } | undefined {
+): { type?: string; errors?: { in?: string; name?: string }[]; expires_in?: number } | undefined {
   try {
     return payload === undefined ? undefined : JSON.parse(payload);
   } catch {

@@ -14,6 +14,7 @@ type Entry = Omit<Scenario, 'docs'>;
 const PET = 'GET /pets/{petId}';
 const PETS = 'GET /pets';
 const ORDER = 'POST /store/orders';
+const TOKEN = 'POST /oauth/token';
 const step = (match: string | undefined, answer: ScenarioStep['answer'], times?: number): ScenarioStep => ({
   ...(match === undefined ? {} : { match }),
   answer,
@@ -183,6 +184,32 @@ export function scenarioEntries(sunsetAt: Date): Entry[] {
       clientMust:
         'List the pets (`GET /pets`) until it is answered, retrying a reset connection or a `500` after an ' +
         'exponentially growing, jittered wait.',
+    },
+    {
+      id: 'token-reuse',
+      title: 'One token for parallel callers',
+      description:
+        'The first access token request (`POST /oauth/token`) is answered, then eight `GET /pets/{petId}`; any ' +
+        'further token request is answered too, and graded.',
+      steps: [step(TOKEN, 'pass'), step(PET, 'pass', 8)],
+      judgedBy: ['reuses-tokens'],
+      clientMust:
+        'Read pets 1 to 8 (`GET /pets/{petId}`) from eight parallel callers with `Authorization: Bearer`, sharing ' +
+        'one access token got with `PETSTORE_CLIENT_ID` and `PETSTORE_CLIENT_SECRET`.',
+    },
+    {
+      id: 'token-expiry',
+      title: 'An access token that expires',
+      description:
+        "A token, a read with it; then the key's clock moves an hour on (the client's test moves it, as a test of " +
+        'expiry does), the token is expired, and the next read with it is a `401` `invalid_token`; a new token, ' +
+        'and the read again.',
+      steps: [step(TOKEN, 'pass'), step(PET, 'pass'), step(TOKEN, 'pass'), step(PET, 'pass')],
+      judgedBy: ['renews-expired-tokens', 'reuses-tokens'],
+      clientMust:
+        "Get a token (`PETSTORE_CLIENT_ID`, `PETSTORE_CLIENT_SECRET`), read pet 1 with it, move the key's clock an " +
+        'hour on (`POST /test-clock/advance` with `seconds: 3600`), read pet 1 again: on its `401` ' +
+        '`invalid_token`, get a new token once and read pet 1 with that.',
     },
   ];
 }

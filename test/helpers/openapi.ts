@@ -29,6 +29,7 @@ export const EXPECTED_OPERATIONS = [
   'GET /webhook-endpoints/{endpointId}/deliveries',
   'POST /webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry',
   'GET /usage',
+  'POST /oauth/token',
   'GET /versions',
   'GET /test-clock',
   'POST /test-clock/advance',
@@ -43,6 +44,8 @@ export const EXPECTED_OPERATIONS = [
   'GET /scenarios',
   'GET /report-card',
   'DELETE /report-card',
+  'GET /.well-known/oauth-authorization-server',
+  'GET /.well-known/jwks.json',
 ];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 export const RATE_LIMIT_HEADERS = [

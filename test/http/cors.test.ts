@@ -33,7 +33,7 @@ describe('CORS', () => {
     expect(response.statusCode).toBe(204);
     expect(response.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, PUT, PATCH, DELETE');
     expect(response.headers['access-control-allow-headers']).toBe(
-      'X-API-Key, Content-Type, Idempotency-Key, X-Request-Id, Prefer, If-None-Match, Petstore-Version',
+      'X-API-Key, Authorization, Content-Type, Idempotency-Key, X-Request-Id, Prefer, If-None-Match, Petstore-Version',
     );
     expect(response.headers['x-ratelimit-limit']).toBe('60');
   });

@@ -38,10 +38,15 @@ async function usageOutOfReach(): Promise<void> {
   const elsewhere = await testApp({ sqliteFile: file });
   const checked = await Validators.start(elsewhere);
   try {
-    const key = await elsewhere.newKey('free');
+    const {
+      key,
+      record: { id },
+    } = await elsewhere.keys.create({ plan: 'free' });
     unlinkSync(file);
     lookAtStoreFiles(elsewhere.db);
     expect((await checked.send('getUsage', { url: '/usage', headers: { 'x-api-key': key } })).statusCode).toBe(503);
+    expect((await checked.send('getAccessToken', tokenRequest(id, key))).statusCode).toBe(503);
+    expect((await checked.send('getJsonWebKeySet', { url: '/.well-known/jwks.json' })).statusCode).toBe(503);
     for (const [operationId, options] of Object.entries(testModeSamples)) {
       expect(
         (await checked.send(operationId, { ...options, headers: { 'x-api-key': key } })).statusCode,
@@ -56,10 +61,57 @@ async function usageOutOfReach(): Promise<void> {
   }
 }
 
+/** A token request of a key's, by HTTP Basic. */
+function tokenRequest(id: string, key: string, form = 'grant_type=client_credentials'): InjectOptions {
+  const authorization = `Basic ${Buffer.from(`${id}:${key}`).toString('base64')}`;
+  return {
+    method: 'POST',
+    url: '/oauth/token',
+    headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: form,
+  };
+}
+
+/**
+ * The token endpoint's answers and its discovery, and every operation that needs a scope met by a token without
+ * it (a 403): a token of `pets:read` for every operation but the pets', one of `orders:read` for those.
+ */
+async function tokenTraffic(send: (operationId: string, options: InjectOptions) => Promise<Answer>): Promise<void> {
+  await send('getAuthorizationServerMetadata', { url: '/.well-known/oauth-authorization-server' });
+  await send('getAuthorizationServerMetadata', { url: '/.well-known/oauth-authorization-server?all=1' });
+  await send('getJsonWebKeySet', { url: '/.well-known/jwks.json' });
+  await send('getJsonWebKeySet', { url: '/.well-known/jwks.json?all=1' });
+  const { key, record } = await t.keys.create({ plan: 'enterprise', perMinute: 1000, perDay: 10_000 });
+  await send('getAccessToken', tokenRequest(record.id, 'pet_notakeynotakeynotakeynotakey00'));
+  await send('getAccessToken', tokenRequest(record.id, key, 'grant_type=password'));
+  const token = async (scope: string) =>
+    JSON.parse(
+      (await send('getAccessToken', tokenRequest(record.id, key, `grant_type=client_credentials&scope=${scope}`))).body,
+    ).access_token as string;
+  const [pets, orders] = [await token('pets:read'), await token('orders:read')];
+  const doc = JSON.parse((await t.request({ url: '/openapi.json' })).body);
+  for (const [path, methods] of Object.entries(
+    doc.paths as Record<string, Record<string, { operationId: string; security?: Record<string, string[]>[] }>>,
+  ))
+    for (const [method, op] of Object.entries(methods)) {
+      const scope = op.security?.find((scheme) => 'OAuth2' in scheme)?.OAuth2?.[0];
+      if (scope === undefined) continue;
+      const answer = await send(op.operationId, {
+        method: method.toUpperCase() as InjectOptions['method'],
+        url: path.replace(/\{[^}]+\}/g, 'x_1'),
+        headers: { authorization: `Bearer ${scope === 'pets:read' ? orders : pets}` },
+      });
+      expect(answer.statusCode, `${method} ${path}`).toBe(403);
+    }
+}
+
 // Every operation, through Prism's proxy and openapi-backend: some seconds alone, more beside other suites.
 describe('every response of real traffic conforms to the served document', { timeout: 60_000 }, () => {
   it('through every operation, its successes and its errors, a ban included', async () => {
-    const key = await t.newKey('free');
+    const {
+      key,
+      record: { id: keyId },
+    } = await t.keys.create({ plan: 'free' });
     const other = await t.newKey('pro');
     const as = (k: string, extra: Record<string, string> = {}) => ({ 'x-api-key': k, ...extra });
     const send = (operationId: string, options: InjectOptions) => validators.send(operationId, options);
@@ -76,6 +128,7 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('listPets', { url: '/pets?limit=0', headers: as(key) });
     await send('listPets', { url: '/pets' });
     await send('getPet', { url: '/pets/1', headers: as(key) });
+    await tokenTraffic(send);
     await send('getPet', { url: '/pets/999', headers: as(key) });
     await send('getPet', { url: '/pets/abc', headers: as(key) });
     await send('getPet', { url: '/pets/1', headers: as('pet_unknownunknownunknownunknownunkn') });
@@ -298,6 +351,8 @@ describe('every response of real traffic conforms to the served document', { tim
     for (let i = 0; i < 700 && !validators.seen.includes('listVersions 429'); i++)
       await send('listVersions', { url: '/versions' });
     await send('listScenarios', { url: '/scenarios' });
+    await send('getAuthorizationServerMetadata', { url: '/.well-known/oauth-authorization-server' });
+    await send('getJsonWebKeySet', { url: '/.well-known/jwks.json' });
     t.clock.advance(61_000);
     // An Idempotency-Key reused with another request (422), and retries while the original is in progress (409).
     for (const [operationId, path, success] of [
@@ -347,6 +402,7 @@ describe('every response of real traffic conforms to the served document', { tim
     expect(JSON.parse((await send('listOrders', { url: '/store/orders', headers: as(key) })).body).type).toMatch(
       /key-banned$/,
     );
+    expect((await send('getAccessToken', tokenRequest(keyId, key))).statusCode).toBe(429);
     // Past the sunset.
     t.clock.set('2099-01-01T00:00:00Z');
     await send('getPet', { url: '/pets/1', headers: as(other) });
@@ -354,11 +410,17 @@ describe('every response of real traffic conforms to the served document', { tim
     await t.db.schema.alterTable('pets').renameTo('pets_gone').execute();
     await send('listPets', { url: '/pets', headers: as(other) });
     // A key not held in memory, looked up in a store that fails: /usage's 500.
-    const unseen = await t.newKey('free');
+    const {
+      key: unseen,
+      record: { id: unseenId },
+    } = await t.keys.create({ plan: 'free' });
     await t.db.schema.alterTable('api_keys').renameTo('api_keys_gone').execute();
     expect((await send('getUsage', { url: '/usage', headers: as(unseen) })).statusCode).toBe(500);
     for (const [operationId, options] of Object.entries(testModeSamples))
       expect((await send(operationId, { ...options, headers: as(unseen) })).statusCode).toBe(500);
+    expect((await send('getAccessToken', tokenRequest(unseenId, unseen))).statusCode).toBe(500);
+    await t.db.schema.alterTable('oauth_signing_keys').renameTo('oauth_signing_keys_gone').execute();
+    expect((await send('getJsonWebKeySet', { url: '/.well-known/jwks.json' })).statusCode).toBe(500);
     await usageOutOfReach();
 
     const { seen, mismatches } = validators;

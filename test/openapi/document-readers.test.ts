@@ -95,7 +95,7 @@ describe('for tools that read only the standard', () => {
   });
 
   it('requires the key at the top level, and gives every path parameter an example', () => {
-    expect(doc.security).toEqual([{ ApiKey: [] }]);
+    expect(doc.security).toEqual([{ ApiKey: [] }, { OAuth2: [] }]);
     const parameters = operationsOf(doc).flatMap(({ op }) =>
       (op.parameters ?? []).filter((p: Json) => p.in === 'path'),
     );

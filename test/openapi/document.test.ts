@@ -56,7 +56,7 @@ describe('the served document', () => {
     expect(parseYaml(response.body)).toEqual(doc);
   });
 
-  it('documents exactly the thirty-four operations', () => {
+  it('documents exactly the thirty-seven operations', () => {
     expect(
       operationsOf(doc)
         .map((o) => `${o.method} ${o.path}`)
@@ -119,7 +119,7 @@ describe('tags', () => {
     const groupOf = (path: string) =>
       path.startsWith('/pets')
         ? 'Pets'
-        : /^\/(usage|versions|test-|report-card|scenarios)/.test(path)
+        : /^\/(usage|versions|test-|report-card|scenarios|oauth|\.well-known)/.test(path)
           ? 'Account'
           : /^\/(events|webhook-endpoints)/.test(path)
             ? 'Notifications'
@@ -151,6 +151,9 @@ describe('extensions', () => {
       'GET /store/orders': undefined,
       'GET /usage': 'beta',
       'GET /versions': 'beta',
+      'POST /oauth/token': 'beta',
+      'GET /.well-known/oauth-authorization-server': 'beta',
+      'GET /.well-known/jwks.json': 'beta',
     };
     for (const { method, path, op } of operationsOf(doc))
       expect(op['x-stability'], `${method} ${path}`).toBe(expected[`${method} ${path}`]);
@@ -189,16 +192,49 @@ describe('extensions', () => {
 });
 
 describe('security', () => {
-  it('declares an apiKey scheme in the X-API-Key header and requires it on every operation but GET /versions and GET /scenarios', () => {
-    const schemes = Object.entries(doc.components.securitySchemes as Record<string, Json>).filter(
+  it('declares an apiKey scheme in the X-API-Key header and OAuth 2.0 client credentials with their scopes, and requires either on every operation but what needs no key; the token endpoint takes HTTP Basic', () => {
+    const schemes = doc.components.securitySchemes as Record<string, Json>;
+    const apiKey = Object.entries(schemes).filter(
       ([, s]) => s.type === 'apiKey' && s.in === 'header' && s.name === 'X-API-Key',
     );
-    expect(schemes).toHaveLength(1);
-    const [name] = schemes[0]!;
+    expect(apiKey).toHaveLength(1);
+    const [name] = apiKey[0]!;
+    expect(schemes.OAuth2).toMatchObject({
+      type: 'oauth2',
+      flows: {
+        clientCredentials: {
+          tokenUrl: 'http://petstore.test/oauth/token',
+          scopes: {
+            'pets:read': expect.any(String),
+            'orders:read': expect.any(String),
+            'orders:write': expect.any(String),
+            'webhooks:write': expect.any(String),
+          },
+        },
+      },
+    });
+    expect(schemes.ClientCredentials).toMatchObject({ type: 'http', scheme: 'basic' });
+    const scopeOf = (method: string, path: string) =>
+      path.startsWith('/pets')
+        ? 'pets:read'
+        : path.startsWith('/webhook-endpoints')
+          ? 'webhooks:write'
+          : /^\/(store\/orders|events)/.test(path)
+            ? method === 'GET'
+              ? 'orders:read'
+              : 'orders:write'
+            : undefined;
     for (const { method, path, op } of operationsOf(doc)) {
       const security = (op.security ?? doc.security) as Json[];
-      const open = path === '/versions' || path === '/scenarios';
-      expect(security, `${method} ${path}`).toEqual(open ? [] : [{ [name]: [] }]);
+      const open = path === '/versions' || path === '/scenarios' || path.startsWith('/.well-known/');
+      const scope = scopeOf(method, path);
+      const expected = open
+        ? []
+        : path === '/oauth/token'
+          ? [{ ClientCredentials: [] }]
+          : [{ [name]: [] }, { OAuth2: scope ? [scope] : [] }];
+      expect(security, `${method} ${path}`).toEqual(expected);
+      if (scope) expect(op.responses['403'], `${method} ${path}`).toBeDefined();
     }
   });
 });
@@ -283,10 +319,14 @@ describe('responses', () => {
       expect(spellings).toContain(name);
   });
 
-  it('documents 400, 401, 429, 500 and 503 as application/problem+json on every operation that takes a key, 429 on GET /versions and GET /scenarios', () => {
+  it('documents 400, 401, 429, 500 and 503 as application/problem+json on every operation that takes a key (OAuth errors on the token endpoint), 429 on what needs no key', () => {
     for (const { method, path, op } of operationsOf(doc)) {
-      const open = path === '/versions' || path === '/scenarios';
-      for (const status of open ? ['429'] : ['400', '401', '429', '500', '503']) {
+      const open = path === '/versions' || path === '/scenarios' || path.startsWith('/.well-known/');
+      const oauth = path === '/oauth/token';
+      if (oauth)
+        for (const status of ['400', '401'])
+          expect(Object.keys(resolve(doc, op.responses[status]).content)).toEqual(['application/json']);
+      for (const status of open ? ['429'] : oauth ? ['429', '500', '503'] : ['400', '401', '429', '500', '503']) {
         const response = resolve(doc, op.responses[status]);
         expect(response?.content?.['application/problem+json']?.schema, `${method} ${path} ${status}`).toBeDefined();
       }

@@ -45,6 +45,8 @@ function passes(waits: number[], random: () => number): boolean {
     idempotencyKey: null,
     ifNoneMatch: false,
     cursor: false,
+    asksToken: false,
+    token: null,
   });
   const failed = (at: number): Answer => ({
     real: at,

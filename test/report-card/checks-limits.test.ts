@@ -36,6 +36,8 @@ describe('the card itself', () => {
       'stops-after-gone',
       'cursor-untouched',
       'webhook-receiver',
+      'reuses-tokens',
+      'renews-expired-tokens',
     ]);
     expect(card.checks.every((check) => check.status === 'untested' && check.seen === 0)).toBe(true);
     const usage = await t.request({ url: '/usage', headers: { 'x-api-key': c.key } });
