@@ -15,13 +15,15 @@ export interface ScaledOut {
   stop(): Promise<void>;
 }
 
-export async function scaledOut(redisUrl: string): Promise<ScaledOut> {
+/** `more`: settings both instances share besides the stores (a `PUBLIC_URL`, as behind one load balancer). */
+export async function scaledOut(redisUrl: string, more: Record<string, string> = {}): Promise<ScaledOut> {
   const store = await testDatabase({ kind: 'postgres' });
   const keys = new KeysRepository(store.db, systemClock);
   const env = {
     DATABASE_URL: store.url,
     REDIS_URL: redisUrl,
     REDIS_KEY_PREFIX: `petstore-test-${randomBytes(4).toString('hex')}:`,
+    ...more,
   };
   const [a, b] = await Promise.all([startServer(env), startServer(env)]);
   return {
