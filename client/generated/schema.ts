@@ -595,6 +595,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get an access token
+         * @description **Beta**: complete, but may still change in a compatible way or, with notice, an incompatible one.
+         *
+         *     OAuth 2.0's client credentials grant (RFC 6749 §4.4): your key id is the `client_id`, your key the `client_secret`, sent by HTTP Basic (`client_secret_basic`) or in the form (`client_secret_post`), never both. The token is a JWT (RFC 9068) that lives 3600 s in your key's time (a test clock's advance expires it), and may do what its `scope` says. Ask for a new one shortly before it expires, once for all your callers. Counts like any request; its refusals are OAuth errors (RFC 6749 §5.2), except the service-wide ones (`429`, `503`), which are problems.
+         */
+        post: operations["getAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/versions": {
         parameters: {
             query?: never;
@@ -631,6 +653,50 @@ export interface paths {
          *     Named scenarios a test key can arm (`PUT /test-scenario` with `scenario`) and `petstore conformance` runs against a client: each scenario's steps, what the runner does first (`setup`), the report card's checks that judge it, what the client under test must do, and its page. Ids and their meaning never change under a `version`: a change of meaning is a new id. Needs no key and counts nothing (the throttle of what counts nothing applies, per key or per address).
          */
         get: operations["listScenarios"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth authorization server metadata
+         * @description **Beta**: complete, but may still change in a compatible way or, with notice, an incompatible one.
+         *
+         *     What an OAuth client discovers (RFC 8414): the token endpoint, the JWKS (ES256), the grant, the client authentication methods and the scopes. Needs no key and counts nothing.
+         */
+        get: operations["getAuthorizationServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys of access tokens
+         * @description **Beta**: complete, but may still change in a compatible way or, with notice, an incompatible one.
+         *
+         *     Every public key that may have signed an access token alive now (RFC 7517): the current one, and the ones before it as long as their tokens may live. Needs no key and counts nothing.
+         */
+        get: operations["getJsonWebKeySet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -788,6 +854,26 @@ export interface components {
              * @enum {integer}
              */
             status: 401;
+        };
+        /** @description A `401` of type `invalid-token`: Invalid access token. */
+        InvalidTokenProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "invalid-token";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 401;
+        };
+        /** @description A `403` of type `insufficient-scope`: Insufficient scope. */
+        InsufficientScopeProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "insufficient-scope";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 403;
         };
         /** @description A `404` of type `not-found`: Not found. */
         NotFoundProblem: components["schemas"]["Problem"] & {
@@ -1437,7 +1523,7 @@ export interface components {
                  * @description The check; ids are part of the contract.
                  * @enum {string}
                  */
-                id: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver";
+                id: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens";
                 title: string;
                 /**
                  * @description `untested` until its situation arises, `failed` once it went wrong since `since`, else `passed` (`webhook-receiver`: the latest exam's).
@@ -1602,7 +1688,7 @@ export interface components {
                 webhookEndpoint?: boolean;
             };
             /** @description The report card's checks the scenario judges (`GET /report-card`). */
-            judgedBy: ("honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver")[];
+            judgedBy: ("honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens")[];
             /** @description What the client under test does, in one sentence. */
             clientMust: string;
             /**
@@ -1767,7 +1853,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -1937,7 +2041,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -2151,7 +2276,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -2291,7 +2434,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -2539,7 +2700,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -2693,7 +2872,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -2869,7 +3066,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -2887,7 +3084,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -3084,7 +3281,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -3220,7 +3435,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -3377,7 +3610,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -3517,7 +3768,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Conflict: `webhook-endpoint-limit` (too many webhook endpoints), or `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
@@ -3725,7 +3994,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -3877,7 +4164,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -4035,7 +4340,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -4231,7 +4554,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -4425,7 +4766,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -4615,7 +4974,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -4633,7 +4992,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -4796,7 +5155,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -4959,7 +5336,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -5135,7 +5530,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Throttled, as every path that counts nothing (`uncounted-throttled`, per key); never by your plan. */
@@ -5254,7 +5649,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -5271,7 +5666,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -5398,7 +5793,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -5415,7 +5810,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Conflict: `clock-cannot-go-back` (test clock cannot go back), or `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
@@ -5572,7 +5967,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -5589,7 +5984,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Conflict: `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
@@ -5746,7 +6141,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -5763,7 +6158,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Conflict: `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
@@ -5916,7 +6311,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -5933,7 +6328,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -6068,7 +6463,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -6086,7 +6481,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Conflict: `test-key-limit` (too many child test keys), or `idempotency-key-in-progress` (a request with this idempotency key is in progress). */
@@ -6256,7 +6651,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -6274,7 +6669,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Not found. */
@@ -6414,7 +6809,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -6431,7 +6826,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -6554,7 +6949,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -6571,7 +6966,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -6690,7 +7085,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -6707,7 +7102,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -6826,7 +7221,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -6843,7 +7238,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -6962,7 +7357,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Test key required */
@@ -6979,7 +7374,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["TestKeyRequiredProblem"];
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -7030,6 +7425,180 @@ export interface operations {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Petstore-Version": components["headers"]["Petstore-Version"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    getAccessToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+                /**
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @example fault=503
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description `client_credentials`.
+                     * @example client_credentials
+                     */
+                    grant_type: string;
+                    /** @description Space-separated, from `pets:read orders:read orders:write webhooks:write`; absent: all of them. */
+                    scope?: string;
+                    /** @description Your key id (`key_…`), unless sent by HTTP Basic. */
+                    client_id?: string;
+                    /** @description Your key (`pet_…`), unless sent by HTTP Basic. */
+                    client_secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description An access token. */
+            200: {
+                headers: {
+                    /** @description `no-store`: no cache may keep this answer. */
+                    "Cache-Control": "no-store";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A JWT (RFC 9068): send it as `Authorization: Bearer <token>`. */
+                        access_token: string;
+                        /** @enum {string} */
+                        token_type: "Bearer";
+                        /**
+                         * Format: int32
+                         * @description Seconds until it expires, in your key's time.
+                         */
+                        expires_in: number;
+                        /** @description The scopes it holds, space-separated. */
+                        scope: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `unsupported_grant_type` or `invalid_scope`. */
+            400: {
+                headers: {
+                    /** @description `no-store`: no cache may keep this answer. */
+                    "Cache-Control": "no-store";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description An error code of RFC 6749 §5.2. */
+                        error: string;
+                        /** @description What went wrong, for a person. */
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description `invalid_client`: the credentials are not those of a key (or were revoked). */
+            401: {
+                headers: {
+                    /** @description `no-store`: no cache may keep this answer. */
+                    "Cache-Control": "no-store";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description An error code of RFC 6749 §5.2. */
+                        error: string;
+                        /** @description What went wrong, for a person. */
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7171,6 +7740,198 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
+                };
+            };
+        };
+    };
+    getAuthorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 8414 authorization server metadata. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        issuer: string;
+                        /** Format: uri */
+                        token_endpoint: string;
+                        /** Format: uri */
+                        jwks_uri: string;
+                        grant_types_supported: string[];
+                        token_endpoint_auth_methods_supported: string[];
+                        scopes_supported: string[];
+                        response_types_supported: string[];
+                        /** Format: uri */
+                        service_documentation: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
+                };
+            };
+        };
+    };
+    getJsonWebKeySet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public keys of the access tokens (RFC 7517), newest first. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            kty: string;
+                            crv: string;
+                            x: string;
+                            y: string;
+                            kid: string;
+                            alg: string;
+                            use: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };
