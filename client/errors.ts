@@ -9,6 +9,7 @@ export type Problem = components['schemas']['Problem'];
 export type ValidationProblem = components['schemas']['ValidationProblem'];
 export type RateLimitedProblem = components['schemas']['RateLimitedProblem'];
 export type BannedProblem = components['schemas']['BannedProblem'];
+export type InsufficientScopeProblem = components['schemas']['InsufficientScopeProblem'];
 export type InputError = ValidationProblem['errors'][number];
 
 export interface ErrorInit {
@@ -50,6 +51,12 @@ export class ValidationError extends PetstoreError {
   }
 }
 export class UnauthorizedError extends PetstoreError {}
+/**
+ * The access token was refused (`WWW-Authenticate: Bearer error="invalid_token"`): expired in the key's time,
+ * not the service's, or of a revoked key. A client with `clientId` and `clientSecret` renews its token once and
+ * sends the call again with the new one; this is thrown when the new one was refused too.
+ */
+export class InvalidTokenError extends UnauthorizedError {}
 export class NotFoundError extends PetstoreError {}
 export class MethodNotAllowedError extends PetstoreError {}
 export class ConflictError extends PetstoreError {}
@@ -58,6 +65,13 @@ export class OrderNotCancellableError extends ConflictError {}
 /** A `delivered` or `cancelled` order: `advanceOrder` has no step left to take. */
 export class OrderNotAdvanceableError extends ConflictError {}
 export class ForbiddenError extends PetstoreError {}
+/** The access token lacks the scope the operation needs: `scope` names it (the client's `scope` option asks for it). */
+export class InsufficientScopeError extends ForbiddenError {
+  get scope(): string | undefined {
+    const scope = (this.problem as InsufficientScopeProblem | undefined)?.scope;
+    return typeof scope === 'string' ? scope : undefined;
+  }
+}
 /**
  * A test-mode operation (`advanceOrder`, the test clock, `resetTestData`)
  * with a live key: only test keys (`pet_test_…`) have them.
@@ -159,6 +173,8 @@ type ErrorClass = new (message: string, init: ErrorInit) => PetstoreError;
 export const PROBLEM_ERRORS = {
   'invalid-request': ValidationError,
   unauthorized: UnauthorizedError,
+  'invalid-token': InvalidTokenError,
+  'insufficient-scope': InsufficientScopeError,
   'not-found': NotFoundError,
   'method-not-allowed': MethodNotAllowedError,
   'pet-not-available': PetNotAvailableError,
@@ -202,12 +218,15 @@ const BY_STATUS: Record<number, ErrorClass> = {
 
 /** The typed error of an error response; reads the body. */
 export async function errorFrom(response: Response, rateLimit: RateLimitState): Promise<PetstoreError> {
-  const problem = await problemOf(response);
+  const body = await jsonOf(response);
+  const problem = isProblem(body) ? body : undefined;
   // `code` is the slug; `type`'s last segment says the same (an answer from before `code`, or a proxy's).
   const slug = problem?.code ?? problem?.type.match(/\/problems\/([^/?#]+)$/)?.[1];
   const ErrorOf: ErrorClass =
     (slug && (PROBLEM_ERRORS as Record<string, ErrorClass>)[slug]) || BY_STATUS[response.status] || PetstoreError;
-  const message = problem ? `${problem.title}: ${problem.detail}` : `HTTP ${response.status}`;
+  // The token endpoint refuses in OAuth's words (RFC 6749 §5.2), not with a problem: `invalid_client: …`.
+  const oauth = isOAuthError(body) ? `${body.error}: ${body.error_description ?? ''}` : undefined;
+  const message = problem ? `${problem.title}: ${problem.detail}` : (oauth ?? `HTTP ${response.status}`);
   const requestId = response.headers.get('x-request-id') ?? undefined;
   return new ErrorOf(message, {
     status: response.status,
@@ -218,12 +237,16 @@ export async function errorFrom(response: Response, rateLimit: RateLimitState): 
   });
 }
 
-async function problemOf(response: Response): Promise<Problem | undefined> {
+async function jsonOf(response: Response): Promise<unknown> {
   if (!/json/.test(response.headers.get('content-type') ?? '')) return undefined;
-  const body: unknown = await response.json().catch(() => undefined);
-  const isProblem = typeof body === 'object' && body !== null && typeof (body as Problem).type === 'string';
-  return isProblem ? (body as Problem) : undefined;
+  return response.json().catch(() => undefined);
 }
+
+const isProblem = (body: unknown): body is Problem =>
+  typeof body === 'object' && body !== null && typeof (body as Problem).type === 'string';
+
+const isOAuthError = (body: unknown): body is { error: string; error_description?: string } =>
+  typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string';
 
 function numberMember(problem: Problem | undefined, name: string): number | undefined {
   const value = problem?.[name];

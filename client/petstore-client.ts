@@ -1,6 +1,7 @@
 /** One method per operation of the API; the types come from the generated OpenAPI types. */
 import type { components, operations } from './generated/schema.js';
 import type { RateLimitState } from './rate-limit.js';
+import type { ClientCredentials } from './tokens.js';
 import { Transport, type TransportOptions } from './transport.js';
 
 export type Pet = components['schemas']['Pet'];
@@ -44,9 +45,22 @@ export type PetId = operations['getPet']['parameters']['path']['petId'];
 export type OrderId = operations['getOrder']['parameters']['path']['orderId'];
 export type EventId = operations['getEvent']['parameters']['path']['eventId'];
 
-export interface PetstoreClientOptions extends TransportOptions {
-  /** `pet_…`, or a test key `pet_test_…` (see `prefer`). */
-  apiKey: string;
+export type { AccessToken, ClientCredentials } from './tokens.js';
+
+/**
+ * How requests say whose they are: `apiKey`, or `clientId` and `clientSecret` (one of the two; the constructor throws
+ * a `TypeError` for neither or both).
+ */
+export interface PetstoreClientOptions extends TransportOptions, Partial<ClientCredentials> {
+  /** `pet_…`, or a test key `pet_test_…` (see `prefer`): sent as `X-API-Key`. */
+  apiKey?: string;
+  /**
+   * With `clientId` (the key's id, `key_…`) and `clientSecret` (the key), OAuth 2.0 client credentials (the service's
+   * docs/tokens.md): every request carries an access token (`Authorization: Bearer`) from `POST /oauth/token`, one for
+   * all the client's callers, renewed once 30 s before it expires (measured with `now`) and once after the service
+   * refused it (`401` `invalid_token`). `scope` asks for fewer scopes than all.
+   */
+  clientId?: string;
   /** Default: `http://localhost:8080`. */
   baseUrl?: string;
 }
@@ -54,8 +68,14 @@ export interface PetstoreClientOptions extends TransportOptions {
 export class PetstoreClient {
   readonly #transport: Transport;
 
-  constructor({ apiKey, baseUrl = 'http://localhost:8080', ...options }: PetstoreClientOptions) {
-    this.#transport = new Transport(baseUrl, apiKey, options);
+  constructor(options: PetstoreClientOptions) {
+    const { apiKey, clientId, clientSecret, scope, baseUrl = 'http://localhost:8080', ...transport } = options;
+    const credentials =
+      apiKey ?? (clientId !== undefined && clientSecret !== undefined ? { clientId, clientSecret, scope } : undefined);
+    // For callers without the types: one way in, as the service takes one.
+    if (credentials === undefined || (apiKey !== undefined && clientId !== undefined))
+      throw new TypeError('PetstoreClient takes apiKey, or clientId and clientSecret: one of them');
+    this.#transport = new Transport(baseUrl, credentials, transport);
   }
 
   /** The rate-limit state of the newest response (every response's goes to `onResponse`). */

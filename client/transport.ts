@@ -1,6 +1,7 @@
 /**
  * Sends one operation and decides, from each answer, whether and when to send it again. Everything
- * time-related is injected (`fetch`, `now`, `sleep`, `random`), so tests run on a fake clock.
+ * time-related is injected (`fetch`, `now`, `sleep`, `random`), so tests run on a fake clock. A request
+ * carries the API key, or, with client credentials, the access token all the client's callers share.
  */
 import { type DeprecationHook, deprecationWatcher, warnOnStderr } from './deprecation.js';
 import {
@@ -16,6 +17,8 @@ import { ConditionalCache } from './conditional-cache.js';
 import { Gate } from './gate.js';
 import { parseRateLimit, type RateLimitState } from './rate-limit.js';
 import { API_VERSION } from './generated/schema.js';
+import { Authentication, type Credentials } from './authentication.js';
+import type { AccessToken } from './tokens.js';
 
 export type Fetch = (request: Request) => Promise<Response>;
 
@@ -87,6 +90,12 @@ export interface Call {
   headers?: Record<string, string>;
   /** Answered in every version, past its sunset too (the test-mode operations): a version gone does not stop it. */
   everyVersion?: boolean;
+  /** A form (`application/x-www-form-urlencoded`) for the body, in place of `body`. */
+  form?: Record<string, string>;
+  /** Authenticated by the client credentials (HTTP Basic) instead of the key or a token: the token request. */
+  asClient?: boolean;
+  /** A `POST` that may be sent again after any failure, having no effect a second time could repeat (a token). */
+  safe?: boolean;
 }
 
 /**
@@ -105,10 +114,13 @@ export class Transport {
   /** What answered `410`: `operation <id>` or `version <v>`, and the error it answered. */
   readonly #gone = new Map<string, SunsetError>();
   #lastRateLimit: RateLimitState | undefined;
+  /** The key, or the shared token, whose request goes through this transport. */
+  readonly #auth: Authentication;
 
+  /** @param credentials the API key (`pet_…`), or client credentials, with which requests carry a token. */
   constructor(
     private readonly baseUrl: string,
-    private readonly apiKey: string,
+    credentials: string | Credentials,
     options: TransportOptions = {},
   ) {
     this.#options = {
@@ -130,6 +142,7 @@ export class Transport {
     this.#gate = new Gate({ ...this.#options, look: () => this.#look() });
     this.#cache = new ConditionalCache(this.#options.cacheSize);
     this.#deprecated = deprecationWatcher(options.onDeprecation ?? warnOnStderr);
+    this.#auth = new Authentication(credentials, (call) => this.send<AccessToken>(call), this.#options.now);
   }
 
   /** The rate-limit state of the newest response. */
@@ -159,14 +172,16 @@ export class Transport {
       (call.everyVersion ? undefined : this.#gone.get(`version ${version}`));
     if (gone) throw goneAgain(call.operation, gone);
     // A POST without an Idempotency-Key might be applied twice: it is sent once, whatever happens.
-    const retryable = call.method !== 'POST' || call.headers?.['idempotency-key'] !== undefined;
+    const retryable = call.method !== 'POST' || call.safe === true || call.headers?.['idempotency-key'] !== undefined;
     const url = this.#url(call);
+    let renewed = false;
     for (let attempt = 1; ; attempt++) {
       const mayRetry = retryable && attempt < maxAttempts;
+      const token = await this.#auth.tokenFor(call);
       await this.#gate.admit(maxWaitMs);
       let response: Response;
       try {
-        response = await fetch(this.#request(call, url));
+        response = await fetch(this.#request(call, url, token));
       } catch (cause) {
         this.#gate.settle(undefined);
         if (!mayRetry) throw new NetworkError(`${call.operation}: no answer from ${this.baseUrl}`, { cause });
@@ -187,6 +202,12 @@ export class Transport {
       if (error instanceof TooManyRequestsError) this.#gate.refuse(rateLimit.at + waitMs, error instanceof BannedError);
       this.#gate.settle(rateLimit);
       if (!error) return (await this.#read(call, url, response)) as T;
+      // A token refused (expired, in the key's time): renewed once for every caller, and this request sent again
+      // with the new one, whatever its method (a refused request was not carried out); never the refused one.
+      if (!renewed && this.#auth.refused(response, token)) {
+        renewed = true;
+        continue;
+      }
       if (error instanceof SunsetError)
         this.#gone.set(
           error instanceof VersionSunsetError ? `version ${version}` : `operation ${call.operation}`,
@@ -205,10 +226,13 @@ export class Transport {
     }
   }
 
-  /** Where the key's windows stand, from the headers of `GET /usage`, which counts nothing toward them. */
+  /**
+   * Where the key's windows stand, from the headers of `GET /usage`, which counts nothing toward them. Asked while
+   * the gate waits for it: never with a new token, whose request would wait behind it.
+   */
   async #look(): Promise<RateLimitState> {
     const { fetch, now, version } = this.#options;
-    const headers = { accept: 'application/json', 'x-api-key': this.apiKey, 'petstore-version': version };
+    const headers = { accept: 'application/json', ...this.#auth.headersNow(), 'petstore-version': version };
     const response = await fetch(new Request(`${this.baseUrl.replace(/\/$/, '')}/usage`, { headers }));
     await response.body?.cancel();
     return parseRateLimit(response.headers, now());
@@ -257,12 +281,17 @@ export class Transport {
    * A new Request per attempt: a body can be read only once. A read
    * of a URL whose answer is kept asks whether it is still current.
    */
-  #request({ method, body, headers = {} }: Call, url: string): Request {
-    const all = new Headers({ accept: 'application/json', 'x-api-key': this.apiKey, ...headers });
+  #request(call: Call, url: string, token: string | undefined): Request {
+    const { method, body, form, headers = {} } = call;
+    const all = new Headers({ accept: 'application/json', ...headers, ...this.#auth.headers(token, call) });
     const etag = method === 'GET' ? this.#cache.etagOf(url) : undefined;
     if (etag) all.set('if-none-match', etag);
     if (this.#options.prefer) all.set('prefer', this.#options.prefer);
     all.set('petstore-version', this.#options.version);
+    if (form !== undefined) {
+      all.set('content-type', 'application/x-www-form-urlencoded');
+      return new Request(url, { method, headers: all, body: new URLSearchParams(form).toString() });
+    }
     if (body !== undefined) all.set('content-type', 'application/json');
     return new Request(url, { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
   }

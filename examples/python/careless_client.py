@@ -10,14 +10,17 @@ scenario it runs, each for that scenario's own reason (see README.md for the ver
 - no `Idempotency-Key` on a `POST`, no `If-None-Match` on a `GET`;
 - a listing's next page is asked for with a cursor it makes up (the last id seen), as if cursors
   were offsets, instead of the `nextCursor` it was given;
-- the webhook receiver answers `200` to every delivery, without verifying anything.
+- the webhook receiver answers `200` to every delivery, without verifying anything;
+- with client credentials, each caller asks for an access token of its own, and a token refused as
+  expired (`401` `invalid_token`) is sent again as it is, like any failure.
 
 It is deterministic: no randomness, no waits. Run it, from the repository's root:
 
     npx petstore conformance --url http://localhost:8080 --key "$PETSTORE_TEST_KEY" \\
         --command "python3 examples/python/careless_client.py" --jobs 4
 
-It reads `PETSTORE_URL`, `PETSTORE_API_KEY`, `PETSTORE_SCENARIO` and, for `webhook-receiver`,
+It reads `PETSTORE_URL`, `PETSTORE_API_KEY`, `PETSTORE_SCENARIO`, for the token scenarios
+`PETSTORE_CLIENT_ID` and `PETSTORE_CLIENT_SECRET`, and, for `webhook-receiver`,
 `PETSTORE_RECEIVER_PORT`; it exits 0 when its task got done anyway, 1 when it gave up.
 """
 
@@ -25,6 +28,7 @@ import http.client
 import json
 import os
 import sys
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -41,10 +45,10 @@ class GaveUp(Exception):
     pass
 
 
-def call(method, path, body=None):
-    """One request, retried at once on any failure; only the key is sent."""
+def call(method, path, body=None, token=None):
+    """One request, retried at once on any failure; only the key (or the token it is given) is sent."""
     url = os.environ["PETSTORE_URL"].rstrip("/") + path
-    headers = {"X-API-Key": os.environ["PETSTORE_API_KEY"]}
+    headers = {"Authorization": f"Bearer {token}"} if token else {"X-API-Key": os.environ["PETSTORE_API_KEY"]}
     data = None
     if body is not None:
         data = json.dumps(body).encode()
@@ -93,6 +97,50 @@ def list_pets():
     log(f"{len(call('GET', '/pets')['data'])} pets")
 
 
+def fetch_token():
+    """A new access token, every time it is called: the client credentials in the form."""
+    form = {
+        "grant_type": "client_credentials",
+        "client_id": os.environ["PETSTORE_CLIENT_ID"],
+        "client_secret": os.environ["PETSTORE_CLIENT_SECRET"],
+    }
+    request = urllib.request.Request(
+        os.environ["PETSTORE_URL"].rstrip("/") + "/oauth/token",
+        urllib.parse.urlencode(form).encode(),
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    with urllib.request.urlopen(request) as answer:
+        log(f"POST /oauth/token -> {answer.status}")
+        return json.loads(answer.read())["access_token"]
+
+
+def token_reuse():
+    """Eight parallel callers, each with a token of its own."""
+    failures = []
+
+    def caller(pet_id):
+        try:
+            call("GET", f"/pets/{pet_id}", token=fetch_token())
+        except Exception as failure:  # a thread's failure is the task's
+            failures.append(failure)
+
+    callers = [threading.Thread(target=caller, args=(pet_id,)) for pet_id in range(1, 9)]
+    for thread in callers:
+        thread.start()
+    for thread in callers:
+        thread.join()
+    if failures:
+        raise GaveUp(str(failures[0]))
+
+
+def token_expiry():
+    """One token, kept whatever happens: after the clock moved an hour on, the refused token is sent again."""
+    token = fetch_token()
+    call("GET", "/pets/1", token=token)
+    call("POST", "/test-clock/advance", {"seconds": 3600})
+    call("GET", "/pets/1", token=token)
+
+
 def webhook_receiver():
     class AcceptEverything(BaseHTTPRequestHandler):
         def do_POST(self):
@@ -125,6 +173,8 @@ TASKS = {
     "sunset-gone": sunset_gone,
     "webhook-receiver": webhook_receiver,
     "flaky-listing": list_pets,
+    "token-reuse": token_reuse,
+    "token-expiry": token_expiry,
 }
 
 if __name__ == "__main__":

@@ -18,6 +18,10 @@ finds nothing wrong:
 - an `ETag` cache per URL: a `GET` sends `If-None-Match`, and a `304` means the cached body;
 - listings are paged by passing `nextCursor` back unchanged, with the same filters;
 - a `410` is never retried: it raises `Gone`, and the operation is never called again;
+- with client credentials (the token scenarios), one access token for every thread of the client
+  (`Tokens`): asked for once, behind a lock, renewed 30 s before `expires_in` runs out, and once
+  after a `401` whose `WWW-Authenticate` says `invalid_token`, the request then sent again with the
+  new token (never the refused one); a token request goes through the gate and the retries as any;
 - the webhook receiver verifies Standard Webhooks signatures (HMAC-SHA256 over
   `{webhook-id}.{webhook-timestamp}.{body}`, any of the `v1,` signatures, 5 minutes' tolerance),
   answers `2xx` to a valid delivery and to a duplicate, `4xx` to anything else.
@@ -27,13 +31,15 @@ How to run it, from the repository's root, with the service running and a test k
     npx petstore conformance --url http://localhost:8080 --key "$PETSTORE_TEST_KEY" \\
         --command "python3 examples/python/petstore_client.py" --jobs 4
 
-The runner sets `PETSTORE_URL`, `PETSTORE_API_KEY` (a child test key) and `PETSTORE_SCENARIO`, and,
-for `webhook-receiver`, `PETSTORE_RECEIVER_URL`, `PETSTORE_RECEIVER_PORT` and
+The runner sets `PETSTORE_URL`, `PETSTORE_API_KEY` (a child test key), `PETSTORE_CLIENT_ID` and
+`PETSTORE_CLIENT_SECRET` (the same key as an OAuth client: its id and the key) and `PETSTORE_SCENARIO`,
+and, for `webhook-receiver`, `PETSTORE_RECEIVER_URL`, `PETSTORE_RECEIVER_PORT` and
 `PETSTORE_WEBHOOK_SECRET`. The exit code is 0 when the scenario's task succeeded, 1 when it failed
 and 2 when the environment is incomplete or names an unknown scenario.
 """
 
 import base64
+import concurrent.futures
 import hashlib
 import hmac
 import http.client
@@ -58,6 +64,7 @@ BACKOFF_CAP = 2.0  # seconds: no jittered wait is longer (Retry-After may ask fo
 MAX_ATTEMPTS = 16  # tries of one request before giving up
 TIMEOUT = 30  # seconds to wait for one answer
 WEBHOOK_TOLERANCE = 5 * 60  # seconds a webhook-timestamp may differ from our clock, both ways
+RENEW_BEFORE = 30.0  # seconds before a token expires that it is renewed (at most half its life)
 
 
 def log(message):
@@ -114,12 +121,35 @@ class Gate:
             time.sleep(delay)
 
 
+class Tokens:
+    """One access token for every thread of a client: asked for once, and renewed once, behind a lock."""
+
+    def __init__(self, fetch):
+        self.fetch = fetch  # asks the service for a token: (access_token, expires_in)
+        self.lock = threading.Lock()
+        self.held = None  # (token, when to renew it: a monotonic instant)
+
+    def get(self):
+        """The token to send; the first thread to find none, or one due for renewal, gets one for all."""
+        with self.lock:
+            if self.held is None or time.monotonic() >= self.held[1]:
+                token, expires_in = self.fetch()
+                self.held = (token, time.monotonic() + expires_in - min(RENEW_BEFORE, expires_in / 2))
+            return self.held[0]
+
+    def refused(self, token):
+        """The service refused `token` (401 invalid_token): the next `get` renews it, unless another thread did."""
+        with self.lock:
+            if self.held is not None and self.held[0] == token:
+                self.held = None
+
+
 class PetstoreClient:
     """A client of the Petstore API that a report card finds nothing wrong with."""
 
     _gates = {}  # one gate per API key, shared by every client of that key
 
-    def __init__(self, base_url, api_key, rng, version=VERSION):
+    def __init__(self, base_url, api_key, rng, version=VERSION, client_credentials=None):
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.version = version
@@ -127,6 +157,9 @@ class PetstoreClient:
         self.gate = self._gates.setdefault(api_key, Gate())
         self.etags = {}  # URL -> (ETag, body)
         self.gone = set()  # (method, path template) of operations that answered 410
+        # (client_id, client_secret): every request carries an access token instead of the key.
+        self.client_credentials = client_credentials
+        self.tokens = Tokens(self._fetch_token) if client_credentials else None
 
     # The operations used by the tasks.
 
@@ -152,15 +185,25 @@ class PetstoreClient:
             if not cursor:
                 return
 
+    def _fetch_token(self):
+        """`POST /oauth/token`: the client credentials grant, the client authenticated by HTTP Basic."""
+        answer = self.request("POST", "/oauth/token", form={"grant_type": "client_credentials"})
+        log(f"got an access token for {answer['expires_in']} s")
+        return answer["access_token"], answer["expires_in"]
+
     # Retries, backoff and the key's gate.
 
-    def request(self, method, path, body=None, idempotency_key=None):
+    def request(self, method, path, body=None, idempotency_key=None, form=None):
+        """One operation, retried; `form` is a token request's (sent with the client credentials, not a token)."""
         operation = (method, re.sub(r"/\d+(?=/|$)", "/{id}", path.split("?")[0]))
         if operation in self.gone:
             raise Gone(method, path, 410, {"detail": "answered 410 before: not asked again"})
+        renewed = False
         for attempt in range(MAX_ATTEMPTS):
+            # The token first: asking for one is a request of its own, through the gate and these retries.
+            token = self.tokens.get() if self.tokens and form is None else None
             try:
-                answer = self._send(method, path, body, idempotency_key)
+                answer = self._send(method, path, body, idempotency_key, token, form)
             except ConnectionLost as lost:
                 why, retry_after = f"connection lost ({lost})", 0.0
             else:
@@ -171,6 +214,17 @@ class PetstoreClient:
                 if answer.status == 410:
                     self.gone.add(operation)
                     raise Gone(method, path, 410, answer.problem())
+                if (
+                    answer.status == 401
+                    and token
+                    and not renewed
+                    and "invalid_token" in answer.headers.get("WWW-Authenticate", "")
+                ):
+                    # Expired (in the key's time): renewed once, for every thread, and sent again with the new one.
+                    log(f"{method} {path}: the access token was refused; renewing it")
+                    self.tokens.refused(token)
+                    renewed = True
+                    continue
                 if answer.status not in RETRYABLE:
                     raise ApiError(method, path, answer.status, answer.problem())
                 why, retry_after = f"{answer.status}", retry_after_seconds(answer.headers) or 0.0
@@ -185,18 +239,21 @@ class PetstoreClient:
     def _url(self, path):
         return self.base_url + path
 
-    def _send(self, method, path, body, idempotency_key):
+    def _send(self, method, path, body, idempotency_key, token=None, form=None):
         """One try: waits for the key's gate, sends, and learns from the answer's headers."""
         url = self._url(path)
         headers = {
-            "X-API-Key": self.api_key,
             "Petstore-Version": self.version,
             "Accept": "application/json",
         }
+        headers.update(self._auth(token, form is not None))
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
+        if form is not None:
+            data = urllib.parse.urlencode(form).encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
         cached = self.etags.get(url) if method == "GET" else None
@@ -220,6 +277,15 @@ class PetstoreClient:
         if method == "GET" and answer.status == 200 and answer.headers.get("ETag"):
             self.etags[url] = (answer.headers["ETag"], answer.json())
         return answer
+
+    def _auth(self, token, asks_token):
+        """The key; a token; or, asking for a token, the client credentials by HTTP Basic (form-encoded first)."""
+        if asks_token:
+            pair = ":".join(urllib.parse.quote_plus(part) for part in self.client_credentials)
+            return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+        if token:
+            return {"Authorization": f"Bearer {token}"}
+        return {"X-API-Key": self.api_key}
 
     def _learn(self, answer):
         """The gate: a 429's or 503's Retry-After, and the pace the rate-limit headers ask for."""
@@ -373,6 +439,22 @@ def list_pets(client):
     log(f"{len(page['data'])} pets on the first page")
 
 
+def token_reuse(client):
+    """Pets 1 to 8 from eight parallel threads, sharing the client's one token."""
+    with concurrent.futures.ThreadPoolExecutor(8) as callers:
+        pets = list(callers.map(lambda pet_id: client.get(f"/pets/{pet_id}"), range(1, 9)))
+    log(f"pets {', '.join(str(pet['id']) for pet in pets)} read by eight threads with one token")
+
+
+def token_expiry(client):
+    """Pet 1 read, the key's clock moved an hour on (by the test: the client's monotonic clock knows nothing of
+    it), pet 1 read again: its expired token is refused, renewed once, and the read sent again."""
+    read_pet_1(client)
+    moved = client.post("/test-clock/advance", {"seconds": 3600})
+    log(f"the test moved the key's clock an hour on (offset {moved['offsetSeconds']} s)")
+    read_pet_1(client)
+
+
 TASKS = {
     "retry-after-503": read_pet_1,
     "backs-off-500": read_pet_1,
@@ -388,8 +470,12 @@ TASKS = {
     "version-pin": read_pets(1, 2),
     "sunset-gone": sunset_gone,
     "flaky-listing": list_pets,
+    "token-reuse": token_reuse,
+    "token-expiry": token_expiry,
     # webhook-receiver: serve_webhooks, below
 }
+# The scenarios whose client signs in with the key's client credentials: its requests carry an access token.
+WITH_TOKENS = {"token-reuse", "token-expiry"}
 
 
 def main():
@@ -399,10 +485,21 @@ def main():
         host = "127.0.0.1" if receiver_url.hostname in (None, "127.0.0.1", "localhost") else ""
         return serve_webhooks(int(os.environ["PETSTORE_RECEIVER_PORT"]), os.environ["PETSTORE_WEBHOOK_SECRET"], host)
     task = TASKS.get(scenario)
-    if task is None or not os.environ.get("PETSTORE_URL") or not os.environ.get("PETSTORE_API_KEY"):
-        log(f"usage: PETSTORE_URL, PETSTORE_API_KEY and PETSTORE_SCENARIO (one of {', '.join(TASKS)}, webhook-receiver)")
+    needed = ["PETSTORE_URL", "PETSTORE_API_KEY"]
+    if scenario in WITH_TOKENS:
+        needed += ["PETSTORE_CLIENT_ID", "PETSTORE_CLIENT_SECRET"]
+    if task is None or not all(os.environ.get(name) for name in needed):
+        log(f"usage: {', '.join(needed)} and PETSTORE_SCENARIO (one of {', '.join(TASKS)}, webhook-receiver)")
         return 2
-    client = PetstoreClient(os.environ["PETSTORE_URL"], os.environ["PETSTORE_API_KEY"], random.Random(scenario))
+    credentials = None
+    if scenario in WITH_TOKENS:
+        credentials = (os.environ["PETSTORE_CLIENT_ID"], os.environ["PETSTORE_CLIENT_SECRET"])
+    client = PetstoreClient(
+        os.environ["PETSTORE_URL"],
+        os.environ["PETSTORE_API_KEY"],
+        random.Random(scenario),
+        client_credentials=credentials,
+    )
     try:
         task(client)
     except (ApiError, RuntimeError) as failure:

@@ -9,11 +9,12 @@
  *
  * Its waits pass in the key's own time: `now` is the key's clock, and `sleep(ms)` moves that clock forward by `ms`
  * (`POST /test-clock/advance` `{to}`, to the millisecond) instead of waiting, which the report card counts as time
- * waited. `random` is seeded from the scenario's id, so that a run replays. Exit 0: the task was done; 1: it failed; 2:
- * it could not start (an unknown scenario, a variable missing).
+ * waited. `random` is seeded from the scenario's id, so that a run replays. The token scenarios' client signs in with
+ * the child key's client credentials (`PETSTORE_CLIENT_ID`, `PETSTORE_CLIENT_SECRET`): one access token for all its
+ * callers, renewed once. Exit 0: the task was done; 1: it failed; 2: it could not start (an unknown scenario, a
+ * variable missing).
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import {
   ClockCannotGoBackError,
   PetstoreClient,
@@ -22,21 +23,19 @@ import {
   type ResponseEvent,
   SunsetError,
   type TestClock,
-  verifyWebhook,
-  WebhookVerificationError,
 } from '../../client/index.js';
+import { receiveUntilStopped } from './receiver.js';
 
 /** What a task has to work with. */
 interface Context {
   petstore: PetstoreClient;
   env: NodeJS.ProcessEnv;
+  /** A client of the same key and time that signs in with its client credentials: its requests carry a token. */
+  withToken: () => PetstoreClient;
 }
 
 /** One scenario's work; resolves to a line saying what was done. */
 type Task = (context: Context) => Promise<string>;
-
-/** What the runner's `webhook-receiver` waits for before it examines the receiver. */
-const READY_LINE = 'PETSTORE_READY';
 
 /** A variable the runner sets, or exit 2. */
 function required(env: NodeJS.ProcessEnv, name: string): string {
@@ -164,72 +163,40 @@ const readPastSunset: Task = async ({ petstore }) => {
   throw new Error('pet 1 is in no page of GET /pets');
 };
 
-/** A receiver's secret, the `webhook-id`s it handled, and how many deliveries it verified (duplicates too). */
-interface Receiver {
-  secret: string;
-  seen: Set<string>;
-  verified: { count: number };
-}
-
-/** A request's body, as received: a signature is over these bytes. */
-async function rawBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
+/** Pets 1 to 8 read by eight parallel callers of one client: one access token for them all, asked for once. */
+const readInParallel: Task = async ({ withToken }) => {
+  const petstore = withToken();
+  const ids = [1, 2, 3, 4, 5, 6, 7, 8];
+  const pets = await Promise.all(ids.map((petId) => untilAnswered(() => petstore.getPet(petId))));
+  return `read pets ${pets.map((pet) => pet.id).join(', ')} from eight parallel callers, with one token`;
+};
 
 /**
- * One delivery: `204` once verified as Standard Webhooks says (a duplicate `webhook-id` too, acknowledged but not
- * handled twice), `400` when it is not (wrong or missing signature, stale or future timestamp, changed body).
+ * Pet 1 read with a token; the key's clock moved an hour on, as a test of expiry moves it: by the test, so the client's
+ * own clock does not learn of it (one that did would renew before sending, and never meet the expiry). The next read
+ * carries the token that expired and is refused (`401` `invalid_token`): the client renews it once and reads again.
  */
-async function answerDelivery(
-  { secret, seen, verified }: Receiver,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
-  if (request.method !== 'POST') return void response.writeHead(405, { allow: 'POST' }).end();
-  const body = await rawBody(request);
-  try {
-    const event = await verifyWebhook(body, request.headers, secret);
-    const id = String(request.headers['webhook-id']);
-    console.log(`  ${seen.has(id) ? 'duplicate, acknowledged' : 'received'} ${event.type} ${id}`);
-    seen.add(id);
-    verified.count++;
-    response.writeHead(204).end();
-  } catch (error) {
-    // A verified body that is not JSON is as bad a delivery as a forged one; anything else is this receiver's fault.
-    const bad = error instanceof WebhookVerificationError || error instanceof SyntaxError;
-    console.log(`  ${bad ? 'refused' : 'failed on'} a delivery: ${(error as Error).message}`);
-    response.writeHead(bad ? 400 : 500, { 'content-type': 'text/plain' }).end((error as Error).message);
-  }
-}
+const readPastExpiry: Task = async ({ withToken }) => {
+  const petstore = withToken();
+  await untilAnswered(() => petstore.getPet(1));
+  const { offsetSeconds } = await petstore.testClock.advance({ seconds: 3600 });
+  console.log(`  the test moved the key's clock an hour on (offset ${offsetSeconds} s)`);
+  const pet = await untilAnswered(() => petstore.getPet(1));
+  return `read pet 1 ${pet.name} again, an hour on in the key's time`;
+};
 
 /**
  * A webhook receiver on `PETSTORE_RECEIVER_PORT` (on the receiver URL's host when that is a loopback address, else on
  * every interface: `localhost`, a tunnel's or a container's name may stand for any of this machine's addresses),
- * verifying with `PETSTORE_WEBHOOK_SECRET`; prints `PETSTORE_READY` once listening and ends on `SIGTERM`.
+ * verifying with `PETSTORE_WEBHOOK_SECRET` (./receiver.ts); prints `PETSTORE_READY` once listening and ends on
+ * `SIGTERM`.
  */
 const receiveWebhooks: Task = ({ env }) => {
   const secret = required(env, 'PETSTORE_WEBHOOK_SECRET');
   const port = Number(required(env, 'PETSTORE_RECEIVER_PORT'));
   const hostname = new URL(env.PETSTORE_RECEIVER_URL ?? 'http://127.0.0.1/').hostname.replace(/^\[|\]$/g, '');
   const host = ['127.0.0.1', '::1'].includes(hostname) ? hostname : undefined;
-  const receiver: Receiver = { secret, seen: new Set(), verified: { count: 0 } };
-  const server = createServer((request, response) => {
-    // A delivery whose body never arrived whole (its connection cut): nothing to answer.
-    answerDelivery(receiver, request, response).catch(() => response.destroy());
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port, host }, () => console.log(READY_LINE));
-    process.once('SIGTERM', () => {
-      const { seen, verified } = receiver;
-      server.close(() =>
-        resolve(`receiver stopped: ${verified.count} deliveries verified, ${seen.size} events handled`),
-      );
-      server.closeAllConnections();
-    });
-  });
+  return receiveUntilStopped({ secret, port, host });
 };
 
 /** Each scenario of the catalogue (`GET /scenarios`) and the task its `clientMust` asks for. */
@@ -249,6 +216,8 @@ const TASKS: Record<string, Task> = {
   'sunset-gone': readPastSunset,
   'webhook-receiver': receiveWebhooks,
   'flaky-listing': listPets,
+  'token-reuse': readInParallel,
+  'token-expiry': readPastExpiry,
 };
 
 /** What went wrong, with the request to quote. */
@@ -269,15 +238,21 @@ async function main(env: NodeJS.ProcessEnv): Promise<number> {
   // The clock's own calls go through a client of their own: the main client's gate is busy sleeping when it calls.
   const time = keyTime(new PetstoreClient({ apiKey, baseUrl, random: seededRandom(`${scenario} clock`) }).testClock);
   await time.read();
-  const petstore = new PetstoreClient({
-    apiKey,
+  const options = {
     baseUrl,
     now: time.now,
     sleep: time.sleep,
     random: seededRandom(scenario),
     onResponse: logResponse,
-  });
-  console.log(`${scenario}: ${await task({ petstore, env })}`);
+  };
+  const petstore = new PetstoreClient({ apiKey, ...options });
+  const withToken = () =>
+    new PetstoreClient({
+      clientId: required(env, 'PETSTORE_CLIENT_ID'),
+      clientSecret: required(env, 'PETSTORE_CLIENT_SECRET'),
+      ...options,
+    });
+  console.log(`${scenario}: ${await task({ petstore, env, withToken })}`);
   return 0;
 }
 

@@ -1,4 +1,4 @@
-import type { Fetch, PetstoreClientOptions } from '../../client/index.js';
+import type { ClientCredentials, Fetch, PetstoreClientOptions } from '../../client/index.js';
 import type { App } from '../../src/http/types.js';
 import type { FakeClock } from '../helpers/clock.js';
 
@@ -31,9 +31,13 @@ export function sharedClock(clock: FakeClock): Pick<PetstoreClientOptions, 'now'
   };
 }
 
-/** The options of a client of the test app, with deprecation notices kept instead of printed. */
-export function clientOptions(app: App, clock: FakeClock, apiKey: string): PetstoreClientOptions {
-  return { apiKey, baseUrl: BASE_URL, fetch: injectFetch(app), ...sharedClock(clock), onDeprecation: () => {} };
+/**
+ * The options of a client of the test app, with deprecation notices kept instead of printed: of a key, or of a key's
+ * client credentials (its requests then carry access tokens).
+ */
+export function clientOptions(app: App, clock: FakeClock, auth: string | ClientCredentials): PetstoreClientOptions {
+  const credentials = typeof auth === 'string' ? { apiKey: auth } : auth;
+  return { ...credentials, baseUrl: BASE_URL, fetch: injectFetch(app), ...sharedClock(clock), onDeprecation: () => {} };
 }
 
 /** The real time, where a helper takes a `FakeClock`: a service whose test keys' clocks are all a test moves. */

@@ -2,7 +2,8 @@
  * The typed client earns a clean report card (docs/testing-clients.md#is-my-client-a-good-api-citizen). A soak on a
  * free test key, over HTTP against the real service with a standing fault profile, meets every situation the card
  * grades: 429s, 503s with Retry-After, the minute's last request (`X-RateLimit-Remaining: 0`), 500s and resets
- * repeated, orders placed and retried, ETags read again, listings followed by their cursors; then a
+ * repeated, orders placed and retried, ETags read again, listings followed by their cursors, all with one
+ * access token (the key's client credentials), which expires when the test moves the key's clock; then a
  * sunset's 410s, of an operation and of a version, and an exam of a webhook receiver. Its card shows
  * every check passed, none failed. The service runs on the real time; the client's long waits pass in
  * the key's own time (`keyTime`: the key's test clock moved instead of waited, which the card counts as
@@ -60,14 +61,17 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-/** A free test key, and a client of it on the key's time that keeps every request it sends. */
-async function clientOf(more: Partial<PetstoreClientOptions> = {}) {
+/**
+ * A free test key, and a client of it on the key's time that keeps every request it sends; by its key, or by its
+ * client credentials (`withToken`: its requests carry an access token).
+ */
+async function clientOf(more: Partial<PetstoreClientOptions> = {}, { withToken = false } = {}) {
   const { record, key } = await t.keys.create({ plan: 'free', test: true });
   const time = keyTime(baseUrl, key);
   const sent: Request[] = [];
   const keeping: Fetch = (request) => (sent.push(request), fetch(request));
   const options: PetstoreClientOptions = {
-    apiKey: key,
+    ...(withToken ? { clientId: record.id, clientSecret: key } : { apiKey: key }),
     baseUrl,
     ...time,
     random: seeded(11),
@@ -75,8 +79,24 @@ async function clientOf(more: Partial<PetstoreClientOptions> = {}) {
     onDeprecation: () => {},
     ...more,
   };
-  return { id: record.id, time, sent, options, client: new PetstoreClient(options) };
+  return { id: record.id, key, time, sent, options, client: new PetstoreClient(options) };
 }
+
+/**
+ * Moves the key's clock `seconds` on as a test of expiry does: behind the client's back, so that its own clock (the
+ * key's time as it last learnt it) does not know, and its token expires while it holds it.
+ */
+async function expireTokens(key: string, seconds: number): Promise<void> {
+  const moved = await fetch(`${baseUrl}/test-clock/advance`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ seconds }),
+  });
+  expect(moved.status).toBe(200);
+  await moved.body?.cancel();
+}
+
+const pathOf = (request: Request) => new URL(request.url).pathname;
 
 /** A call the faults may defeat (every attempt failed): the soak goes on; any other error is the test's. */
 async function tolerated<T>(call: () => Promise<T>): Promise<T | undefined> {
@@ -137,7 +157,7 @@ describe('the typed client’s report card', () => {
     'a soak with faults on a free test key, sunsets and a webhook exam: every check passed, none failed',
     { timeout: 120_000 },
     async () => {
-      const { id, time, sent, options, client } = await clientOf();
+      const { id, key, time, sent, options, client } = await clientOf({}, { withToken: true });
       const pets = (await client.listPets({ status: 'available' })).data;
 
       await t.keys.setFaults(id, SOAK);
@@ -155,18 +175,44 @@ describe('the typed client’s report card', () => {
       await expect(client.placeOrder({ petId: pets[0]!.id, quantity: 3 })).rejects.toThrow();
       await t.keys.setFaults(id, null);
 
+      // An hour on, behind the client's back: the token it holds is refused as expired; renewed once, the call is
+      // answered. (Just before the sunsets: past them, the client's clock learns the key's time again.)
+      const expiring = sent.length;
+      await expireTokens(key, 3600);
+      expect((await client.listOrders({ limit: 1 })).data).toHaveLength(1);
+      const renewal = sent.slice(expiring).filter((request) => pathOf(request) !== '/usage');
+      expect(renewal.map((request) => `${request.method} ${pathOf(request)}`)).toEqual([
+        'GET /store/orders',
+        'POST /oauth/token',
+        'GET /store/orders',
+      ]);
+      const [refused, , renewed] = renewal.map((request) => request.headers.get('authorization'));
+      expect(renewed).not.toBe(refused);
+
       // Past the sunsets in the key's time: getPet is gone, and so is the oldest version. Neither is asked for again.
       await time.advanceTo(SUNSETS);
       const before = sent.length;
       await expect(client.getPet(pets[0]!.id)).rejects.toBeInstanceOf(SunsetError);
       for (let i = 0; i < 3; i++) await expect(client.getPet(pets[1]!.id)).rejects.toBeInstanceOf(SunsetError);
       expect((await client.listOrders({ limit: 1 })).data).toHaveLength(1);
-      const older = new PetstoreClient({ ...options, version: OLDEST_VERSION });
+      // By the key: a client of its own with the client credentials would ask for a second token while one is held.
+      const older = new PetstoreClient({
+        ...options,
+        clientId: undefined,
+        clientSecret: undefined,
+        apiKey: key,
+        version: OLDEST_VERSION,
+      });
       await expect(older.listOrders()).rejects.toBeInstanceOf(VersionSunsetError);
       for (const call of [() => older.listPets(), () => older.listOrders(), () => older.getOrder(1)])
         await expect(call()).rejects.toBeInstanceOf(VersionSunsetError);
-      // getPet once, listOrders once in each version.
-      expect(sent.length - before).toBe(3);
+      // The token renewed once (months on, it has expired), getPet once, listOrders once in each version.
+      expect(sent.slice(before).map((request) => `${request.method} ${pathOf(request)}`)).toEqual([
+        'POST /oauth/token',
+        `GET /pets/${pets[0]!.id}`,
+        'GET /store/orders',
+        'GET /store/orders',
+      ]);
 
       // A receiver that verifies as Standard Webhooks says: the service's own `petstore webhooks listen`.
       const port = await freePort();
