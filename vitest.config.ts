@@ -34,6 +34,7 @@ const STORE_SUITES = [
   'test/versions/**/*.test.ts',
   'test/faults/**/*.api.test.ts',
   'test/oauth/**/*.test.ts',
+  'test/request-log/**/*.test.ts',
 ];
 const UNIT = ['test/**/*.unit.test.ts'];
 const E2E = ['test/e2e/**/*.test.ts', 'test/docs/**/*.test.ts'];

@@ -26,6 +26,7 @@ import { restampKeys } from './ratelimit/callers.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import type { Cards } from './report-card/cards.js';
 import type { ScenarioCatalogue } from './scenarios/schemas.js';
+import type { RequestLog } from './request-log/store.js';
 import { Scripts } from './scenarios/scripts.js';
 import { TestClocks } from './test-mode/clocks.js';
 import { TestData } from './test-mode/test-data.js';
@@ -51,6 +52,8 @@ export interface ApiDeps extends ServiceDeps {
   cards: Cards;
   /** The catalogue of named scenarios (scenarios/catalogue.ts). */
   scenarios: ScenarioCatalogue;
+  /** Test keys' exchanges (request-log/). */
+  requestLog: RequestLog;
 }
 
 /** What the app reads records through, and what it holds of them in memory. */
@@ -81,7 +84,7 @@ export function recordsOf({
  * What the API's operations are built from, made once; each operation is handed the part it uses (./operations.ts).
  */
 export async function operationParts(deps: ApiDeps) {
-  const { config, db, changes, limiter, metrics, clock, versions, records, cards, scenarios } = deps;
+  const { config, db, changes, limiter, metrics, clock, versions, records, cards, scenarios, requestLog } = deps;
   const { orderPages, pets, catalogue, clocks, keys, scripts } = records;
   const writes = new IdempotentWrites(db, clock);
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
@@ -96,7 +99,7 @@ export async function operationParts(deps: ApiDeps) {
     limiter,
     clocks,
     keys,
-    alsoRemove: [(trx, id) => scripts.disarm(id, trx)],
+    alsoRemove: [(trx, id) => scripts.disarm(id, trx), (trx, id) => requestLog.clear(id, trx)],
   });
   // What a child test key's key is derived with (test-mode/test-keys.ts).
   const testKeySecret = await serviceSecret(db, 'test-keys');
@@ -133,6 +136,7 @@ export async function operationParts(deps: ApiDeps) {
     testKeySecret,
     webhooks,
     scripts,
+    requestLog,
     tokens: records.tokens,
     tokenTtlSeconds: config.oauth.tokenTtlMs / 1000,
     // A named scenario's steps, by its id.

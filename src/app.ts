@@ -33,6 +33,7 @@ import { catalogueRoutes } from './scenarios/catalogue-routes.js';
 import type { ScenarioCatalogue } from './scenarios/schemas.js';
 import { stepsAhead } from './scenarios/steps.js';
 import { requestStages } from './stages.js';
+import { RequestLog } from './request-log/store.js';
 import { versionsRoutes } from './versions/routes.js';
 import { type Versioning, versioning } from './versions/versioning.js';
 import { NEWEST_VERSION, VERSION_HEADER } from './versions/versions.js';
@@ -68,6 +69,8 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
   const { keyCache, clocks, scripts, tokens } = records;
   const scenarios = scenarioCatalogue(publicUrl, config.petsGet.sunsetAt);
   const connections = new Connections(clock);
+  const warn = (fields: object, message: string) => (logger || undefined)?.warn(fields, message);
+  const requestLog = new RequestLog(db, warn, config.requestLogPerKey);
   const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
   const stages = requestStages({
     config,
@@ -78,6 +81,7 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
     clockOf: clocks.of.bind(clocks),
     bearers: { check: tokens.check, findKeyById: keyCache.findById.bind(keyCache) },
     cards,
+    requestLog,
     versions,
     draws: new FaultDraws(),
     steps: stepsAhead(scripts, clock),
@@ -87,6 +91,7 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
   });
   const app: App = Fastify(fastifyOptions(deps, stages, connections)).withTypeProvider<TypeBoxTypeProvider>();
   app.decorate('draining', false);
+  app.addHook('onClose', () => requestLog.close());
   pipeline(app, stages);
   everyRoute(app, publicUrl);
 
@@ -94,7 +99,19 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
   routeEveryMethod(app);
   const routes = collectRoutes(app);
   await app.register(async (api: App) =>
-    apiOperations(api, { config, db, changes, limiter, metrics, clock, versions, records, cards, scenarios }),
+    apiOperations(api, {
+      config,
+      db,
+      changes,
+      limiter,
+      metrics,
+      clock,
+      versions,
+      records,
+      cards,
+      scenarios,
+      requestLog,
+    }),
   );
   documentation(app, config, versions, scenarios);
   wellKnownRoutes(app, { publicUrl, keys: records.signingKeys });

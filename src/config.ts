@@ -70,6 +70,8 @@ export interface Config {
   webhooks: WebhookConfig;
   /** Access tokens (oauth/): their lifetime (OAUTH_TOKEN_TTL_SECONDS) and how often their signing key rotates. */
   oauth: { tokenTtlMs: number; rotationMs: number };
+  /** Exchanges kept per test key in its request log (request-log/): REQUEST_LOG_PER_KEY; 0, none recorded. */
+  requestLogPerKey: number;
 }
 
 export const DEFAULTS = {
@@ -98,6 +100,7 @@ export const DEFAULTS = {
   eventsRetentionDays: 30,
   oauthTokenTtlSeconds: 3600,
   oauthKeyRotationDays: 30,
+  requestLogPerKey: 1000,
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -145,6 +148,7 @@ export function loadConfig(env: Env = process.env): Config {
       tokenTtlMs: 1000 * positiveIntOf(env, 'OAUTH_TOKEN_TTL_SECONDS', DEFAULTS.oauthTokenTtlSeconds),
       rotationMs: DAY_MS * positiveIntOf(env, 'OAUTH_KEY_ROTATION_DAYS', DEFAULTS.oauthKeyRotationDays),
     },
+    requestLogPerKey: wholeUpToOf(env, 'REQUEST_LOG_PER_KEY', DEFAULTS.requestLogPerKey, 10_000),
   };
 }
 
@@ -232,4 +236,5 @@ export type PublicConfig = Pick<
   | 'fulfilment'
   | 'webhooks'
   | 'oauth'
+  | 'requestLogPerKey'
 >;

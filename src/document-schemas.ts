@@ -9,6 +9,7 @@ import { ReportCard } from './report-card/schemas.js';
 import { Scenario, ScenarioCatalogue, ScenarioStep, Script, ScriptRequest } from './scenarios/schemas.js';
 import { WebhookExam } from './report-card/exam.js';
 import { Usage } from './usage/schemas.js';
+import { LogEntry } from './request-log/entry.js';
 import { Version } from './versions/routes.js';
 import {
   Delivery as WebhookDelivery,
@@ -45,4 +46,5 @@ export const NAMED_SCHEMAS = [
   Script,
   Scenario,
   ScenarioCatalogue,
+  LogEntry,
 ];

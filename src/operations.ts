@@ -19,6 +19,7 @@ import { createTestKey, deleteTestKey } from './test-mode/test-keys.js';
 import { getUsage } from './usage/get.js';
 import type { Scope } from './oauth/scopes.js';
 import { tokenRoute } from './oauth/token-route.js';
+import { requestLogRoutes } from './request-log/routes.js';
 import { createWebhookEndpoint } from './webhooks/create.js';
 import { deleteWebhookEndpoint } from './webhooks/delete.js';
 import { listWebhookDeliveries } from './webhooks/deliveries-list.js';
@@ -51,7 +52,7 @@ export async function apiOperations(api: App, deps: ApiDeps): Promise<void> {
   const parts = await operationParts(deps);
   const { db, clock, publicUrl, limiter, cards, orderPages, pets, catalogue, clocks, keys, deprecation } = parts;
   const { shapes, writes, moves, placement, events, cursors, testData, testKeySecret, webhooks } = parts;
-  const { scripts, scenarioSteps, tokens, tokenTtlSeconds } = parts;
+  const { scripts, scenarioSteps, tokens, tokenTtlSeconds, requestLog } = parts;
   needing('pets:read', () => {
     listPets(api, { pets, cursors });
     getPet(api, { catalogue, clock, deprecation, shapes });
@@ -89,6 +90,7 @@ export async function apiOperations(api: App, deps: ApiDeps): Promise<void> {
   createTestKey(api, { db, keys, writes, testKeySecret });
   deleteTestKey(api, { db, testData });
   scriptRoutes(api, { scripts, keys, operations: counted, scenarios: scenarioSteps });
-  getReportCard(api, { cards, publicUrl });
+  getReportCard(api, { cards, publicUrl, logged: (keyId, ids) => requestLog.kept(keyId, ids) });
+  requestLogRoutes(api, { log: requestLog, cursors, publicUrl });
   resetReportCard(api, { cards, publicUrl, clock });
 }

@@ -22,6 +22,8 @@ import {
   identifyStage,
 } from './keys/identify.js';
 import { clientStage } from './oauth/client-stage.js';
+import { requestLogStage } from './request-log/stage.js';
+import type { RequestLog } from './request-log/store.js';
 import { accessLogStage } from './ops/access-log.js';
 import { type Metrics, metricsStage } from './ops/metrics.js';
 import { limitStage } from './ratelimit/stage.js';
@@ -57,6 +59,8 @@ export interface StageDeps {
   /** Access tokens (oauth/), and keys found by their id. */
   bearers: Omit<Bearers, 'clock'>;
   cards: Cards;
+  /** Test keys' exchanges (request-log/). */
+  requestLog: RequestLog;
   versions: Versioning;
   draws: FaultDraws;
   /** Test keys' scripts (scenarios/): the step a request would meet. */
@@ -80,6 +84,7 @@ export function requestStages(deps: StageDeps): Stage[] {
     requestIdStage,
     identifyStage(findKey, clockOf, { ...deps.bearers, clock }),
     clientStage(findKey, clockOf),
+    requestLogStage(deps.requestLog, clock),
     cardStage(cards, clock, connections),
     faultsStage(publicUrl, draws, { steps: deps.steps, refuse: limit.refuse }),
     limit,

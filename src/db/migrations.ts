@@ -7,6 +7,7 @@ import { type Dialect, dialectOf, type Kind, required } from './migration-dialec
 import { orderLifecycleAndEvents, webhooks } from './event-migrations.js';
 import { childTestKeys, testClocks, testScripts } from './test-mode-migrations.js';
 import { oauthSigningKeys } from './oauth-migrations.js';
+import { requestLog } from './request-log-migrations.js';
 
 /**
  * Migrations live in code, in order. Kysely's migrator holds a lock while it runs (an advisory lock on
@@ -31,6 +32,7 @@ export function migrations(kind: Kind): Record<string, Migration> {
     '012_child_test_keys': childTestKeys,
     '013_test_scripts': testScripts,
     '014_oauth_signing_keys': oauthSigningKeys,
+    '015_request_log': requestLog(d),
   };
 }
 

@@ -18,6 +18,20 @@ export interface Database {
   test_scripts: TestScriptsTable;
   test_script_uses: TestScriptUsesTable;
   oauth_signing_keys: OAuthSigningKeysTable;
+  request_log: RequestLogTable;
+}
+
+/** A test key's exchange (request-log/): its entry as JSON, and what listings filter and order by. */
+export interface RequestLogTable {
+  seq: Generated<number>;
+  api_key_id: string;
+  request_id: string;
+  received_at: number;
+  method: string;
+  path: string;
+  status: number | null;
+  checks: string;
+  entry: string;
 }
 
 /** A signing key of access tokens (oauth/signing-keys.ts): its JWKs as JSON, when it signs (ms since the epoch). */

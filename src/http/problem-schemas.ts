@@ -59,6 +59,9 @@ const OWN_MEMBERS: ProblemMembers = {
     retryAfter: RetryAfterSeconds('Seconds until the ban ends, the same as `Retry-After`.'),
     bannedUntil: Type.String({ format: 'date-time', maxLength: 30 }),
   },
+  'insufficient-scope': {
+    scope: Type.String({ maxLength: 100, description: 'The scope the operation needs (oauth/scopes.ts).' }),
+  },
 };
 
 /** The names the document has given these since before every type had a schema: clients know them. */

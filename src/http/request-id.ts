@@ -8,8 +8,9 @@ export const REQUEST_ID_HEADER = 'X-Request-Id';
 /** Node hands header names over in lower case. */
 const REQUEST_ID_FIELD = REQUEST_ID_HEADER.toLowerCase();
 
-// Sane: short and plain, so that it cannot smuggle anything into logs or headers.
-const SANE = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Sane: short and plain, so that it cannot smuggle anything into logs or headers. */
+export const REQUEST_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
+const SANE = new RegExp(REQUEST_ID_PATTERN);
 
 /**
  * A new id: this process's (96 random bits, base64url) and then a count, so that no two requests of any

@@ -71,7 +71,8 @@ export function tokenRoute(app: App, { tokens, ttlSeconds }: { tokens: Tokens; t
     scope.post(
       TOKEN_PATH,
       {
-        config: { clientCredentials: true },
+        // Tokens are the same in every version: a client pinned to a sunset one still gets one.
+        config: { clientCredentials: true, everyVersion: true },
         attachValidation: true,
         schema: {
           operationId: 'getAccessToken',
@@ -81,8 +82,8 @@ export function tokenRoute(app: App, { tokens, ttlSeconds }: { tokens: Tokens; t
             '`client_secret`, sent by HTTP Basic (`client_secret_basic`) or in the form (`client_secret_post`), ' +
             `never both. The token is a JWT (RFC 9068) that lives ${ttlSeconds} s in your key's time (a test ` +
             "clock's advance expires it), and may do what its `scope` says. Ask for a new one shortly before it " +
-            'expires, once for all your callers. Counts like any request; its refusals are OAuth errors (RFC 6749 ' +
-            '§5.2), except the service-wide ones (`429`, `503`), which are problems.',
+            'expires, once for all your callers. Counts like any request; its refusals are OAuth ' +
+            'errors (RFC 6749 §5.2), except the service-wide ones (`429`, `503`), which are problems.',
           tags: [TAG.tokens],
           'x-stability': 'beta',
           body: { content: { [FORM_CONTENT_TYPE]: { schema: TokenRequest } } },

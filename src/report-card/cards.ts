@@ -1,6 +1,6 @@
 import type { Card, CardChange } from './card.js';
 import { newCard } from './card.js';
-import { applyChange } from './grade.js';
+import { applyChange, type Outcome } from './grade.js';
 
 /**
  * Where the report cards are kept (docs/testing-clients.md#is-my-client-a-good-api-citizen): in this process's memory
@@ -11,10 +11,11 @@ import { applyChange } from './grade.js';
  */
 export interface Cards {
   /**
-   * Records `change` on the key's card (a new one from `since` if it has none). Once it has settled, the
-   * key's next change, on any instance, comes after it.
+   * Records `change` on the key's card (a new one from `since` if it has none), and answers a graded request's
+   * outcomes (undefined when they could not be known). Once it has settled, the key's next change, on any instance,
+   * comes after it.
    */
-  record(keyId: string, since: number, change: CardChange): void | Promise<void>;
+  record(keyId: string, since: number, change: CardChange): Outcome[] | undefined | Promise<Outcome[] | undefined>;
   /** The key's card, with every change recorded so far (a new one from `since` if it has none). */
   read(keyId: string, since: number): Card | Promise<Card>;
   /** Starts the key's card over from `since`. */
@@ -32,8 +33,8 @@ export class MemoryCards implements Cards {
     this.#max = max;
   }
 
-  record(keyId: string, since: number, change: CardChange): void {
-    applyChange(this.#card(keyId, since), change);
+  record(keyId: string, since: number, change: CardChange): Outcome[] | undefined {
+    return applyChange(this.#card(keyId, since), change);
   }
 
   read(keyId: string, since: number): Card {

@@ -65,7 +65,7 @@ async function cardOf(url: string, key: string, fetchCard: typeof fetch): Promis
   return body;
 }
 
-/** The card for a person: a line per check, with the latest failure under a failed one. */
+/** The card for a person: a line per check, with the latest failure (and its exchange's URL) under a failed one. */
 function describe(card: ReportCard): string {
   const counts = card.checks.map((check) => `${check.seen}/${check.failed}`);
   const width = Math.max('seen/failed'.length, ...counts.map((count) => count.length));
@@ -78,8 +78,11 @@ function describe(card: ReportCard): string {
     lines.push(`${check.status.padEnd(9)}${counts[i]!.padStart(width)}  ${check.title} (${check.id})`);
     const latest = check.failures[0];
     const indent = ' '.repeat(9 + width + 2);
-    if (check.status === 'failed' && latest)
+    if (check.status === 'failed' && latest) {
       lines.push(`${indent}latest: ${oneLine(latest.detail)} (request ${latest.requestId}, at ${latest.at})`);
+      // The exchange itself, while the request log holds it (`--key` reads it).
+      if (latest.log) lines.push(`${indent}exchange: ${latest.log}`);
+    }
     if (check.status === 'failed') lines.push(`${indent}${oneLine(check.advice)} See ${check.docs}`);
   });
   const failed = card.checks.filter((check) => check.status === 'failed').length;

@@ -13,7 +13,15 @@ import {
   seconds,
 } from './card.js';
 import { inFlight } from '../http/in-flight.js';
-import { type CheckId, GONE_REPEATS, RECENT_MS, TIMER_SLACK_MS, TOKEN_RENEWAL_MS, UNREVALIDATED } from './checks.js';
+import {
+  CHECK_IDS,
+  type CheckId,
+  GONE_REPEATS,
+  RECENT_MS,
+  TIMER_SLACK_MS,
+  TOKEN_RENEWAL_MS,
+  UNREVALIDATED,
+} from './checks.js';
 import { judgeRepeats } from './repeats.js';
 
 /**
@@ -21,14 +29,48 @@ import { judgeRepeats } from './repeats.js';
  * into its card (./card.ts), its arrival and its answer together, once the answer is known and before it is sent.
  */
 
-/** Folds one graded request into `card` (in place). */
-export function grade(card: Card, request: Arrival, answer: Answer): void {
+/** What grading one request did to a check (the request log shows it): a situation it started, passed, or failed. */
+export interface Outcome {
+  id: CheckId;
+  outcome: 'started' | 'passed' | 'failed';
+  /** A failure's sentence. */
+  detail?: string;
+}
+
+/** The checks whose situation an answer opens (a `429`, a `410`, a token…): a request that arose one started it. */
+const OPENED_BY_ANSWERS: ReadonlySet<CheckId> = new Set<CheckId>([
+  'honours-retry-after',
+  'not-banned',
+  'paces',
+  'stops-after-gone',
+  'reuses-tokens',
+  'renews-expired-tokens',
+]);
+
+/** Folds one graded request into `card` (in place); answers what it did to each check it touched. */
+export function grade(card: Card, request: Arrival, answer: Answer): Outcome[] {
+  const before = CHECK_IDS.map((id) => ({ seen: card.tallies[id].seen, failed: card.tallies[id].failed }));
+  // The waits a request honoured: judged without a count of their own.
+  const judged: CheckId[] = [];
+  gradeInto(card, request, answer, judged);
+  const outcomes: Outcome[] = [];
+  CHECK_IDS.forEach((id, i) => {
+    const now = card.tallies[id];
+    const was = before[i]!;
+    if (now.failed > was.failed) outcomes.push({ id, outcome: 'failed', detail: now.failures[0]!.detail });
+    else if (now.seen > was.seen) outcomes.push({ id, outcome: OPENED_BY_ANSWERS.has(id) ? 'started' : 'passed' });
+    else if (judged.includes(id)) outcomes.push({ id, outcome: 'passed' });
+  });
+  return outcomes;
+}
+
+function gradeInto(card: Card, request: Arrival, answer: Answer, judged: CheckId[]): void {
   card.requests++;
   const fail = (id: CheckId, detail: string) => failed(card, id, request, detail);
   // OAuth libraries send no Petstore-Version, and a token request is about tokens only.
   if (request.asksToken) return judgeTokenRequest(card, request, answer, fail);
   judgeExpiredTokens(card, request, answer, fail);
-  const held = judgeWaits(card, request, fail);
+  const held = judgeWaits(card, request, fail, judged);
   judgeRepeats(card, request, answer, fail);
   judgeRevalidation(card, request, answer, fail);
   judgeVersion(card, request, fail);
@@ -81,8 +123,8 @@ interface Held {
   exhausted: boolean;
 }
 
-/** `honours-retry-after` and `paces`: a request that came before the wait it was asked for. */
-function judgeWaits(card: Card, request: Arrival, fail: Fail): Held {
+/** `honours-retry-after` and `paces`: a request that came before the wait it was asked for (`judged`: it waited). */
+function judgeWaits(card: Card, request: Arrival, fail: Fail, judged: CheckId[]): Held {
   const { limited, unavailable, exhausted } = card;
   const held = { limited: false, unavailable: false, exhausted: false };
   if (limited) {
@@ -92,6 +134,7 @@ function judgeWaits(card: Card, request: Arrival, fail: Fail): Held {
         'honours-retry-after',
         `sent ${seconds(request.key - limited.sentKey)} after a 429; Retry-After said ${limited.seconds}`,
       );
+    if (early === false) judged.push('honours-retry-after');
     if (early !== undefined) card.limited = undefined;
     else held.limited = true;
   }
@@ -102,6 +145,7 @@ function judgeWaits(card: Card, request: Arrival, fail: Fail): Held {
         'honours-retry-after',
         `repeated ${seconds(request.key - unavailable.sentKey)} after a 503; Retry-After said ${unavailable.seconds}`,
       );
+    if (early === false) judged.push('honours-retry-after');
     if (early !== undefined) card.unavailable = undefined;
     else held.unavailable = true;
   }
@@ -113,6 +157,7 @@ function judgeWaits(card: Card, request: Arrival, fail: Fail): Held {
         `sent ${seconds(request.key - exhausted.sentKey)} after X-RateLimit-Remaining: 0; the next slot was free ` +
           `${seconds(exhausted.until - exhausted.sentKey)} after it`,
       );
+    if (early === false) judged.push('paces');
     if (early !== undefined) card.exhausted = undefined;
     else held.exhausted = true;
   }
@@ -239,9 +284,13 @@ function judgeExpiredTokens(card: Card, request: Arrival, answer: Answer, fail: 
   keep(card.expiredTokens, { token: request.token, ...sent(answer) }, KEEP.expiredTokens);
 }
 
-/** Applies one change to `card` (in place): a graded request, an exam, or a reset of the key's data. */
-export function applyChange(card: Card, change: CardChange): void {
-  if (change.kind === 'graded') grade(card, change.arrival, change.answer);
-  else if (change.kind === 'examined') examined(card, change.at, change.requestId, change.wrong);
+/**
+ * Applies one change to `card` (in place): a graded request, an exam, or a reset of the key's data; a graded request's
+ * outcomes.
+ */
+export function applyChange(card: Card, change: CardChange): Outcome[] | undefined {
+  if (change.kind === 'graded') return grade(card, change.arrival, change.answer);
+  if (change.kind === 'examined') examined(card, change.at, change.requestId, change.wrong);
   else forgetSituations(card);
+  return undefined;
 }

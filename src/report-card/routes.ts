@@ -9,11 +9,13 @@ import type { KeyRecord } from '../keys/repository.js';
 import type { Cards } from './cards.js';
 import { cardStart } from './card.js';
 import { ReportCard } from './schemas.js';
-import { cardView } from './view.js';
+import { cardView, failedRequests, type Logged } from './view.js';
 
 export interface ReportCardDeps {
   cards: Cards;
   publicUrl: string;
+  /** Which failures' exchanges the request log still holds (request-log/): their `log` links. */
+  logged: Logged;
 }
 
 const ABOUT =
@@ -33,11 +35,11 @@ async function cardOf(request: FastifyRequest, cards: Cards) {
  * what it graded; the situations go with the windows and records that opened them.
  */
 export function cardReset(cards: Cards): (key: KeyRecord) => void | Promise<void> {
-  return (key) => cards.record(key.id, cardStart(key), { kind: 'reset' });
+  return async (key) => void (await cards.record(key.id, cardStart(key), { kind: 'reset' }));
 }
 
 /** `GET /report-card` (getReportCard): how the test key's client behaved. */
-export function getReportCard(app: App, { cards, publicUrl }: ReportCardDeps): void {
+export function getReportCard(app: App, { cards, publicUrl, logged }: ReportCardDeps): void {
   app.get(
     '/report-card',
     {
@@ -51,12 +53,18 @@ export function getReportCard(app: App, { cards, publicUrl }: ReportCardDeps): v
         response: { 200: ref(ReportCard), ...problemResponses(403, 429) },
       },
     },
-    async (request) => cardView(await cardOf(request, cards), publicUrl),
+    async (request) => {
+      const card = await cardOf(request, cards);
+      return cardView(card, publicUrl, await logged(testKeyOf(request).id, failedRequests(card)));
+    },
   );
 }
 
 /** `DELETE /report-card` (resetReportCard): the card starts over now. */
-export function resetReportCard(app: App, { cards, publicUrl, clock }: ReportCardDeps & { clock: () => number }): void {
+export function resetReportCard(
+  app: App,
+  { cards, publicUrl, clock }: Omit<ReportCardDeps, 'logged'> & { clock: () => number },
+): void {
   app.delete(
     '/report-card',
     {

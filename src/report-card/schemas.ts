@@ -22,6 +22,10 @@ export const ReportCheck = Type.Object(
           requestId: Type.String({ maxLength: 128, description: 'The `X-Request-Id` of the request that went wrong.' }),
           at: Instant("When it arrived, in your key's time."),
           detail: Type.String({ maxLength: 400, description: 'What went wrong, with the figures.' }),
+          log: Type.Union([Type.String({ format: 'uri', maxLength: 300 }), Type.Null()], {
+            description:
+              "The exchange in your key's request log (`GET /request-log/{requestId}`); null once it is gone.",
+          }),
         },
         { additionalProperties: false },
       ),

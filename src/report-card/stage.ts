@@ -11,6 +11,7 @@ import type { Verdict } from '../ratelimit/verdict.js';
 import { VERSION_HEADER } from '../versions/versions.js';
 import type { Cards } from './cards.js';
 import { type Answer, type Arrival, cardStart } from './card.js';
+import type { Outcome } from './grade.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,6 +20,10 @@ declare module 'fastify' {
      * (../http/in-flight.ts); `body`, a hash of its body as sent, once read.
      */
     watched: { real: number; conn: number; openedAt: number; body: string | undefined } | undefined;
+    /** What grading the request did to the card's checks, once graded (the request log shows it). */
+    checked: Outcome[] | undefined;
+    /** The grading of a request cut before its answer, under way. */
+    grading: Promise<void> | undefined;
   }
 }
 
@@ -63,12 +68,14 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
       conn: watched.conn,
       mark: connections.mark(),
     };
-    return cards.record(identity.key.id, cardStart(identity.key), { kind: 'graded', arrival, answer });
+    const outcomes = cards.record(identity.key.id, cardStart(identity.key), { kind: 'graded', arrival, answer });
+    if (!(outcomes instanceof Promise)) return void (request.checked = outcomes);
+    return outcomes.then((made) => void (request.checked = made));
   }
 
   return {
     name: 'report-card',
-    fields: { watched: undefined },
+    fields: { watched: undefined, checked: undefined, grading: undefined },
     forRoute(route): Phases {
       if (!route.api || route.counted === false || route.graded === false) return {};
       const operation = operationOf(route);
@@ -95,8 +102,9 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
             : payload;
         },
         onRequestAbort(request) {
-          if (request.watched)
-            void record(request, operation, asksToken, { status: 'cut', etag: false, cursorRefused: false });
+          if (!request.watched) return;
+          const settled = record(request, operation, asksToken, { status: 'cut', etag: false, cursorRefused: false });
+          if (settled) request.grading = settled.catch(() => undefined);
         },
       };
     },

@@ -25,6 +25,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
     // An empty schema of our own, then eight "instances" migrating it at once, each on its own pool.
     const { db, url, drop } = await testDatabase({ kind: 'postgres' });
     drops.push(drop);
+    await db.schema.dropTable('request_log').execute();
     await db.schema.dropTable('oauth_signing_keys').execute();
     await db.schema.dropTable('test_script_uses').execute();
     await db.schema.dropTable('test_scripts').execute();
@@ -70,6 +71,7 @@ describe.skipIf(!available)('PostgreSQL migrations', () => {
       '012_child_test_keys',
       '013_test_scripts',
       '014_oauth_signing_keys',
+      '015_request_log',
     ]);
   });
 });

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEWEST_VERSION, OLDEST_VERSION } from '../../src/versions/versions.js';
-import { chromiumInstalled, launchChromium } from '../helpers/browser.js';
+import { apiKeyForm, chromiumInstalled, launchChromium } from '../helpers/browser.js';
 import { demoKey, type Server, startServer, tempDir } from '../helpers/process.js';
 
 const SUNSET = '2031-03-15T00:00:00Z';
@@ -34,13 +34,17 @@ const TEST_MODE_OPERATIONS = [
   'disarmTestScenario',
   'getReportCard',
   'resetReportCard',
+  'listRequestLog',
+  'exportRequestLog',
+  'getRequestLogEntry',
   'listScenarios',
 ];
+const TOKEN_OPERATIONS = ['getAccessToken', 'getAuthorizationServerMetadata', 'getJsonWebKeySet'];
 const GROUPS = {
   Pets: ['listPets', 'getPet'],
   Store: ['listOrders', 'placeOrder', 'getOrder', 'cancelOrder', 'advanceOrder'],
   Notifications: ['listEvents', 'getEvent', ...WEBHOOK_OPERATIONS],
-  Account: ['getUsage', 'listVersions', ...TEST_MODE_OPERATIONS],
+  Account: ['getUsage', ...TOKEN_OPERATIONS, 'listVersions', ...TEST_MODE_OPERATIONS],
 };
 const STABILITY: Record<string, string> = {
   listPets: 'beta',
@@ -52,6 +56,7 @@ const STABILITY: Record<string, string> = {
   getEvent: 'beta',
   ...Object.fromEntries(WEBHOOK_OPERATIONS.map((id) => [id, 'experimental'])),
   getUsage: 'beta',
+  ...Object.fromEntries(TOKEN_OPERATIONS.map((id) => [id, 'beta'])),
   listVersions: 'beta',
   ...Object.fromEntries(TEST_MODE_OPERATIONS.map((id) => [id, 'experimental'])),
 };
@@ -190,9 +195,9 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
 
   it('sends a real request with an API key and shows the response with its rate-limit headers', async () => {
     await page.locator('.auth-wrapper .authorize').click();
-    await page.locator('.modal-ux input[type="text"]').fill(key);
-    await page.locator('.modal-ux .auth-btn-wrapper .authorize').click();
-    await page.locator('.modal-ux .btn-done').click();
+    await apiKeyForm(page).locator('#api_key_value').fill(key);
+    await apiKeyForm(page).locator('.auth-btn-wrapper .authorize').click();
+    await apiKeyForm(page).locator('.btn-done').click();
 
     const listPets = operation('listPets');
     await listPets.locator('.opblock-summary').first().click();
@@ -285,10 +290,10 @@ describe.skipIf(!chromiumInstalled())('/docs in a real browser', { timeout: 60_0
 
   it('lets a test key ask for a fault from try-it: the Prefer field, and the 503 with Preference-Applied', async () => {
     await page.locator('.auth-wrapper .authorize').click();
-    await page.locator('.modal-ux .auth-btn-wrapper button', { hasText: 'Logout' }).click();
-    await page.locator('.modal-ux input[type="text"]').fill(demoKey(server, 'test'));
-    await page.locator('.modal-ux .auth-btn-wrapper .authorize').click();
-    await page.locator('.modal-ux .btn-done').click();
+    await apiKeyForm(page).locator('.auth-btn-wrapper button', { hasText: 'Logout' }).click();
+    await apiKeyForm(page).locator('#api_key_value').fill(demoKey(server, 'test'));
+    await apiKeyForm(page).locator('.auth-btn-wrapper .authorize').click();
+    await apiKeyForm(page).locator('.btn-done').click();
     const listPets = operation('listPets');
     await listPets.locator('tr[data-param-name="Prefer"] input').fill('fault=503');
     await listPets.locator('.execute').click();

@@ -39,8 +39,10 @@ describe('petstore report-card', () => {
     expect(lines[failed + 1]).toMatch(
       new RegExp(`^ +latest: GET /pets carried no Petstore-Version \\(request ${requestId}, at [0-9TZ:.-]+\\)$`),
     );
-    expect(lines[failed + 2]).toContain(`See ${t.config.publicUrl}/checks/pins-version`);
-    expect(run.stdout).toContain('1 of 10 checks failed.');
+    // The exchange itself, in the key's request log.
+    expect(lines[failed + 2]).toMatch(new RegExp(`^ +exchange: ${t.config.publicUrl}/request-log/${requestId}$`));
+    expect(lines[failed + 3]).toContain(`See ${t.config.publicUrl}/checks/pins-version`);
+    expect(run.stdout).toContain('1 of 12 checks failed.');
     quiet(run, key);
   });
 

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
@@ -26,4 +26,12 @@ export function launchChromium(): Promise<Browser> {
       '--disable-quic',
     ],
   });
+}
+
+/**
+ * The Authorize dialog's form for the API key (the one naming its header, `X-API-Key`), apart from the OAuth 2.0 and
+ * HTTP Basic forms beside it: its input (`#api_key_value`), its Authorize, Logout and Close buttons.
+ */
+export function apiKeyForm(page: Page): Locator {
+  return page.locator('.modal-ux .auth-container').filter({ hasText: 'X-API-Key' });
 }

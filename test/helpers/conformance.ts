@@ -203,6 +203,9 @@ export const testModeSamples: Record<string, InjectOptions> = {
   armTestScenario: { method: 'PUT', url: '/test-scenario', payload: { steps: [{ answer: 'pass' }] } },
   getTestScenario: { url: '/test-scenario' },
   disarmTestScenario: { method: 'DELETE', url: '/test-scenario' },
+  listRequestLog: { url: '/request-log' },
+  exportRequestLog: { url: '/request-log.har' },
+  getRequestLogEntry: { url: '/request-log/nowhere' },
 };
 
 /**
@@ -302,4 +305,14 @@ export async function testModeTraffic(
     await send('disarmTestScenario', { method: 'DELETE', url: '/test-scenario', headers: as(k) });
   }
   await send('getTestScenario', { url: '/test-scenario', headers: as(scratch) });
+  // A test key's request log: read, exported, one entry, another's (404), a bad filter, a live key's.
+  await t.request({ url: '/pets/1', headers: as(scratch, { 'x-request-id': 'logged-1' }) });
+  for (const k of [scratch, live]) {
+    await send('listRequestLog', { url: '/request-log?limit=2', headers: as(k) });
+    await send('exportRequestLog', { url: '/request-log.har?limit=2', headers: as(k) });
+    await send('getRequestLogEntry', { url: '/request-log/logged-1', headers: as(k) });
+  }
+  await send('getRequestLogEntry', { url: '/request-log/nowhere', headers: as(scratch) });
+  await send('listRequestLog', { url: '/request-log?status=abc', headers: as(scratch) });
+  await send('exportRequestLog', { url: '/request-log.har?check=nope', headers: as(scratch) });
 }

@@ -44,6 +44,9 @@ export const EXPECTED_OPERATIONS = [
   'GET /scenarios',
   'GET /report-card',
   'DELETE /report-card',
+  'GET /request-log',
+  'GET /request-log.har',
+  'GET /request-log/{requestId}',
   'GET /.well-known/oauth-authorization-server',
   'GET /.well-known/jwks.json',
 ];

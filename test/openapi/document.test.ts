@@ -56,7 +56,7 @@ describe('the served document', () => {
     expect(parseYaml(response.body)).toEqual(doc);
   });
 
-  it('documents exactly the thirty-seven operations', () => {
+  it('documents exactly the forty operations', () => {
     expect(
       operationsOf(doc)
         .map((o) => `${o.method} ${o.path}`)
@@ -119,7 +119,7 @@ describe('tags', () => {
     const groupOf = (path: string) =>
       path.startsWith('/pets')
         ? 'Pets'
-        : /^\/(usage|versions|test-|report-card|scenarios|oauth|\.well-known)/.test(path)
+        : /^\/(usage|versions|test-|report-card|request-log|scenarios|oauth|\.well-known)/.test(path)
           ? 'Account'
           : /^\/(events|webhook-endpoints)/.test(path)
             ? 'Notifications'
@@ -142,10 +142,9 @@ describe('extensions', () => {
       'GET /events': 'beta',
       'GET /events/{eventId}': 'beta',
       ...Object.fromEntries(
-        EXPECTED_OPERATIONS.filter((op) => /\/(webhook-endpoints|test-|report-card|scenarios)/.test(op)).map((op) => [
-          op,
-          'experimental',
-        ]),
+        EXPECTED_OPERATIONS.filter((op) =>
+          /\/(webhook-endpoints|test-|report-card|request-log|scenarios)/.test(op),
+        ).map((op) => [op, 'experimental']),
       ),
       'GET /pets/{petId}': undefined,
       'GET /store/orders': undefined,

@@ -1,0 +1,182 @@
+import { sql } from 'kysely';
+import { type Db } from '../db/database.js';
+import { transactionsOf } from '../db/group-commit.js';
+import type { LogEntry } from './entry.js';
+
+/** How often an instance writes what it recorded: an entry is everywhere within this (and a second). */
+const FLUSH_MS = 200;
+/** Entries held at most before a write is forced. */
+const MAX_PENDING = 500;
+
+export interface LogFilter {
+  status?: number | '4xx' | '5xx';
+  method?: string;
+  path?: string;
+  check?: string;
+}
+
+/** A page of a key's log, newest first: entries, and where the next page starts (arrival, then row). */
+export interface LogPage {
+  entries: LogEntry[];
+  next: { receivedAt: number; seq: number } | null;
+}
+
+interface Pending {
+  keyId: string;
+  entry: LogEntry;
+}
+
+/**
+ * The test keys' request logs (docs/request-log.md), in the store so that every instance reads them. An instance
+ * holds what it recorded for at most `FLUSH_MS` and writes it in one transaction, keeping each key's newest
+ * `perKey`; a read through the instance that recorded an entry writes first, so its own entries are there once
+ * their answers are sent, and every other instance's within a second.
+ */
+export class RequestLog {
+  /** Whether anything is recorded: an operator may keep no log at all (REQUEST_LOG_PER_KEY=0). */
+  readonly recording: boolean;
+  #pending: Pending[] = [];
+  #writing: Promise<void> = Promise.resolve();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Db,
+    private readonly warn: (fields: object, message: string) => void,
+    /** Exchanges kept per key (REQUEST_LOG_PER_KEY): the oldest go first. */
+    private readonly perKey: number,
+  ) {
+    this.recording = perKey > 0;
+    this.#timer = setInterval(() => void this.flush(), FLUSH_MS);
+    this.#timer.unref();
+  }
+
+  /** Keeps one exchange of the key's. */
+  record(keyId: string, entry: LogEntry): void {
+    this.#pending.push({ keyId, entry });
+    if (this.#pending.length >= MAX_PENDING) void this.flush();
+  }
+
+  /** Writes what this instance holds; settles once it and every write before it are done. */
+  flush(): Promise<void> {
+    const batch = this.#pending;
+    if (batch.length === 0) return this.#writing;
+    this.#pending = [];
+    this.#writing = this.#writing.then(() =>
+      this.#write(batch).catch((error: unknown) => this.warn({ err: error }, 'request log: entries were not kept')),
+    );
+    return this.#writing;
+  }
+
+  async page(keyId: string, filter: LogFilter, limit: number, after?: LogPage['next']): Promise<LogPage> {
+    await this.flush();
+    let query = this.db
+      .selectFrom('request_log')
+      .select(['seq', 'received_at', 'entry'])
+      .where('api_key_id', '=', keyId);
+    if (typeof filter.status === 'number') query = query.where('status', '=', filter.status);
+    else if (filter.status !== undefined) {
+      const from = filter.status === '4xx' ? 400 : 500;
+      query = query.where('status', '>=', from).where('status', '<', from + 100);
+    }
+    if (filter.method !== undefined) query = query.where('method', '=', filter.method);
+    if (filter.path !== undefined) query = query.where('path', '=', filter.path);
+    if (filter.check !== undefined) query = query.where('checks', 'like', `%,${filter.check},%`);
+    if (after)
+      query = query.where((eb) =>
+        eb.or([
+          eb('received_at', '<', after.receivedAt),
+          eb.and([eb('received_at', '=', after.receivedAt), eb('seq', '<', after.seq)]),
+        ]),
+      );
+    const rows = await query
+      .orderBy('received_at', 'desc')
+      .orderBy('seq', 'desc')
+      .limit(limit + 1)
+      .execute();
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      entries: page.map((row) => JSON.parse(row.entry) as LogEntry),
+      next: rows.length > limit && last ? { receivedAt: Number(last.received_at), seq: Number(last.seq) } : null,
+    };
+  }
+
+  async entry(keyId: string, requestId: string): Promise<LogEntry | undefined> {
+    await this.flush();
+    const row = await this.db
+      .selectFrom('request_log')
+      .select('entry')
+      .where('api_key_id', '=', keyId)
+      .where('request_id', '=', requestId)
+      .orderBy('seq', 'desc')
+      .executeTakeFirst();
+    return row && (JSON.parse(row.entry) as LogEntry);
+  }
+
+  /** Which of these requests of the key still have an entry. */
+  async kept(keyId: string, requestIds: readonly string[]): Promise<Set<string>> {
+    if (requestIds.length === 0) return new Set();
+    await this.flush();
+    const rows = await this.db
+      .selectFrom('request_log')
+      .select('request_id')
+      .where('api_key_id', '=', keyId)
+      .where('request_id', 'in', [...new Set(requestIds)])
+      .execute();
+    return new Set(rows.map((row) => row.request_id));
+  }
+
+  /**
+   * Empties the key's log (through `trx`: a reset's transaction), what this instance holds of it included. A write
+   * under way may still hold some of the key's entries: they are deleted once it is done, before any later write
+   * (and before a read through this instance).
+   */
+  async clear(keyId: string, trx: Db = this.db): Promise<void> {
+    this.#pending = this.#pending.filter((pending) => pending.keyId !== keyId);
+    await trx.deleteFrom('request_log').where('api_key_id', '=', keyId).execute();
+    this.#writing = this.#writing.then(() =>
+      this.db
+        .deleteFrom('request_log')
+        .where('api_key_id', '=', keyId)
+        .execute()
+        .then(
+          () => undefined,
+          (error: unknown) => this.warn({ err: error }, 'request log: a cleared log was not emptied'),
+        ),
+    );
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.flush();
+  }
+
+  async #write(batch: Pending[]): Promise<void> {
+    const keys = new Set(batch.map((pending) => pending.keyId));
+    await transactionsOf(this.db).run(async (trx) => {
+      await trx
+        .insertInto('request_log')
+        .values(
+          batch.map(({ keyId, entry }) => ({
+            api_key_id: keyId,
+            request_id: entry.requestId,
+            received_at: Date.parse(entry.receivedAt),
+            method: entry.method,
+            path: entry.path,
+            status: entry.status,
+            checks: `,${entry.checks.map((check) => check.id).join(',')},`,
+            entry: JSON.stringify(entry),
+          })),
+        )
+        .execute();
+      // Each touched key's newest `perKey` stay: one statement for the whole batch.
+      await sql`
+        DELETE FROM request_log WHERE seq IN (
+          SELECT seq FROM (
+            SELECT seq, ROW_NUMBER() OVER (PARTITION BY api_key_id ORDER BY received_at DESC, seq DESC) AS newer
+            FROM request_log WHERE api_key_id IN (${sql.join([...keys])})
+          ) AS ranked WHERE newer > ${this.perKey}
+        )`.execute(trx);
+    });
+  }
+}
