@@ -55,6 +55,9 @@ const E2E_TIMED = [
   'fulfilment',
   'fulfilment-instances',
   'parallel-instances',
+  // A change (a revocation, an exchange recorded) reaching the other instance within a second.
+  'tokens-instances',
+  'request-log-instances',
   'shutdown',
   // The careless example's repeats at once must reach the service at once: a busy machine spreads them.
   'examples',

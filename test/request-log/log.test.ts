@@ -145,3 +145,45 @@ describe('the request log', () => {
     expect((await logOf(key)).data).toEqual([]);
   });
 });
+
+describe('how an exchange ended', () => {
+  it('records a request the client cut before its answer as cut, with no status', async () => {
+    t = await testApp({ overSocket: true });
+    const key = await t.newKey({ plan: 'free', test: true });
+    await t.request({
+      method: 'PUT',
+      url: '/test-scenario',
+      headers: as(key),
+      payload: { steps: [{ match: 'GET /pets/{petId}', answer: 'pass', latencyMs: 2_000 }] },
+    });
+    const controller = new AbortController();
+    const port = (t.app.server.address() as { port: number }).port;
+    const sent = fetch(`http://127.0.0.1:${port}/pets/1`, {
+      headers: as(key, { 'x-request-id': 'cut-1' }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    // The step holds the answer two seconds: the client gives up once the request has arrived.
+    while ((json(await t.request({ url: '/test-scenario', headers: as(key) })).used ?? []).length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    controller.abort();
+    await sent;
+    let entry = await t.request({ url: '/request-log/cut-1', headers: as(key) });
+    while (entry.statusCode === 404) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      entry = await t.request({ url: '/request-log/cut-1', headers: as(key) });
+    }
+    expect(json(entry)).toMatchObject({ requestId: 'cut-1', status: null, ending: 'cut', responseHeaders: {} });
+  });
+
+  it("names a fault drawn by the key's profile as its cause", async () => {
+    t = await testApp();
+    const { key } = await t.keys.create({
+      plan: 'free',
+      test: true,
+      faults: { rate: 1, faults: ['500'], latencyMs: null, seed: 7 },
+    });
+    await t.request({ url: '/pets/1', headers: as(key, { 'x-request-id': 'drawn-1' }) });
+    const entry = json(await t.request({ url: '/request-log/drawn-1', headers: as(key) }));
+    expect(entry).toMatchObject({ status: 500, fault: { fault: '500', by: expect.stringContaining('profile') } });
+  });
+});
