@@ -170,8 +170,13 @@ function everyRoute(app: App, publicUrl: string): void {
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
   app.setErrorHandler(errorHandler(publicUrl, isStoreUnavailable));
   app.setNotFoundHandler(notFoundHandler(publicUrl));
-  // JSON only: any other body is a 415.
-  app.removeContentTypeParser('text/plain');
+  // JSON only: any other body is a 415. Fastify's own JSON parser, keeping the text as sent for the request log.
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    request.bodyText = body as string;
+    void json(request, body as string, done);
+  });
   // What counts nothing is said in the document too (openapi/transforms.ts), from the route's own config.
   app.addHook('onRoute', (route) => {
     if ((route.config as RouteConfig | undefined)?.counted === false)

@@ -7,7 +7,7 @@
 //   versions          → the document of the version chosen above the page,
 //                     and its Petstore-Version on every "Try it out"
 // Beside the operations, in a column at the page's right (#petstore-side): the live meter of the
-// authorised key, and a test key's report card (petstore-card.js).
+// authorised key, and a test key's report card and latest requests (petstore-card.js).
 (() => {
   function operationOf(system, path, method) {
     return system.specSelectors.specJson().getIn(['paths', path, method]);

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { REAL_TIME } from '../clock.js';
 import { CACHE_CONTROL_HEADER, NO_STORE, NO_STORE_HEADER, problemResponses } from '../http/responses.js';
@@ -49,8 +50,12 @@ const oauthError = (description: string) => ({
   content: { 'application/json': { schema: OAuthErrorBody } },
 });
 
-/** Reads a token request's form; a field sent more than once keeps every value (./client-stage.ts refuses it). */
-function parseForm(_request: unknown, body: string, done: (error: null, form: TokenForm) => void): void {
+/**
+ * Reads a token request's form; a field sent more than once keeps every value (./client-stage.ts refuses it). The text
+ * as sent is kept for the request log.
+ */
+function parseForm(request: FastifyRequest, body: string, done: (error: null, form: TokenForm) => void): void {
+  request.bodyText = body;
   const form: TokenForm = {};
   for (const [name, value] of new URLSearchParams(body)) {
     const held = form[name];

@@ -12,7 +12,8 @@ export function harOf(entries: readonly LogEntry[], publicUrl: string, version: 
       version: '1.2',
       creator: { name: 'petstore', version },
       pages: [],
-      entries: entries.map((entry) => harEntry(entry, publicUrl)),
+      // Oldest first, as HAR writes them (a replaying reader takes the first entry of a URL).
+      entries: entries.map((entry) => harEntry(entry, publicUrl)).reverse(),
     },
   };
 }

@@ -10,6 +10,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** A test key's request being recorded (docs/request-log.md): when it came, what it sent. */
     logged: { real: number; key: number; requestBody?: string; truncated: boolean } | undefined;
+    /** The body's text as sent, kept by the body parsers (JSON, the token endpoint's form) for the request log. */
+    bodyText: string | undefined;
   }
 }
 
@@ -33,9 +35,9 @@ export function requestLogStage(log: RequestLog, clock: Clock): Stage {
     const logged = request.logged;
     if (logged === undefined || request.body === undefined) return;
     const form = String(request.headers['content-type'] ?? '').startsWith(FORM);
-    const text = form
-      ? new URLSearchParams(request.body as Record<string, string>).toString()
-      : JSON.stringify(request.body);
+    const text =
+      request.bodyText ??
+      (form ? new URLSearchParams(request.body as Record<string, string>).toString() : JSON.stringify(request.body));
     const kept = keptBody(text);
     logged.requestBody = kept.text;
     logged.truncated ||= kept.truncated;
@@ -74,7 +76,7 @@ export function requestLogStage(log: RequestLog, clock: Clock): Stage {
 
   return {
     name: 'request-log',
-    fields: { logged: undefined },
+    fields: { logged: undefined, bodyText: undefined },
     forRoute(route): Phases {
       if (!log.recording || !route.api || route.counted === false) return {};
       const path = documentPath(route.url ?? '');
@@ -89,7 +91,10 @@ export function requestLogStage(log: RequestLog, clock: Clock): Stage {
             : {
                 status: reply.statusCode,
                 headers: redactedHeaders(reply.getHeaders() as Record<string, string | string[] | number>),
-                ...(typeof payload === 'string' && payload !== '' ? { body: payload } : {}),
+                // A HEAD's answer carries no body, whatever the route made.
+                ...(typeof payload === 'string' && payload !== '' && request.method !== 'HEAD'
+                  ? { body: payload }
+                  : {}),
                 ending: 'answered',
               };
           log.record(keyIdOf(request), entryOf(request, path, answer));

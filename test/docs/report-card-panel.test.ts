@@ -2,29 +2,34 @@ import { join } from 'node:path';
 import type { Browser, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_IDS } from '../../src/report-card/checks.js';
-import { chromiumInstalled, launchChromium } from '../helpers/browser.js';
+import { apiKeyForm, chromiumInstalled, launchChromium } from '../helpers/browser.js';
 import { demoKey, type Server, startServer, tempDir } from '../helpers/process.js';
 
 /** The marks' colours (src/docs/interactive.ts): green, red, grey. */
 const MARK = { passed: 'rgb(26, 127, 55)', failed: 'rgb(207, 34, 46)', untested: 'rgb(140, 149, 159)' };
 
 // The docs page's report card (docs/testing-clients.md#is-my-client-a-good-api-citizen): the authorised test key's,
-// beside the meter, read again after every answer the page receives. Its own suite, on a key of its own: the card
-// starts empty.
+// beside the meter, read again after every answer the page receives, with the key's latest requests from its request
+// log (docs/request-log.md) below it. Its own suite, on a key of its own: the card and the log start empty.
 describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's report card", { timeout: 60_000 }, () => {
   let server: Server;
   let browser: Browser;
   let page: Page;
   const cardReads: string[] = [];
+  const logReads: string[] = [];
+  /** The page's two GET /pets answering 503: the first opens the check's situation, the second fails it. */
+  let first: Response;
+  let repeat: Response;
 
   beforeAll(async () => {
     server = await startServer({ DATABASE_URL: join(tempDir(), 'p.db') });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
-    page.on(
-      'request',
-      (request) => void (new URL(request.url()).pathname === '/report-card' && cardReads.push(request.method())),
-    );
+    page.on('request', (request) => {
+      const { pathname } = new URL(request.url());
+      if (pathname === '/report-card') cardReads.push(request.method());
+      if (pathname.startsWith('/request-log')) logReads.push(pathname);
+    });
     await page.goto(`${server.url.replace('127.0.0.1', 'localhost')}/docs`);
     await page.locator('.opblock').first().waitFor();
   });
@@ -36,6 +41,25 @@ describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's rep
   const card = () => page.locator('#petstore-card');
   const check = (id: string) => card().locator(`[data-check="${id}"]`);
   const statusOf = (id: string) => check(id).getAttribute('data-status');
+  const log = () => page.locator('#petstore-log');
+  /** The list's rows, newest first: what each shows. */
+  const listed = () =>
+    log()
+      .locator('.petstore-log__entry')
+      .evaluateAll((rows) =>
+        rows.map((row) => ({
+          requestId: row.getAttribute('data-request-id'),
+          method: row.querySelector('.petstore-log__method')?.textContent,
+          url: row.querySelector('.petstore-log__url')?.textContent,
+          status: row.querySelector('.petstore-log__status')?.textContent,
+          checks: [...row.querySelectorAll('.petstore-log__check')].map((check) => check.textContent),
+        })),
+      );
+  /** What the page sent: its path and query. */
+  const sentUrl = (response: Response) => {
+    const { pathname, search } = new URL(response.url());
+    return pathname + search;
+  };
   const markColour = (id: string) =>
     check(id)
       .locator('.petstore-card__mark')
@@ -43,11 +67,11 @@ describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's rep
 
   async function authorise(key: string) {
     await page.locator('.auth-wrapper .authorize').click();
-    const logout = page.locator('.modal-ux .auth-btn-wrapper button', { hasText: 'Logout' });
+    const logout = apiKeyForm(page).locator('.auth-btn-wrapper button', { hasText: 'Logout' });
     if (await logout.count()) await logout.click();
-    await page.locator('.modal-ux input[type="text"]').fill(key);
-    await page.locator('.modal-ux .auth-btn-wrapper .authorize').click();
-    await page.locator('.modal-ux .btn-done').click();
+    await apiKeyForm(page).locator('#api_key_value').fill(key);
+    await apiKeyForm(page).locator('.auth-btn-wrapper .authorize').click();
+    await apiKeyForm(page).locator('.btn-done').click();
   }
 
   /** Execute on GET /pets: its answer (a click Swagger UI drops while it still draws is made again). */
@@ -75,6 +99,11 @@ describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's rep
     ).toEqual([...CHECK_IDS]);
     expect(await card().locator('.petstore-card__status').allTextContents()).toEqual(CHECK_IDS.map(() => 'untested'));
     expect(await markColour('webhook-receiver')).toBe(MARK.untested);
+    await log().waitFor();
+    expect(await log().locator('#petstore-log-title').textContent()).toContain("Your test key's latest requests");
+    expect(await log().locator('.petstore-log__empty').textContent()).toBe(
+      'None yet: each request of your test key shows here.',
+    );
   });
 
   it('turns a check red when a request from the page fails it, and shows that failure on a click', async () => {
@@ -89,14 +118,15 @@ describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's rep
     });
     expect(frozen.status).toBe(200);
     await listPetsBlock.locator('tr[data-param-name="Prefer"] input').fill('fault=503');
-    expect((await listPets()).status()).toBe(503);
+    first = await listPets();
+    expect(first.status()).toBe(503);
     await page.waitForFunction(
       () =>
         document.querySelector('#petstore-card [data-check="honours-retry-after"]')?.getAttribute('data-status') ===
         'passed',
     );
     expect(await markColour('honours-retry-after')).toBe(MARK.passed);
-    const repeat = await listPets();
+    repeat = await listPets();
     expect(repeat.status()).toBe(503);
     await page.waitForFunction(
       () =>
@@ -129,8 +159,75 @@ describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's rep
       MARK.untested,
     ]);
     expect(await card().locator('.petstore-card__since').textContent()).toMatch(
-      /^2 requests graded since .+ UTC: 1 failed, 1 passed, 8 untested$/,
+      /^2 requests graded since .+ UTC: 1 failed, 1 passed, 10 untested$/,
     );
+  });
+
+  it("lists the key's latest requests below the card: method, URL, status and the checks each touched", async () => {
+    const latest = await repeat.headerValue('x-request-id');
+    await page.waitForFunction(
+      (id) => document.querySelector('#petstore-log .petstore-log__entry')?.getAttribute('data-request-id') === id,
+      latest,
+    );
+    expect(await listed()).toEqual([
+      {
+        requestId: latest,
+        method: 'GET',
+        url: sentUrl(repeat),
+        status: '503',
+        checks: ['honours-retry-after failed', 'pins-version passed'],
+      },
+      {
+        requestId: await first.headerValue('x-request-id'),
+        method: 'GET',
+        url: sentUrl(first),
+        status: '503',
+        checks: ['honours-retry-after started', 'pins-version passed'],
+      },
+    ]);
+    // A row opens its exchange, from the list's own read.
+    const row = log().locator('.petstore-log__entry').first();
+    await row.locator('button.petstore-log__row').click();
+    expect(await row.locator('button.petstore-log__row').getAttribute('aria-expanded')).toBe('true');
+    expect(await row.locator('.petstore-exchange__id').textContent()).toBe(latest);
+    expect((await row.locator('.petstore-exchange__response').textContent())?.split('\n')[0]).toBe('HTTP 503');
+    await row.locator('button.petstore-log__row').click();
+    expect(await row.locator('.petstore-exchange').count()).toBe(0);
+  });
+
+  it("opens a failure's exchange from the card: the request and the answer, headers and bodies", async () => {
+    const latest = (await repeat.headerValue('x-request-id'))!;
+    const failure = check('honours-retry-after').locator('.petstore-card__failure');
+    const open = failure.locator('button.petstore-card__exchange');
+    expect(await open.getAttribute('aria-expanded')).toBe('false');
+    const read = page.waitForRequest((request) => new URL(request.url()).pathname === `/request-log/${latest}`);
+    await open.click();
+    // Read with the authorised key, from the failure's `log` link.
+    expect((await read).headers()['x-api-key'] === demoKey(server, 'test')).toBe(true);
+    const shown = failure.locator('.petstore-exchange');
+    await shown.waitFor();
+    expect(await open.getAttribute('aria-expanded')).toBe('true');
+    expect([
+      await shown.locator('.petstore-exchange__id').textContent(),
+      await shown.getAttribute('data-status'),
+    ]).toEqual([latest, '503']);
+    const request = (await shown.locator('.petstore-exchange__request').textContent())!.split('\n');
+    expect(request[0]).toBe(`GET ${sentUrl(repeat)}`);
+    expect(request).toContain('prefer: fault=503');
+    // The key as the log shows it: its first 8 characters.
+    expect(request).toContain('x-api-key: pet_test…');
+    const response = (await shown.locator('.petstore-exchange__response').textContent())!;
+    expect(response.split('\n')).toEqual(
+      expect.arrayContaining([
+        'HTTP 503',
+        `x-request-id: ${latest}`,
+        `retry-after: ${await repeat.headerValue('retry-after')}`,
+      ]),
+    );
+    // The body as the page received it, indented.
+    expect(response).toContain(JSON.stringify(await repeat.json(), null, 2));
+    await open.click();
+    expect([await open.getAttribute('aria-expanded'), await shown.count()]).toEqual(['false', 0]);
   });
 
   it('folds to its summary line, and unfolds, on its title', async () => {
@@ -162,13 +259,15 @@ describe.skipIf(!chromiumInstalled())("/docs shows the authorised test key's rep
     expect(await card().locator('.petstore-card__status').allTextContents()).toEqual(CHECK_IDS.map(() => 'untested'));
   });
 
-  it('is hidden for a live key', async () => {
+  it('is hidden for a live key, and so is the list', async () => {
     const reads = cardReads.length;
+    const logged = logReads.length;
     await authorise(demoKey(server, 'free'));
     await card().waitFor({ state: 'hidden' });
+    expect(await log().isHidden()).toBe(true);
     await page.locator('.opblock[id$="-listPets"] tr[data-param-name="Prefer"] input').fill('');
     expect((await listPets()).status()).toBe(200);
-    expect(await card().isHidden()).toBe(true);
-    expect(cardReads.length).toBe(reads);
+    expect([await card().isHidden(), await log().isHidden()]).toEqual([true, true]);
+    expect([cardReads.length, logReads.length]).toEqual([reads, logged]);
   });
 });

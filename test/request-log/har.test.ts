@@ -43,7 +43,7 @@ describe('the request log as HAR', () => {
     const document = json(har);
     const validate = harValidator();
     expect(validate(document), JSON.stringify(validate.errors)).toBe(true);
-    const [reset, order, list] = document.log.entries;
+    const [list, order, reset] = document.log.entries;
     expect(reset.response.status).toBe(0);
     expect(reset.comment).toMatch(/: reset, reset injected by Prefer: fault=reset$/);
     expect(order.request).toMatchObject({ method: 'POST', postData: { mimeType: 'application/json' } });
