@@ -26,10 +26,5 @@ export const requestLog = (d: Dialect): Migration => ({
       .on('request_log')
       .columns(['api_key_id', 'received_at', 'seq'])
       .execute();
-    await db.schema
-      .createIndex('request_log_by_request')
-      .on('request_log')
-      .columns(['api_key_id', 'request_id'])
-      .execute();
   },
 });

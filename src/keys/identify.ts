@@ -13,7 +13,15 @@ export const API_KEY_HEADER = 'X-API-Key';
 const API_KEY_FIELD = API_KEY_HEADER.toLowerCase();
 /** Where an access token travels (RFC 6750 §2.1). */
 export const AUTHORIZATION_HEADER = 'Authorization';
-const BEARER = /^Bearer +([^ ]+) *$/i;
+/**
+ * The token of an `Authorization: Bearer <token>` (the scheme in any case), or undefined. What follows the scheme is
+ * taken as it is: anything but a token this service issued is refused by the token check (oauth/tokens.ts).
+ */
+function bearerTokenOf(authorization: string): string | undefined {
+  if (authorization.length < 8) return undefined;
+  if (!authorization.startsWith('Bearer ') && authorization.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;
+  return authorization.slice(7);
+}
 /** RFC 6750 §3's challenge, on every answer that refuses a token. */
 export const WWW_AUTHENTICATE_HEADER = 'WWW-Authenticate';
 
@@ -105,7 +113,7 @@ function identifyHook(findKey: FindKey, clockOf: ClockOf, bearers: Bearers) {
     const authorization = request.headers.authorization;
     if (authorization !== undefined) {
       if (sent !== undefined) return void (request.identity = anonymous(request, BOTH, false, bothWays()));
-      const token = BEARER.exec(authorization)?.[1];
+      const token = bearerTokenOf(authorization);
       if (token === undefined) return void (request.identity = anonymous(request, NOT_BEARER, true));
       return identifyBearer(request, token, clockOf, bearers);
     }
@@ -150,7 +158,7 @@ function identifyBearer(
         const why = 'The access token belongs to a key that was revoked.';
         return void (request.identity = anonymous(request, why, true, invalidToken(why)));
       }
-      return identifyAs(request, identity, clockOf, { claims, real: bearers.clock() });
+      return identifyAs(request, identity, clockOf, claims, bearers.clock());
     };
     let found: ReturnType<FindKey>;
     try {
@@ -177,24 +185,16 @@ export function identifyAs(
   request: FastifyRequest,
   identity: Identity,
   clockOf: ClockOf,
-  bearer?: { claims: TokenClaims; real: number },
+  claims?: TokenClaims,
+  real = 0,
 ): Promise<void> | undefined {
-  if (identity.kind !== 'key' || (!identity.key.test && bearer === undefined))
-    return void (request.identity = identity);
-  const done = (clock: KeyClock | undefined): undefined => {
-    if (bearer === undefined) return void (request.identity = { ...identity, clock });
-    const { claims, real } = bearer;
-    const now = clock === undefined ? real : keyNow(clock, real);
-    const expired =
-      now >= claims.expiresAt
-        ? `The access token expired at ${new Date(claims.expiresAt).toISOString()}, in its key's time.`
-        : real >= claims.diesAt
-          ? `The access token expired at ${new Date(claims.diesAt).toISOString()}.`
-          : undefined;
-    request.identity = { ...identity, clock, token: { digest: claims.digest, scopes: claims.scopes, expired } };
+  if (identity.kind !== 'key') return void (request.identity = identity);
+  if (!identity.key.test)
+    return void (request.identity = claims ? withToken(identity, claims, undefined, real) : identity);
+  const done = (clock: KeyClock): undefined => {
+    request.identity = claims ? withToken(identity, claims, clock, real) : { ...identity, clock };
     return undefined;
   };
-  if (!identity.key.test) return done(undefined);
   let clock: ReturnType<ClockOf>;
   try {
     clock = clockOf(identity.key.id);
@@ -203,6 +203,30 @@ export function identifyAs(
   }
   if (!(clock instanceof Promise)) return done(clock);
   return clock.then(done, unchecked.bind(null, request));
+}
+
+/**
+ * A live key's identity with a token that has not expired, made at the token's first request with the key's record
+ * (an unchanged record has one identity: `keyIdentity`), so that its requests share it as a key's requests do.
+ */
+const tokenIdentities = new WeakMap<TokenClaims, { of: KeyIdentity; identity: KeyIdentity }>();
+
+/** A key's identity with its token: what the token may do, and whether it expired (in the key's time, or real time). */
+function withToken(identity: KeyIdentity, claims: TokenClaims, clock: KeyClock | undefined, real: number): KeyIdentity {
+  const now = clock === undefined ? real : keyNow(clock, real);
+  const expired =
+    now >= claims.expiresAt
+      ? `The access token expired at ${new Date(claims.expiresAt).toISOString()}, in its key's time.`
+      : real >= claims.diesAt
+        ? `The access token expired at ${new Date(claims.diesAt).toISOString()}.`
+        : undefined;
+  const token = { digest: claims.digest, scopes: claims.scopes, expired };
+  if (clock !== undefined || expired !== undefined) return { ...identity, clock, token };
+  const held = tokenIdentities.get(claims);
+  if (held?.of === identity) return held.identity;
+  const made = { ...identity, token };
+  tokenIdentities.set(claims, { of: identity, identity: made });
+  return made;
 }
 
 function identityOf(request: FastifyRequest, key: KeyRecord | undefined): Identity {

@@ -18,9 +18,12 @@ export const MAX_BODY_BYTES = 16 * 1024;
 
 const shown = (secret: string) => `${secret.slice(0, 8)}…`;
 
+/** Whether `text` may hold a credential: a test of three substrings, before any regular expression runs. */
+const mayHold = (text: string) => text.includes('pet_') || text.includes('whsec_') || text.includes('eyJ');
+
 /** `text` with every credential in it cut to its first 8 characters. */
 export function redacted(text: string): string {
-  return text.replace(CREDENTIALS, shown);
+  return mayHold(text) ? text.replace(CREDENTIALS, shown) : text;
 }
 
 /** Headers as a log entry shows them: names in lower case, values as strings, credentials cut. */

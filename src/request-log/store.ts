@@ -1,8 +1,10 @@
-import { sql } from 'kysely';
-import { type Db } from '../db/database.js';
+import { type Db, isEmbedded } from '../db/database.js';
+import { prepared } from '../db/prepared.js';
 import { transactionsOf } from '../db/group-commit.js';
 import type { LogEntry } from './entry.js';
 
+/** A key's log is cut back to its newest entries after this many writes (so it holds at most this many more). */
+const TRIM_EVERY = 100;
 /** How often an instance writes what it recorded: an entry is everywhere within this (and a second). */
 const FLUSH_MS = 200;
 /** Entries held at most before a write is forced. */
@@ -28,14 +30,17 @@ interface Pending {
 
 /**
  * The test keys' request logs (docs/request-log.md), in the store so that every instance reads them. An instance
- * holds what it recorded for at most `FLUSH_MS` and writes it in one transaction, keeping each key's newest
- * `perKey`; a read through the instance that recorded an entry writes first, so its own entries are there once
- * their answers are sent, and every other instance's within a second.
+ * holds what it recorded for at most `FLUSH_MS` and writes it in one transaction (a statement compiled once, per
+ * entry); a key's log is cut back to its newest `perKey` every `TRIM_EVERY` writes and before every read of it. A
+ * read through the instance that recorded an entry writes first, so its own entries are there once their answers
+ * are sent, and every other instance's within a second.
  */
 export class RequestLog {
   /** Whether anything is recorded: an operator may keep no log at all (REQUEST_LOG_PER_KEY=0). */
   readonly recording: boolean;
   #pending: Pending[] = [];
+  /** Entries written per key since its log was last cut back. */
+  readonly #sinceTrim = new Map<string, number>();
   #writing: Promise<void> = Promise.resolve();
   readonly #timer: NodeJS.Timeout;
 
@@ -68,7 +73,7 @@ export class RequestLog {
   }
 
   async page(keyId: string, filter: LogFilter, limit: number, after?: LogPage['next']): Promise<LogPage> {
-    await this.flush();
+    await this.#settled(keyId);
     let query = this.db
       .selectFrom('request_log')
       .select(['seq', 'received_at', 'entry'])
@@ -102,7 +107,7 @@ export class RequestLog {
   }
 
   async entry(keyId: string, requestId: string): Promise<LogEntry | undefined> {
-    await this.flush();
+    await this.#settled(keyId);
     const row = await this.db
       .selectFrom('request_log')
       .select('entry')
@@ -116,7 +121,7 @@ export class RequestLog {
   /** Which of these requests of the key still have an entry. */
   async kept(keyId: string, requestIds: readonly string[]): Promise<Set<string>> {
     if (requestIds.length === 0) return new Set();
-    await this.flush();
+    await this.#settled(keyId);
     const rows = await this.db
       .selectFrom('request_log')
       .select('request_id')
@@ -146,37 +151,92 @@ export class RequestLog {
     );
   }
 
+  /** Before a read of the key's log: what this instance holds is written, and the log cut back to its newest. */
+  async #settled(keyId: string): Promise<void> {
+    await this.flush();
+    await this.#trim(keyId);
+  }
+
   async close(): Promise<void> {
     clearInterval(this.#timer);
     await this.flush();
   }
 
   async #write(batch: Pending[]): Promise<void> {
-    const keys = new Set(batch.map((pending) => pending.keyId));
+    const kind = isEmbedded(this.db) ? 'sqlite' : 'postgres';
+    const due: string[] = [];
     await transactionsOf(this.db).run(async (trx) => {
-      await trx
-        .insertInto('request_log')
-        .values(
-          batch.map(({ keyId, entry }) => ({
-            api_key_id: keyId,
-            request_id: entry.requestId,
-            received_at: Date.parse(entry.receivedAt),
-            method: entry.method,
-            path: entry.path,
-            status: entry.status,
-            checks: `,${entry.checks.map((check) => check.id).join(',')},`,
-            entry: JSON.stringify(entry),
-          })),
-        )
-        .execute();
-      // Each touched key's newest `perKey` stay: one statement for the whole batch.
-      await sql`
-        DELETE FROM request_log WHERE seq IN (
-          SELECT seq FROM (
-            SELECT seq, ROW_NUMBER() OVER (PARTITION BY api_key_id ORDER BY received_at DESC, seq DESC) AS newer
-            FROM request_log WHERE api_key_id IN (${sql.join([...keys])})
-          ) AS ranked WHERE newer > ${this.perKey}
-        )`.execute(trx);
+      for (const { keyId, entry } of batch) {
+        await insertEntry(trx, kind, {
+          keyId,
+          requestId: entry.requestId,
+          receivedAt: Date.parse(entry.receivedAt),
+          method: entry.method,
+          path: entry.path,
+          status: entry.status,
+          checks: `,${entry.checks.map((check) => check.id).join(',')},`,
+          entry: JSON.stringify(entry),
+        });
+        const since = (this.#sinceTrim.get(keyId) ?? 0) + 1;
+        this.#sinceTrim.set(keyId, since);
+        if (since === TRIM_EVERY) due.push(keyId);
+      }
+      for (const keyId of due) {
+        this.#sinceTrim.delete(keyId);
+        await this.#trim(keyId, trx);
+      }
     });
   }
+
+  /** Keeps the key's newest `perKey` entries: one walk of its index, one delete. */
+  async #trim(keyId: string, db: Db = this.db): Promise<void> {
+    const oldestKept = await db
+      .selectFrom('request_log')
+      .select(['received_at', 'seq'])
+      .where('api_key_id', '=', keyId)
+      .orderBy('received_at', 'desc')
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .offset(this.perKey - 1)
+      .executeTakeFirst();
+    if (oldestKept === undefined) return;
+    await db
+      .deleteFrom('request_log')
+      .where('api_key_id', '=', keyId)
+      .where((eb) =>
+        eb.or([
+          eb('received_at', '<', oldestKept.received_at),
+          eb.and([eb('received_at', '=', oldestKept.received_at), eb('seq', '<', oldestKept.seq)]),
+        ]),
+      )
+      .execute();
+  }
 }
+
+/** One entry's row: compiled once (../db/prepared.ts), as every test key's request writes one. */
+const insertEntry = prepared(
+  ['keyId', 'requestId', 'receivedAt', 'method', 'path', 'status', 'checks', 'entry'],
+  (
+    db,
+    args: {
+      keyId: string;
+      requestId: string;
+      receivedAt: number;
+      method: string;
+      path: string;
+      status: number | null;
+      checks: string;
+      entry: string;
+    },
+  ) =>
+    db.insertInto('request_log').values({
+      api_key_id: args.keyId,
+      request_id: args.requestId,
+      received_at: args.receivedAt,
+      method: args.method,
+      path: args.path,
+      status: args.status,
+      checks: args.checks,
+      entry: args.entry,
+    }),
+);
