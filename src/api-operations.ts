@@ -26,7 +26,7 @@ import { restampKeys } from './ratelimit/callers.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import type { Cards } from './report-card/cards.js';
 import type { ScenarioCatalogue } from './scenarios/schemas.js';
-import type { RequestLog } from './request-log/store.js';
+import type { RequestLog } from './request-log/log.js';
 import { Scripts } from './scenarios/scripts.js';
 import { TestClocks } from './test-mode/clocks.js';
 import { TestData } from './test-mode/test-data.js';

@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyServerOptions, LogControll
 import { recordsOf, type ServiceDeps } from './api-operations.js';
 import type { PublicConfig } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
+import { isEmbedded } from './db/database.js';
 import { isStoreUnavailable } from './db/errors.js';
 import { problemPages } from './docs/problem-pages.js';
 import { docsRoutes } from './docs/routes.js';
@@ -33,7 +34,8 @@ import { catalogueRoutes } from './scenarios/catalogue-routes.js';
 import type { ScenarioCatalogue } from './scenarios/schemas.js';
 import { stepsAhead } from './scenarios/steps.js';
 import { requestStages } from './stages.js';
-import { RequestLog } from './request-log/store.js';
+import { MemoryRequestLog } from './request-log/log.js';
+import { StoreRequestLog } from './request-log/store.js';
 import { versionsRoutes } from './versions/routes.js';
 import { type Versioning, versioning } from './versions/versioning.js';
 import { NEWEST_VERSION, VERSION_HEADER } from './versions/versions.js';
@@ -70,7 +72,10 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
   const scenarios = scenarioCatalogue(publicUrl, config.petsGet.sunsetAt);
   const connections = new Connections(clock);
   const warn = (fields: object, message: string) => (logger || undefined)?.warn(fields, message);
-  const requestLog = new RequestLog(db, warn, config.requestLogPerKey);
+  // As the cards: in memory on the embedded store (one process answers every request), else in the store.
+  const requestLog = isEmbedded(db)
+    ? new MemoryRequestLog(config.requestLogPerKey)
+    : new StoreRequestLog(db, warn, config.requestLogPerKey);
   const versions = versioning({ clock, publicUrl, oldestSunsetAt: config.oldestVersionSunsetAt, named: NAMED_SCHEMAS });
   const stages = requestStages({
     config,

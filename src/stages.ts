@@ -23,7 +23,7 @@ import {
 } from './keys/identify.js';
 import { clientStage } from './oauth/client-stage.js';
 import { requestLogStage } from './request-log/stage.js';
-import type { RequestLog } from './request-log/store.js';
+import type { RequestLog } from './request-log/log.js';
 import { accessLogStage } from './ops/access-log.js';
 import { type Metrics, metricsStage } from './ops/metrics.js';
 import { limitStage } from './ratelimit/stage.js';

@@ -12,7 +12,7 @@ import { TEST_MODE_ABOUT, TEST_MODE_CONFIG, testKeyOf } from '../test-mode/get-c
 import { NEWEST_VERSION } from '../versions/versions.js';
 import { LogEntry } from './entry.js';
 import { harOf } from './har.js';
-import type { LogFilter, LogPage, RequestLog } from './store.js';
+import type { LogFilter, LogPage, RequestLog } from './log.js';
 
 const LogQuery = Type.Object({
   status: Type.Optional(

@@ -2,33 +2,35 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Clock, keyNow, REAL_TIME } from '../clock.js';
 import { documentPath } from '../http/method-not-allowed.js';
 import type { Phases, Stage } from '../http/stages.js';
-import type { LogEntry } from './entry.js';
-import { keptBody, redacted, redactedHeaders } from './redact.js';
-import type { RequestLog } from './store.js';
+import type { Exchange } from './exchange.js';
+import type { RequestLog } from './log.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** A test key's request being recorded (docs/request-log.md): when it came, what it sent. */
-    logged: { real: number; key: number; requestBody?: string; truncated: boolean } | undefined;
+    logged: { real: number; key: number; requestBody?: string } | undefined;
     /** The body's text as sent, kept by the body parsers (JSON, the token endpoint's form) for the request log. */
     bodyText: string | undefined;
   }
 }
 
 const FORM = 'application/x-www-form-urlencoded';
+/** A body longer than this is not held whole: the log keeps 16 KB of it, less once its credentials are cut. */
+const HELD_CHARACTERS = 32 * 1024;
 
 /**
  * The request log's stage (docs/request-log.md): every counted API request of a test key, recorded as it happened.
  * It sees the request right after the caller is known, its body once read, and its answer last of all (after the
- * report card graded it and a fault reset its connection, if one did), or the client cutting it off. A live key's
- * request meets one test and nothing else; a route that counts nothing meets nothing.
+ * report card graded it and a fault reset its connection, if one did), or the client cutting it off. What it records
+ * is held as it was (./exchange.ts): the work of an entry is done when it is read. A live key's request meets one
+ * test and nothing else; a route that counts nothing meets nothing.
  */
 export function requestLogStage(log: RequestLog, clock: Clock): Stage {
   function arrived(request: FastifyRequest): void {
     const identity = request.identity;
     if (identity.kind !== 'key' || !identity.key.test) return;
     const real = clock();
-    request.logged = { real, key: keyNow(identity.clock ?? REAL_TIME, real), truncated: false };
+    request.logged = { real, key: keyNow(identity.clock ?? REAL_TIME, real) };
   }
 
   function bodyRead(request: FastifyRequest): void {
@@ -38,29 +40,25 @@ export function requestLogStage(log: RequestLog, clock: Clock): Stage {
     const text =
       request.bodyText ??
       (form ? new URLSearchParams(request.body as Record<string, string>).toString() : JSON.stringify(request.body));
-    const kept = keptBody(text);
-    logged.requestBody = kept.text;
-    logged.truncated ||= kept.truncated;
+    logged.requestBody = held(text);
   }
 
-  function entryOf(request: FastifyRequest, path: string, answer: Answer): LogEntry {
+  function exchangeOf(request: FastifyRequest, path: string, answer: Answer): Exchange {
     const logged = request.logged!;
     request.logged = undefined;
     const fault = request.fault ?? (request.forcedRefusal ? { fault: '429', by: request.forcedRefusal } : undefined);
-    const response = answer.body === undefined ? undefined : keptBody(answer.body);
     return {
       requestId: request.id,
-      at: new Date(logged.key).toISOString(),
-      receivedAt: new Date(logged.real).toISOString(),
+      real: logged.real,
+      key: logged.key,
       method: request.method,
-      url: redacted(request.url),
+      url: request.url,
       path,
-      requestHeaders: redactedHeaders(request.headers),
+      requestHeaders: request.headers,
       ...(logged.requestBody === undefined ? {} : { requestBody: logged.requestBody }),
       status: answer.status,
       responseHeaders: answer.headers,
-      ...(response === undefined ? {} : { responseBody: response.text }),
-      ...(logged.truncated || response?.truncated ? { truncated: true as const } : {}),
+      ...(answer.body === undefined ? {} : { responseBody: held(answer.body) }),
       ms: Math.max(0, clock() - logged.real),
       ending: answer.ending,
       ...(fault ? { fault: { fault: fault.fault, by: fault.by } } : {}),
@@ -73,6 +71,7 @@ export function requestLogStage(log: RequestLog, clock: Clock): Stage {
   }
 
   const keyIdOf = (request: FastifyRequest) => (request.identity as { key: { id: string } }).key.id;
+  const NO_HEADERS = Object.freeze({});
 
   return {
     name: 'request-log',
@@ -85,25 +84,26 @@ export function requestLogStage(log: RequestLog, clock: Clock): Stage {
         preValidation: bodyRead,
         onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
           if (!request.logged) return payload;
-          const reset = request.fault?.fault === 'reset';
-          const answer: Answer = reset
-            ? { status: null, headers: {}, ending: 'reset' }
-            : {
-                status: reply.statusCode,
-                headers: redactedHeaders(reply.getHeaders() as Record<string, string | string[] | number>),
-                // A HEAD's answer carries no body, whatever the route made.
-                ...(typeof payload === 'string' && payload !== '' && request.method !== 'HEAD'
-                  ? { body: payload }
-                  : {}),
-                ending: 'answered',
-              };
-          log.record(keyIdOf(request), entryOf(request, path, answer));
+          const answer: Answer =
+            request.fault?.fault === 'reset'
+              ? { status: null, headers: NO_HEADERS, ending: 'reset' }
+              : {
+                  status: reply.statusCode,
+                  headers: reply.getHeaders(),
+                  // A HEAD's answer carries no body, whatever the route made.
+                  ...(typeof payload === 'string' && payload !== '' && request.method !== 'HEAD'
+                    ? { body: payload }
+                    : {}),
+                  ending: 'answered',
+                };
+          log.record(keyIdOf(request), exchangeOf(request, path, answer));
           return payload;
         },
         onRequestAbort(request: FastifyRequest) {
           if (!request.logged) return;
           const keyId = keyIdOf(request);
-          const cut = () => log.record(keyId, entryOf(request, path, { status: null, headers: {}, ending: 'cut' }));
+          const cut = () =>
+            log.record(keyId, exchangeOf(request, path, { status: null, headers: NO_HEADERS, ending: 'cut' }));
           // The card grades a cut request as it learns of it: its outcomes come once that settles.
           if (request.grading) void request.grading.then(cut);
           else cut();
@@ -113,9 +113,12 @@ export function requestLogStage(log: RequestLog, clock: Clock): Stage {
   };
 }
 
+/** A body as held: whole, or, when much longer than what the log keeps, its start. */
+const held = (text: string) => (text.length > HELD_CHARACTERS ? text.slice(0, HELD_CHARACTERS) : text);
+
 interface Answer {
   status: number | null;
-  headers: Record<string, string>;
+  headers: Exchange['responseHeaders'];
   body?: string;
-  ending: LogEntry['ending'];
+  ending: Exchange['ending'];
 }

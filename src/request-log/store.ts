@@ -2,6 +2,8 @@ import { type Db, isEmbedded } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
 import { transactionsOf } from '../db/group-commit.js';
 import type { LogEntry } from './entry.js';
+import { type Exchange, entryOf } from './exchange.js';
+import type { LogFilter, LogPage, RequestLog } from './log.js';
 
 /** A key's log is cut back to its newest entries after this many writes (so it holds at most this many more). */
 const TRIM_EVERY = 100;
@@ -10,33 +12,19 @@ const FLUSH_MS = 200;
 /** Entries held at most before a write is forced. */
 const MAX_PENDING = 500;
 
-export interface LogFilter {
-  status?: number | '4xx' | '5xx';
-  method?: string;
-  path?: string;
-  check?: string;
-}
-
-/** A page of a key's log, newest first: entries, and where the next page starts (arrival, then row). */
-export interface LogPage {
-  entries: LogEntry[];
-  next: { receivedAt: number; seq: number } | null;
-}
-
 interface Pending {
   keyId: string;
-  entry: LogEntry;
+  exchange: Exchange;
 }
 
 /**
- * The test keys' request logs (docs/request-log.md), in the store so that every instance reads them. An instance
+ * The test keys' request logs (docs/request-log.md) in the store (PostgreSQL), so that every instance reads them. An instance
  * holds what it recorded for at most `FLUSH_MS` and writes it in one transaction (a statement compiled once, per
  * entry); a key's log is cut back to its newest `perKey` every `TRIM_EVERY` writes and before every read of it. A
  * read through the instance that recorded an entry writes first, so its own entries are there once their answers
  * are sent, and every other instance's within a second.
  */
-export class RequestLog {
-  /** Whether anything is recorded: an operator may keep no log at all (REQUEST_LOG_PER_KEY=0). */
+export class StoreRequestLog implements RequestLog {
   readonly recording: boolean;
   #pending: Pending[] = [];
   /** Entries written per key since its log was last cut back. */
@@ -55,9 +43,8 @@ export class RequestLog {
     this.#timer.unref();
   }
 
-  /** Keeps one exchange of the key's. */
-  record(keyId: string, entry: LogEntry): void {
-    this.#pending.push({ keyId, entry });
+  record(keyId: string, exchange: Exchange): void {
+    this.#pending.push({ keyId, exchange });
     if (this.#pending.length >= MAX_PENDING) void this.flush();
   }
 
@@ -166,7 +153,8 @@ export class RequestLog {
     const kind = isEmbedded(this.db) ? 'sqlite' : 'postgres';
     const due: string[] = [];
     await transactionsOf(this.db).run(async (trx) => {
-      for (const { keyId, entry } of batch) {
+      for (const { keyId, exchange } of batch) {
+        const entry = entryOf(exchange);
         await insertEntry(trx, kind, {
           keyId,
           requestId: entry.requestId,

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { NEWEST_VERSION } from '../../src/versions/versions.js';
 import { json, type TestApp, testApp } from '../helpers/app.js';
+import { TEST_STORE } from '../helpers/database.js';
 
 let t: TestApp;
 afterEach(async () => t?.close());
@@ -116,8 +117,11 @@ describe('the request log', () => {
       expect((await t.request({ url, headers: as(live) })).statusCode).toBe(403);
     expect((await t.request({ url: '/request-log/mine-1', headers: as(other) })).statusCode).toBe(404);
     expect((await logOf(other)).data).toEqual([]);
-    const rows = await t.db.selectFrom('request_log').select('request_id').execute();
-    expect(rows.map((row) => row.request_id)).toEqual(['mine-1']);
+    // What the store holds (the embedded store's log is in memory, and the stage that fills it is the same).
+    if (TEST_STORE === 'postgres') {
+      const rows = await t.db.selectFrom('request_log').select('request_id').execute();
+      expect(rows.map((row) => row.request_id)).toEqual(['mine-1']);
+    }
   });
 
   it('keeps the latest 1,000 exchanges of a key, pages them, and is emptied by a reset', async () => {

@@ -1,0 +1,56 @@
+import type { LogEntry } from './entry.js';
+import { keptBody, redacted, redactedHeaders } from './redact.js';
+
+type Headers = Readonly<Record<string, string | string[] | number | undefined>>;
+
+/**
+ * An exchange as the request log's stage hands it over (./stage.ts): what was sent and what came back, as they were,
+ * held by reference. It becomes an entry, its credentials cut and its bodies bounded, only when it is read or
+ * written to the store (`entryOf`): a test key's request pays for an object, not for the work.
+ */
+export interface Exchange {
+  requestId: string;
+  /** When it arrived: real time, and the key's time. */
+  real: number;
+  key: number;
+  method: string;
+  url: string;
+  path: string;
+  requestHeaders: Headers;
+  requestBody?: string;
+  status: number | null;
+  responseHeaders: Headers;
+  responseBody?: string;
+  ms: number;
+  ending: LogEntry['ending'];
+  fault?: { fault: string; by: string };
+  checks: LogEntry['checks'];
+}
+
+/** An exchange as the log answers it: credentials cut (./redact.ts), bodies at most 16 KB. */
+export function entryOf(exchange: Exchange): LogEntry {
+  const request = exchange.requestBody === undefined ? undefined : keptBody(exchange.requestBody);
+  const response = exchange.responseBody === undefined ? undefined : keptBody(exchange.responseBody);
+  return {
+    requestId: exchange.requestId,
+    at: new Date(exchange.key).toISOString(),
+    receivedAt: new Date(exchange.real).toISOString(),
+    method: exchange.method,
+    url: redacted(exchange.url),
+    path: exchange.path,
+    requestHeaders: redactedHeaders(exchange.requestHeaders),
+    ...(request === undefined ? {} : { requestBody: request.text }),
+    status: exchange.status,
+    responseHeaders: redactedHeaders(exchange.responseHeaders),
+    ...(response === undefined ? {} : { responseBody: response.text }),
+    ...(request?.truncated || response?.truncated ? { truncated: true as const } : {}),
+    ms: exchange.ms,
+    ending: exchange.ending,
+    ...(exchange.fault ? { fault: exchange.fault } : {}),
+    checks: exchange.checks,
+  };
+}
+
+/** Roughly what an exchange holds in memory, in bytes: its bodies and URL, and the rest at a flat rate. */
+export const sizeOf = (exchange: Exchange): number =>
+  1_000 + (exchange.requestBody?.length ?? 0) + (exchange.responseBody?.length ?? 0) + exchange.url.length;
