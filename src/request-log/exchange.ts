@@ -17,14 +17,19 @@ export interface Exchange {
   url: string;
   path: string;
   requestHeaders: Headers;
-  requestBody?: string;
+  requestBody: string | undefined;
   status: number | null;
   responseHeaders: Headers;
-  responseBody?: string;
+  responseBody: string | undefined;
   ms: number;
   ending: LogEntry['ending'];
-  fault?: { fault: string; by: string };
-  checks: LogEntry['checks'];
+  fault: { fault: string; by: string } | undefined;
+  /** The report card's outcomes, as the grader made them (report-card/grade.ts), shared, never changed. */
+  checks: readonly {
+    id: LogEntry['checks'][number]['id'];
+    outcome: LogEntry['checks'][number]['outcome'];
+    detail?: string;
+  }[];
 }
 
 /** An exchange as the log answers it: credentials cut (./redact.ts), bodies at most 16 KB. */
@@ -47,7 +52,9 @@ export function entryOf(exchange: Exchange): LogEntry {
     ms: exchange.ms,
     ending: exchange.ending,
     ...(exchange.fault ? { fault: exchange.fault } : {}),
-    checks: exchange.checks,
+    checks: exchange.checks.map(({ id, outcome, detail }) =>
+      detail === undefined ? { id, outcome } : { id, outcome, detail },
+    ),
   };
 }
 

@@ -55,6 +55,12 @@ interface Held {
   bytes: number;
 }
 
+/** A key's log: its exchanges, oldest first, and when it last recorded (the order of `#tick`). */
+interface KeyLog {
+  held: Held[];
+  used: number;
+}
+
 /**
  * The logs in this process's memory (the embedded store): each key's newest `perKey` exchanges, held as they were
  * and made entries when read. Over all keys at most `budget` bytes: past it, the logs of the keys that recorded
@@ -62,7 +68,7 @@ interface Held {
  */
 export class MemoryRequestLog implements RequestLog {
   readonly recording: boolean;
-  readonly #logs = new Map<string, Held[]>();
+  readonly #logs = new Map<string, KeyLog>();
   #bytes = 0;
   #seq = 0;
 
@@ -75,25 +81,26 @@ export class MemoryRequestLog implements RequestLog {
 
   record(keyId: string, exchange: Exchange): void {
     let log = this.#logs.get(keyId);
-    if (log === undefined) this.#logs.set(keyId, (log = []));
-    else if (this.#logs.size > 1) {
-      // The most recently used key last, so that the least recent goes first.
-      this.#logs.delete(keyId);
-      this.#logs.set(keyId, log);
-    }
-    const held = { seq: ++this.#seq, exchange, bytes: sizeOf(exchange) };
-    log.push(held);
+    if (log === undefined) this.#logs.set(keyId, (log = { held: [], used: 0 }));
+    log.used = ++this.#seq;
+    const held = { seq: this.#seq, exchange, bytes: sizeOf(exchange) };
+    log.held.push(held);
     this.#bytes += held.bytes;
-    if (log.length > this.perKey) this.#bytes -= log.shift()!.bytes;
-    for (const [oldest, dropped] of this.#logs) {
-      if (this.#bytes <= this.budget || oldest === keyId) break;
-      this.#logs.delete(oldest);
-      for (const gone of dropped) this.#bytes -= gone.bytes;
-    }
+    if (log.held.length > this.perKey) this.#bytes -= log.held.shift()!.bytes;
+    while (this.#bytes > this.budget && this.#logs.size > 1) this.#dropLeastRecent();
+  }
+
+  /** The log of the key that recorded least recently, whole: a look at every key, once the budget is passed. */
+  #dropLeastRecent(): void {
+    let oldest: [string, KeyLog] | undefined;
+    for (const entry of this.#logs) if (oldest === undefined || entry[1].used < oldest[1].used) oldest = entry;
+    const [keyId, log] = oldest!;
+    this.#logs.delete(keyId);
+    for (const gone of log.held) this.#bytes -= gone.bytes;
   }
 
   async page(keyId: string, filter: LogFilter, limit: number, after?: LogPage['next']): Promise<LogPage> {
-    const newestFirst = [...(this.#logs.get(keyId) ?? [])].sort(
+    const newestFirst = [...(this.#logs.get(keyId)?.held ?? [])].sort(
       (a, b) => b.exchange.real - a.exchange.real || b.seq - a.seq,
     );
     const found: Held[] = [];
@@ -116,7 +123,7 @@ export class MemoryRequestLog implements RequestLog {
   }
 
   async entry(keyId: string, requestId: string): Promise<LogEntry | undefined> {
-    const log = this.#logs.get(keyId) ?? [];
+    const log = this.#logs.get(keyId)?.held ?? [];
     for (let i = log.length - 1; i >= 0; i--)
       if (log[i]!.exchange.requestId === requestId) return entryOf(log[i]!.exchange);
     return undefined;
@@ -124,11 +131,13 @@ export class MemoryRequestLog implements RequestLog {
 
   async kept(keyId: string, requestIds: readonly string[]): Promise<Set<string>> {
     const wanted = new Set(requestIds);
-    return new Set((this.#logs.get(keyId) ?? []).map((held) => held.exchange.requestId).filter((id) => wanted.has(id)));
+    return new Set(
+      (this.#logs.get(keyId)?.held ?? []).map((held) => held.exchange.requestId).filter((id) => wanted.has(id)),
+    );
   }
 
   async clear(keyId: string): Promise<void> {
-    for (const held of this.#logs.get(keyId) ?? []) this.#bytes -= held.bytes;
+    for (const held of this.#logs.get(keyId)?.held ?? []) this.#bytes -= held.bytes;
     this.#logs.delete(keyId);
   }
 

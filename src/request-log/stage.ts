@@ -15,6 +15,7 @@ declare module 'fastify' {
 }
 
 const FORM = 'application/x-www-form-urlencoded';
+const NO_CHECKS: Exchange['checks'] = Object.freeze([]) as unknown as Exchange['checks'];
 /** A body longer than this is not held whole: the log keeps 16 KB of it, less once its credentials are cut. */
 const HELD_CHARACTERS = 32 * 1024;
 
@@ -55,18 +56,14 @@ export function requestLogStage(log: RequestLog, clock: Clock): Stage {
       url: request.url,
       path,
       requestHeaders: request.headers,
-      ...(logged.requestBody === undefined ? {} : { requestBody: logged.requestBody }),
+      requestBody: logged.requestBody,
       status: answer.status,
       responseHeaders: answer.headers,
-      ...(answer.body === undefined ? {} : { responseBody: held(answer.body) }),
+      responseBody: answer.body === undefined ? undefined : held(answer.body),
       ms: Math.max(0, clock() - logged.real),
       ending: answer.ending,
-      ...(fault ? { fault: { fault: fault.fault, by: fault.by } } : {}),
-      checks: (request.checked ?? []).map(({ id, outcome, detail }) => ({
-        id,
-        outcome,
-        ...(detail === undefined ? {} : { detail }),
-      })),
+      fault: fault && { fault: fault.fault, by: fault.by },
+      checks: request.checked ?? NO_CHECKS,
     };
   }
 

@@ -12,11 +12,13 @@ const exchange = (requestId: string, real: number, body = ''): Exchange => ({
   url: '/pets/1',
   path: '/pets/{petId}',
   requestHeaders: { 'x-api-key': 'pet_test_abcdefghijklmnopqrstuvwxyz012345' },
+  requestBody: undefined,
   status: 200,
   responseHeaders: {},
-  ...(body ? { responseBody: body } : {}),
+  responseBody: body || undefined,
   ms: 1,
   ending: 'answered',
+  fault: undefined,
   checks: [],
 });
 
