@@ -49,20 +49,30 @@ const OPENED_BY_ANSWERS: ReadonlySet<CheckId> = new Set<CheckId>([
 
 /** Folds one graded request into `card` (in place); answers what it did to each check it touched. */
 export function grade(card: Card, request: Arrival, answer: Answer): Outcome[] {
-  const before = CHECK_IDS.map((id) => ({ seen: card.tallies[id].seen, failed: card.tallies[id].failed }));
+  // Each check's counts before: in one array, reused (grading is synchronous, one request at a time).
+  CHECK_IDS.forEach((id, i) => {
+    BEFORE[2 * i] = card.tallies[id].seen;
+    BEFORE[2 * i + 1] = card.tallies[id].failed;
+  });
   // The waits a request honoured: judged without a count of their own.
   const judged: CheckId[] = [];
   gradeInto(card, request, answer, judged);
   const outcomes: Outcome[] = [];
   CHECK_IDS.forEach((id, i) => {
     const now = card.tallies[id];
-    const was = before[i]!;
-    if (now.failed > was.failed) outcomes.push({ id, outcome: 'failed', detail: now.failures[0]!.detail });
-    else if (now.seen > was.seen) outcomes.push({ id, outcome: OPENED_BY_ANSWERS.has(id) ? 'started' : 'passed' });
-    else if (judged.includes(id)) outcomes.push({ id, outcome: 'passed' });
+    if (now.failed > BEFORE[2 * i + 1]!) outcomes.push({ id, outcome: 'failed', detail: now.failures[0]!.detail });
+    else if (now.seen > BEFORE[2 * i]!) outcomes.push(OPENED_BY_ANSWERS.has(id) ? STARTED[id] : PASSED[id]);
+    else if (judged.length > 0 && judged.includes(id)) outcomes.push(PASSED[id]);
   });
   return outcomes;
 }
+
+const BEFORE = new Float64Array(2 * CHECK_IDS.length);
+/** The outcomes without a sentence: one of each, shared by every request (never changed). */
+const outcomesOf = (outcome: 'started' | 'passed') =>
+  Object.fromEntries(CHECK_IDS.map((id) => [id, Object.freeze({ id, outcome })])) as Record<CheckId, Outcome>;
+const STARTED = outcomesOf('started');
+const PASSED = outcomesOf('passed');
 
 function gradeInto(card: Card, request: Arrival, answer: Answer, judged: CheckId[]): void {
   card.requests++;
