@@ -79,19 +79,20 @@ let failures = 0;
  * @param {string} template the path as the document writes it
  * @param {string} path
  * @param {number} expected
- * @param {{ key?: string, body?: unknown, headers?: Record<string, string> }} [options]
+ * @param {{ key?: string, body?: unknown, form?: string, headers?: Record<string, string> }} [options]
  * @returns {Promise<any>} the answer's JSON body, or its text
  */
-async function call(method, template, path, expected, { key, body, headers = {} } = {}) {
+async function call(method, template, path, expected, { key, body, form, headers = {} } = {}) {
   called.add(`${method} ${template}`);
   const response = await fetch(`${base}${path}`, {
     method,
     headers: {
       ...(key ? { 'x-api-key': key } : {}),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
       ...headers,
     },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: form ?? (body === undefined ? undefined : JSON.stringify(body)),
   });
   const text = await response.text();
   const ok = response.status === expected;
@@ -127,10 +128,22 @@ try {
   await call('GET', '/pets/{petId}', '/pets/1', 200, { key });
   await call('GET', '/usage', '/usage', 200, { key });
 
+  // The free demo key as an OAuth client: its token line names its id.
+  const client = / {2}a token: +curl -s -u '(key_[0-9a-f]+):(pet_[A-Za-z0-9_-]+)'/.exec(output);
+  if (!client) throw new Error(`smoke: no token line in the service's output:\n${output}`);
+  const basic = `Basic ${Buffer.from(`${client[1]}:${client[2]}`).toString('base64')}`;
+  await call('GET', '/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server', 200);
+  await call('GET', '/.well-known/jwks.json', '/.well-known/jwks.json', 200);
+  const granted = await call('POST', '/oauth/token', '/oauth/token', 200, {
+    form: 'grant_type=client_credentials&scope=pets:read',
+    headers: { authorization: basic },
+  });
+  await call('GET', '/pets/{petId}', '/pets/2', 200, { headers: { authorization: `Bearer ${granted.access_token}` } });
+
   const order = await call('POST', '/store/orders', '/store/orders', 201, {
     key: testKey,
     body: { petId: 1, quantity: 2 },
-    headers: { 'idempotency-key': 'smoke-1' },
+    headers: { 'idempotency-key': 'smoke-1', 'x-request-id': 'smoke-order' },
   });
   await call('GET', '/store/orders', '/store/orders', 200, { key: testKey });
   await call('GET', '/store/orders/{orderId}', `/store/orders/${order.id}`, 200, { key: testKey });
@@ -177,6 +190,9 @@ try {
   await call('DELETE', '/test-scenario', '/test-scenario', 200, { key: testKey });
   await call('GET', '/report-card', '/report-card', 200, { key: testKey });
   await call('DELETE', '/report-card', '/report-card', 200, { key: testKey });
+  await call('GET', '/request-log', '/request-log?limit=5', 200, { key: testKey });
+  await call('GET', '/request-log.har', '/request-log.har?limit=5', 200, { key: testKey });
+  await call('GET', '/request-log/{requestId}', '/request-log/smoke-order', 200, { key: testKey });
   await call('DELETE', '/test-data', '/test-data', 200, { key: testKey });
 
   for (const path of ['/healthz', '/readyz', '/metrics']) {
