@@ -123,6 +123,8 @@ describe.skipIf(!available)('the report card across instances sharing PostgreSQL
       'stops-after-gone': 'untested',
       'cursor-untouched': 'failed',
       'webhook-receiver': 'untested',
+      'reuses-tokens': 'untested',
+      'renews-expired-tokens': 'untested',
     });
   });
 });

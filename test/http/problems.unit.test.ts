@@ -19,6 +19,7 @@ const EXTRAS: Record<string, Record<string, unknown>> = {
   'uncounted-throttled': { policy: 'uncounted', window: 'minute', limit: 600, retryAfter: 60 },
   'unknown-version': { versions: ['2025-06-01', '2026-11-26'] },
   'key-banned': { retryAfter: 60, bannedUntil: '2026-11-27T12:01:00.000Z' },
+  'insufficient-scope': { scope: 'orders:write' },
 };
 
 describe('problem types (src/http/problems.ts)', () => {
