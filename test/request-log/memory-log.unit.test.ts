@@ -34,8 +34,8 @@ describe('the request logs in memory', () => {
   });
 
   it('drop the logs of the keys that recorded least recently, whole, past their budget', async () => {
-    // Each exchange about 1 KB (./exchange.ts sizeOf) plus its body: room for about eight.
-    const log = new MemoryRequestLog(1_000, 8 * 1_100);
+    // Each exchange about 2.5 KB (./exchange.ts sizeOf) plus its body: room for about eight.
+    const log = new MemoryRequestLog(1_000, 8 * 2_600);
     for (let i = 0; i < 4; i++) log.record('key_old', exchange(`o-${i}`, i, 'x'.repeat(50)));
     for (let i = 0; i < 4; i++) log.record('key_new', exchange(`n-${i}`, 10 + i, 'x'.repeat(50)));
     log.record('key_old', exchange('o-4', 20, 'x'.repeat(50)));
