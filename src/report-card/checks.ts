@@ -303,7 +303,7 @@ def access_token():
     global held
     with lock:                                   # one renewal for every caller
         if held is None or held[1] - time.monotonic() < 30:
-            answer = session.post(token_url, data={'grant_type': 'client_credentials'}, auth=(key_id, key))
+            answer = requests.post(token_url, data={'grant_type': 'client_credentials'}, auth=(key_id, key))
             body = answer.json()
             held = (body['access_token'], time.monotonic() + body['expires_in'])
         return held[0]`,
