@@ -22,22 +22,11 @@ export class KeyCache {
   constructor(keys: KeysRepository, { feed, clock, max }: { feed: ChangeFeed; clock: Clock; max: number }) {
     this.#feed = feed;
     this.#known = new KnownKeys(keys, feed, clock);
-    this.#rows = new RowCache({
-      table: 'api_keys',
-      max,
-      feed,
-      clock,
-      load: (hash) => keys.findByHash(hash),
-      idOf: (record) => record.id,
-    });
-    this.#byId = new RowCache({
-      table: 'api_keys',
-      max,
-      feed,
-      clock,
-      load: (id) => keys.get(id),
-      idOf: (record) => record.id,
-    });
+    // The same rows by either key, each forgotten as soon as the feed names its id.
+    const rows = (load: (key: string) => Promise<KeyRecord | undefined>) =>
+      new RowCache({ table: 'api_keys', max, feed, clock, load, idOf: (record: KeyRecord) => record.id });
+    this.#rows = rows((hash) => keys.findByHash(hash));
+    this.#byId = rows((id) => keys.get(id));
   }
 
   get size(): number {
