@@ -112,13 +112,12 @@ function identifyHook(findKey: FindKey, clockOf: ClockOf, bearers: Bearers) {
     const sent = request.headers[API_KEY_FIELD];
     const authorization = request.headers.authorization;
     if (authorization !== undefined) {
-      if (sent !== undefined) return void (request.identity = anonymous(request, BOTH, false, bothWays()));
+      if (sent !== undefined) return void (request.identity = anonymous(request, BOTH, false));
       const token = bearerTokenOf(authorization);
       if (token === undefined) return void (request.identity = anonymous(request, NOT_BEARER, true));
       return identifyBearer(request, token, clockOf, bearers);
     }
-    if (sent === undefined || sent === '')
-      return void (request.identity = anonymous(request, NO_KEY, false, noCredentials()));
+    if (sent === undefined || sent === '') return void (request.identity = anonymous(request, NO_KEY, false));
     if (typeof sent !== 'string' || !isWellFormedKey(sent))
       return void (request.identity = anonymous(request, MALFORMED, true));
     let found: ReturnType<FindKey>;
@@ -286,6 +285,16 @@ export function invalidToken(description: string): ProblemError {
   );
 }
 
+/**
+ * The refusal of a request without a valid key, made only when an API operation refuses it: a request that is
+ * merely counted (a docs page, what counts nothing) makes no error object.
+ */
+function refusalOf(reason: string): ProblemError {
+  if (reason === NO_KEY) return noCredentials();
+  if (reason === BOTH) return bothWays();
+  return new ProblemError('unauthorized', reason);
+}
+
 function noCredentials(): ProblemError {
   return new ProblemError('unauthorized', NO_KEY, {}, { [WWW_AUTHENTICATE_HEADER]: 'Bearer realm="petstore"' });
 }
@@ -303,8 +312,7 @@ function bothWays(): ProblemError {
 function requireKey(scope: string | undefined) {
   return function requireKey(request: FastifyRequest): void {
     const identity = request.identity;
-    if (identity.kind !== 'key')
-      throw (identity.failure as Error | undefined) ?? new ProblemError('unauthorized', identity.reason);
+    if (identity.kind !== 'key') throw (identity.failure as Error | undefined) ?? refusalOf(identity.reason);
     const token = identity.token;
     if (token === undefined) return;
     if (token.expired !== undefined) throw invalidToken(token.expired);

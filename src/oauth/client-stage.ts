@@ -25,11 +25,11 @@ export function clientStage(findKey: FindKey, clockOf: ClockOf): Stage {
     const credentials = credentialsOf(request);
     if (credentials instanceof OAuthError) return refuse(credentials, credentials.error === 'invalid_client');
     const { id, secret, basic } = credentials;
-    const wrong = new OAuthError('invalid_client', 'The client credentials are not those of a key.', basic);
-    if (!isWellFormedKey(secret)) return refuse(wrong, true);
+    const wrong = () => new OAuthError('invalid_client', 'The client credentials are not those of a key.', basic);
+    if (!isWellFormedKey(secret)) return refuse(wrong(), true);
     const settle = (key: KeyRecord | undefined) => {
       const identity = key && keyIdentity(key);
-      if (identity === undefined || identity.key.id !== id) return refuse(wrong, true);
+      if (identity === undefined || identity.key.id !== id) return refuse(wrong(), true);
       return identifyAs(request, identity, clockOf);
     };
     let found: ReturnType<FindKey>;

@@ -33,7 +33,8 @@ export interface Issued {
  * (./signing-keys.ts). A token lives in its key's time: `exp` is the key's now plus the lifetime, so a test clock's
  * advance past it expires it at once; `iat` is the real instant it was issued, and it dies a lifetime after that
  * too, whatever a clock says. A token's signature is checked once per instance, then the token is remembered
- * until it dies; whether its key still stands is asked at each request (keys/identify.ts), so a revocation stops it
+ * (the oldest of `REMEMBERED` leave first; a dead one is refused by its claims, keys/identify.ts); whether its key
+ * still stands is asked at each request (keys/identify.ts), so a revocation stops it
  * under the same promise as the key's.
  */
 export class Tokens {
@@ -64,15 +65,7 @@ export class Tokens {
   }
 
   /** What a token says, once its signature is checked, or why it is none of this service's. */
-  readonly check: CheckToken = (token) => {
-    const known = this.#remembered.get(token);
-    if (known !== undefined) {
-      if (this.clock() < known.diesAt) return known;
-      this.#remembered.delete(token);
-      return known;
-    }
-    return this.#verify(token);
-  };
+  readonly check: CheckToken = (token) => this.#remembered.get(token) ?? this.#verify(token);
 
   /**
    * What costs nothing is checked first (the header, then the claims this service sets), the signature last: a
