@@ -6,6 +6,10 @@ import type { Db } from './db/database.js';
 import { serviceSecret } from './db/secrets.js';
 import { EventLog } from './events/record.js';
 import { EventsRepository } from './events/repository.js';
+import { EventStreams } from './event-stream/hub.js';
+import type { StreamSeats } from './event-stream/seats.js';
+import { RETRY_MS } from './event-stream/stream.js';
+import { keyNow } from './clock.js';
 import { Cursors } from './http/pagination.js';
 import { COMMON_PROBLEM_STATUSES, problemResponses } from './http/responses.js';
 import { NoQuery } from './http/schemas.js';
@@ -54,6 +58,9 @@ export interface ApiDeps extends ServiceDeps {
   scenarios: ScenarioCatalogue;
   /** Test keys' exchanges (request-log/). */
   requestLog: RequestLog;
+  /** The open event streams of each key, counted across instances (event-stream/). */
+  seats: StreamSeats;
+  warn: (fields: object, message: string) => void;
 }
 
 /** What the app reads records through, and what it holds of them in memory. */
@@ -84,12 +91,32 @@ export function recordsOf({
  * What the API's operations are built from, made once; each operation is handed the part it uses (./operations.ts).
  */
 export async function operationParts(deps: ApiDeps) {
-  const { config, db, changes, limiter, metrics, clock, versions, records, cards, scenarios, requestLog } = deps;
+  const { config, db, changes, limiter, metrics, clock, versions, records, cards, scenarios, requestLog, seats, warn } =
+    deps;
   const { orderPages, pets, catalogue, clocks, keys, scripts } = records;
   const writes = new IdempotentWrites(db, clock);
   const moves = OrderMoves.of(db, config.fulfilment, changes, metrics, restampKeys(limiter, changes));
   const placement = new OrderPlacement(writes, moves, clock, catalogue);
   const events = new EventsRepository(db);
+  const streams = new EventStreams({
+    events,
+    seats,
+    changes,
+    revoked: async (id) => (await keys.get(id))?.revokedAt != null,
+    // A test key's card hears of a stream the service ended before the client sees its end (`resumes-streams`).
+    ending: async (stream, by) => {
+      const graded = stream.options.graded;
+      if (!graded) return;
+      const real = clock();
+      const key = keyNow(await clocks.of(stream.options.owner), real);
+      const { requestId, since } = graded;
+      await cards.record(stream.options.owner, since, {
+        kind: 'streamEnded',
+        ended: { real, key, requestId, lastId: stream.lastId, retryMs: RETRY_MS, by },
+      });
+    },
+    log: { warn },
+  });
   // The signed cursors of collections.
   const cursors = new Cursors(await serviceSecret(db, 'cursors'));
   // A test key that starts over loses its script too.
@@ -140,6 +167,9 @@ export async function operationParts(deps: ApiDeps) {
     tokens: records.tokens,
     tokenTtlSeconds: config.oauth.tokenTtlMs / 1000,
     // A named scenario's steps, by its id.
+    streams,
+    seats,
+    streamsPerKey: config.streamsPerKey,
     scenarioSteps: new Map(scenarios.scenarios.map((scenario) => [scenario.id, scenario])),
   };
 }

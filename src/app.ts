@@ -35,6 +35,7 @@ import type { ScenarioCatalogue } from './scenarios/schemas.js';
 import { stepsAhead } from './scenarios/steps.js';
 import { requestStages } from './stages.js';
 import { MemoryRequestLog } from './request-log/log.js';
+import { MemorySeats, type StreamSeats } from './event-stream/seats.js';
 import { StoreRequestLog } from './request-log/store.js';
 import { versionsRoutes } from './versions/routes.js';
 import { type Versioning, versioning } from './versions/versioning.js';
@@ -57,6 +58,8 @@ export interface PublicAppDeps extends ServiceDeps {
   logger: FastifyBaseLogger | false;
   /** Test keys' report cards (report-card/): in this process's memory unless given (Redis, scaled out). */
   cards?: Cards;
+  /** Each key's open event streams (event-stream/): counted in this process's memory unless given (Redis). */
+  seats?: StreamSeats;
 }
 
 /**
@@ -66,6 +69,7 @@ export interface PublicAppDeps extends ServiceDeps {
  */
 export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
   const { config, db, changes, limiter, metrics, clock, logger, cards = new MemoryCards() } = deps;
+  const { seats = new MemorySeats() } = deps;
   const { publicUrl } = config;
   const records = recordsOf({ config, db, changes, limiter, clock });
   const { keyCache, clocks, scripts, tokens } = records;
@@ -116,6 +120,8 @@ export async function buildPublicApp(deps: PublicAppDeps): Promise<App> {
       cards,
       scenarios,
       requestLog,
+      seats,
+      warn,
     }),
   );
   documentation(app, config, versions, scenarios);

@@ -72,6 +72,8 @@ export interface Config {
   oauth: { tokenTtlMs: number; rotationMs: number };
   /** Exchanges kept per test key in its request log (request-log/): REQUEST_LOG_PER_KEY; 0, none recorded. */
   requestLogPerKey: number;
+  /** Event streams a key may hold open at once, across instances (event-stream/): STREAMS_PER_KEY. */
+  streamsPerKey: number;
 }
 
 export const DEFAULTS = {
@@ -101,6 +103,7 @@ export const DEFAULTS = {
   oauthTokenTtlSeconds: 3600,
   oauthKeyRotationDays: 30,
   requestLogPerKey: 1000,
+  streamsPerKey: 5,
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -149,6 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
       rotationMs: DAY_MS * positiveIntOf(env, 'OAUTH_KEY_ROTATION_DAYS', DEFAULTS.oauthKeyRotationDays),
     },
     requestLogPerKey: wholeUpToOf(env, 'REQUEST_LOG_PER_KEY', DEFAULTS.requestLogPerKey, 10_000),
+    streamsPerKey: positiveIntOf(env, 'STREAMS_PER_KEY', DEFAULTS.streamsPerKey),
   };
 }
 
@@ -237,4 +241,5 @@ export type PublicConfig = Pick<
   | 'webhooks'
   | 'oauth'
   | 'requestLogPerKey'
+  | 'streamsPerKey'
 >;

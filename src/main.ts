@@ -18,6 +18,7 @@ import { createLogger, logFormatFor, stdout } from './ops/logger.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { openLimiter } from './ratelimit/open.js';
 import { openCards } from './report-card/open.js';
+import { openSeats } from './event-stream/open.js';
 import { restampKeys } from './ratelimit/callers.js';
 import type { LimiterStore } from './ratelimit/store.js';
 import type { Logger } from 'pino';
@@ -51,7 +52,8 @@ async function main(config: Config): Promise<void> {
       metrics.limiterStore.set({ store }, status.deciding === store ? 1 : 0);
   });
   const cards = await openCards(config, clock, logger);
-  const publicApp = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger, cards });
+  const seats = await openSeats(config, clock);
+  const publicApp = await buildPublicApp({ config, db, changes, limiter, metrics, clock, logger, cards, seats });
   const { publicUrl, adminToken } = config;
   const adminApp = await buildAdminApp({
     db,
@@ -75,6 +77,7 @@ async function main(config: Config): Promise<void> {
     await Promise.all([publicApp.close(), adminApp.close(), jobs.stop()]);
     await limiter.close();
     await cards.close();
+    await seats.close();
     await changes.close();
     await checkpoints?.close();
     await db.destroy();

@@ -1,6 +1,7 @@
 import { type ApiDeps, declareCommonContract, operationParts } from './api-operations.js';
 import { getEvent } from './events/get.js';
 import { listEvents } from './events/list.js';
+import { streamEvents } from './event-stream/route.js';
 import type { App } from './http/types.js';
 import { advanceOrder } from './orders/advance.js';
 import { cancelOrder } from './orders/cancel.js';
@@ -52,7 +53,9 @@ export async function apiOperations(api: App, deps: ApiDeps): Promise<void> {
   const parts = await operationParts(deps);
   const { db, clock, publicUrl, limiter, cards, orderPages, pets, catalogue, clocks, keys, deprecation } = parts;
   const { shapes, writes, moves, placement, events, cursors, testData, testKeySecret, webhooks } = parts;
-  const { scripts, scenarioSteps, tokens, tokenTtlSeconds, requestLog } = parts;
+  const { scripts, scenarioSteps, tokens, tokenTtlSeconds, requestLog, streams, seats, streamsPerKey } = parts;
+  // A graceful stop ends the streams first: their clients see a clean end, and resume on another instance.
+  api.addHook('preClose', () => streams.close());
   needing('pets:read', () => {
     listPets(api, { pets, cursors });
     getPet(api, { catalogue, clock, deprecation, shapes });
@@ -66,6 +69,7 @@ export async function apiOperations(api: App, deps: ApiDeps): Promise<void> {
   });
   needing('orders:read', () => {
     listEvents(api, { events, cursors });
+    streamEvents(api, { events, hub: streams, seats, streamsPerKey });
     getEvent(api, { events });
   });
   needing('webhooks:write', () => {

@@ -22,6 +22,8 @@ export interface EventPage {
  * (its cursor goes on from where the walk stopped), and no request holds the store for long.
  */
 export const WALK_LIMIT = 1_000;
+/** Keys whose heads one query reads. */
+const HEADS_AT_ONCE = 500;
 
 /**
  * A key's events. Every query is scoped by the owner: another key's event does not exist here.
@@ -81,6 +83,55 @@ export class EventsRepository {
       events: found.map(toEvent),
       next: last && rows.length >= WALK_LIMIT && last.prev !== null ? last.seq : null,
     };
+  }
+
+  /** The newest event of each of these keys, by its `seq` (a key with none is absent): committed ones only. */
+  async heads(owners: readonly string[]): Promise<Map<string, number>> {
+    const heads = new Map<string, number>();
+    for (let i = 0; i < owners.length; i += HEADS_AT_ONCE) {
+      const rows = await this.db
+        .selectFrom('event_heads')
+        .select(['api_key_id', 'last_seq'])
+        .where('api_key_id', 'in', owners.slice(i, i + HEADS_AT_ONCE))
+        .execute();
+      for (const row of rows) heads.set(row.api_key_id, Number(row.last_seq));
+    }
+    return heads;
+  }
+
+  /**
+   * The key's events written after the one at `after` (0: all it keeps) up to the one at `head`, oldest first, by
+   * their `seq` alone: walked back from `head`, a thousand at a time. A key's events are chained, and numbered, in
+   * the order they are written (migration 005; on PostgreSQL under the key's lock), so the walk stops at `after`.
+   */
+  async seqsBetween(owner: string, after: number, head: number): Promise<number[]> {
+    const seqs: number[] = [];
+    let from: number | null = head;
+    while (from !== null && from > after) {
+      const { rows }: { rows: { seq: number; prev: number | null }[] } = await sql<{
+        seq: number;
+        prev: number | null;
+      }>`
+        with recursive walk (seq, prev, steps) as (
+          select seq, prev_seq, 1 from events where seq = ${from} and api_key_id = ${owner}
+          union all
+          select e.seq, e.prev_seq, w.steps + 1 from walk w join events e on e.seq = w.prev
+            where w.prev > ${after} and w.steps < ${WALK_LIMIT} and e.api_key_id = ${owner}
+        )
+        select seq, prev from walk order by steps`.execute(this.db);
+      for (const row of rows) seqs.push(Number(row.seq));
+      const last: { seq: number; prev: number | null } | undefined = rows[rows.length - 1];
+      from = last && rows.length >= WALK_LIMIT && last.prev !== null ? Number(last.prev) : null;
+    }
+    return seqs.reverse();
+  }
+
+  /** The key's events at these `seq`s, in their order. */
+  async bySeqs(owner: string, seqs: readonly number[]): Promise<{ seq: number; event: StoredEvent }[]> {
+    if (seqs.length === 0) return [];
+    const { rows } = await sql<EventRow>`select ${COLUMNS} from events e left join orders o on o.id = e.order_id
+      where e.seq in (${sql.join([...seqs])}) and e.api_key_id = ${owner} order by e.seq`.execute(this.db);
+    return rows.map((row) => ({ seq: Number(row.seq), event: toEvent(row) }));
   }
 
   /** An order's events (three at most): walked back from its newest. */

@@ -6,12 +6,13 @@ export const PREFERENCE_APPLIED_HEADER = 'Preference-Applied';
 
 /** The preferences this service knows, as a request states them. */
 export interface Preferences {
-  fault?: Fault;
+  /** `drop` ends an event stream after its next event: honoured by the stream alone. */
+  fault?: Fault | 'drop';
   latencyMs?: number;
 }
 
 /**
- * The `Prefer` header's preferences this service knows: `fault=503|500|429|reset` and
+ * The `Prefer` header's preferences this service knows: `fault=503|500|429|reset|drop` and
  * `latency=<milliseconds>` (0 to MAX_LATENCY_MS). As RFC 7240 says: names are case-insensitive, a
  * value may be quoted, parameters after `;` are ignored, the first of a repeated preference counts,
  * and a preference that is unknown or cannot be honoured is ignored (it is then not in
@@ -28,7 +29,8 @@ export function parsePrefer(header: string | undefined): Preferences {
     if (!name || seen.has(name)) continue;
     seen.add(name);
     const value = unquote(eq < 0 ? '' : preference.slice(eq + 1).trim());
-    if (name === 'fault' && isFault(value.toLowerCase())) found.fault = value.toLowerCase() as Fault;
+    const fault = value.toLowerCase();
+    if (name === 'fault' && (isFault(fault) || fault === 'drop')) found.fault = fault as Fault | 'drop';
     else if (name === 'latency' && /^\d{1,5}$/.test(value) && Number(value) <= MAX_LATENCY_MS)
       found.latencyMs = Number(value);
   }
@@ -68,7 +70,8 @@ export const PREFER_DESCRIPTION =
   `Test keys (\`pet_test_…\`) only; a live key's preferences are ignored. RFC 7240 preferences: \`fault=503\`, ` +
   `\`fault=500\`, \`fault=429\` or \`fault=reset\` make this request fail as the real failure would (a \`503\` ` +
   `with \`Retry-After\`; a \`500\`; a \`429\` with real headers and \`Retry-After\` that counts toward a ban; the ` +
-  `request handled in full and its connection reset instead of answered), and \`latency=<ms>\` (0 to ` +
+  `request handled in full and its connection reset instead of answered); \`fault=drop\` ends an event stream ` +
+  `(\`GET /events/stream\`) after its next event, as a proxy cutting it would; and \`latency=<ms>\` (0 to ` +
   `${MAX_LATENCY_MS}) delays it. Example: \`fault=503, latency=800\`. The faults that apply are named in ` +
   `\`${PREFERENCE_APPLIED_HEADER}\`.`;
 export const PREFERENCE_APPLIED_DESCRIPTION =

@@ -91,11 +91,18 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
   const { steps, refuse } = settings;
 
   /** Before the limit stage: which fault, if any, or the step ahead; a wait asked for or drawn, now. */
-  function planFault(request: FastifyRequest, reply: FastifyReply, operation?: string): Promise<void> | undefined {
+  function planFault(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    operation?: string,
+    stream = false,
+  ): Promise<void> | undefined {
     const identity = request.identity;
     if (identity.kind !== 'key' || !identity.key.test) return undefined;
     const sent = request.headers[PREFER_FIELD];
     const asked = parsePrefer(Array.isArray(sent) ? sent.join(', ') : sent);
+    // `drop` is an event stream's: elsewhere it cannot be honoured, and is not applied.
+    if (asked.fault === 'drop' && !stream) delete asked.fault;
     // The profile draws for every request, asked for or not: its n-th request meets its n-th draw.
     const drawn = identity.key.faults ? draws.next(identity.key.id, identity.key.faults) : undefined;
     const applied = appliedPreferences(asked);
@@ -189,8 +196,8 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
   }
 
   /** The phases of a route's requests; `operation`, an API operation's (the steps of a script meet those). */
-  const phasesOf = (operation?: string): Phases => ({
-    onRequest: (request, reply) => planFault(request, reply, operation),
+  const phasesOf = (operation?: string, stream?: boolean): Phases => ({
+    onRequest: (request, reply) => planFault(request, reply, operation, stream),
     preValidation: failNow,
     onSend: atAnswer,
   });
@@ -199,7 +206,8 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
     name: 'faults',
     fields: { fault: undefined, scripted: undefined },
     // Faults meet the requests that count (a test key's request that counts nothing meets none); steps, the API's.
-    forRoute: (route) => (route.counted === false ? {} : route.api ? phasesOf(operationOf(route)) : plain),
+    forRoute: (route) =>
+      route.counted === false ? {} : route.api ? phasesOf(operationOf(route), route.stream === true) : plain,
   };
 }
 

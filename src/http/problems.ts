@@ -65,6 +65,21 @@ export const PROBLEM_TYPES = {
       'A `delivered` or `cancelled` order has reached the end of its lifecycle: `advance` has no step left to ' +
       'take. Place a new order to go through the steps again.',
   },
+  'event-id-unknown': {
+    status: 400,
+    title: 'Unknown event id',
+    description:
+      'The stream was asked to resume after an event (`Last-Event-ID`, or `after`) that is not one of your events ' +
+      'the service still keeps: it never was, or it is past the retention period. No stream was opened. Open the ' +
+      'stream without an id to follow events from now on, and catch up with `GET /events`.',
+  },
+  'stream-limit': {
+    status: 409,
+    title: 'Too many open streams',
+    description:
+      'A key holds at most its allowance of open event streams (`GET /events/stream`), across every instance. ' +
+      'Close one you no longer read, or share one stream among your readers.',
+  },
   'webhook-endpoint-limit': {
     status: 409,
     title: 'Too many webhook endpoints',

@@ -77,6 +77,8 @@ declare module 'fastify' {
      * stage's request phases run once the body is read; the report card grades it for `reuses-tokens` only.
      */
     clientCredentials?: boolean;
+    /** A long-lived answer (the event stream): its stages run at its opening, and at its end. */
+    stream?: boolean;
   }
   interface FastifyRequest {
     /** What the stages do for this request's route, at each phase (`Pipeline.planOf`). */

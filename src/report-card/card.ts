@@ -36,6 +36,8 @@ export interface Arrival {
   asksToken: boolean;
   /** A hash of the access token it carried, or null. */
   token: string | null;
+  /** An event stream's opening: the id it resumes after (`Last-Event-ID`, or `after`), or null. */
+  stream?: { after: string | null };
 }
 
 /** What became of it. */
@@ -75,6 +77,19 @@ export interface Tally {
   failed: number;
   /** The latest failures, newest first. */
   failures: Failure[];
+}
+
+/** An event stream the service ended (a drop, a graceful stop, a revocation…): when, and the id to resume from. */
+export interface StreamEnd {
+  real: number;
+  key: number;
+  /** The request that opened it. */
+  requestId: string;
+  /** The last event sent on it (or the one it resumed after): what the next opening must send; null, none. */
+  lastId: string | null;
+  /** The `retry` it said, in ms. */
+  retryMs: number;
+  by: string;
 }
 
 /** A situation that a later request may spoil: the answer that opened it. */
@@ -119,6 +134,8 @@ export interface Card {
   tokenUntil?: number;
   /** Tokens refused as expired: hashes, and where the refusal was written (for the in-flight allowance). */
   expiredTokens: ({ token: string } & Pick<Opened, 'sentReal' | 'sentKey' | 'conn' | 'mark'>)[];
+  /** The latest event stream the service ended, until the key opens the next. */
+  streamEnded?: StreamEnd;
 }
 
 /**
@@ -128,6 +145,7 @@ export interface Card {
 export type CardChange =
   | { kind: 'graded'; arrival: Arrival; answer: Answer }
   | { kind: 'examined'; at: number; requestId: string; wrong: string[] }
+  | { kind: 'streamEnded'; ended: StreamEnd }
   | { kind: 'reset' };
 
 export const KEEP = { failures: 10, chains: 4, posts: 8, etags: 16, gone: 8, expiredTokens: 8 } as const;
@@ -160,6 +178,7 @@ export function forgetSituations(card: Card): void {
   card.gone = [];
   card.tokenUntil = undefined;
   card.expiredTokens = [];
+  card.streamEnded = undefined;
 }
 
 export type CheckStatus = 'passed' | 'failed' | 'untested';

@@ -18,6 +18,7 @@ export const CHECK_IDS = [
   'webhook-receiver',
   'reuses-tokens',
   'renews-expired-tokens',
+  'resumes-streams',
 ] as const;
 
 export type CheckId = (typeof CHECK_IDS)[number];
@@ -322,5 +323,32 @@ if (answer.status === 401 && /invalid_token/.test(answer.headers.get('WWW-Authen
 if answer.status_code == 401 and 'invalid_token' in answer.headers.get('WWW-Authenticate', ''):
     forget_token()                               # the next access_token() renews, once for every caller
     answer = call(access_token())`,
+  },
+  'resumes-streams': {
+    title: 'Resumes event streams',
+    situation:
+      'An event stream of the key (`GET /events/stream`) ended by the service: a drop, a graceful stop, the ' +
+      "key's revocation. A client's own close is not one.",
+    rule:
+      "The key opens its next stream sooner than the stream's `retry` (3 s) after the end, in its time, or without " +
+      'the id of the last event sent on the ended stream (`Last-Event-ID`, or `after`; when none was sent, the id ' +
+      `it had resumed after). ${KEY_TIME} (A timer may fire ${TIMER_SLACK_MS} ms early.)`,
+    advice:
+      "After a stream ends, wait its retry, then reconnect with Last-Event-ID set to the last event's id: the " +
+      'events you missed come first, none twice.',
+    sketch: `import { EventSource } from 'eventsource';         // WHATWG: waits retry, sends Last-Event-ID by itself
+const events = new EventSource(url + '/events/stream', {
+  fetch: (input, init) => fetch(input, { ...init, headers: { ...init.headers, 'X-API-Key': key } }),
+});
+events.addEventListener('order.approved', (message) => handle(JSON.parse(message.data)));`,
+    python: `last_id, retry = None, 3.0
+while True:
+    headers = {'X-API-Key': key, 'Accept': 'text/event-stream', **({'Last-Event-ID': last_id} if last_id else {})}
+    with requests.get(url + '/events/stream', headers=headers, stream=True) as answer:
+        for line in answer.iter_lines(decode_unicode=True):
+            if line.startswith('retry: '): retry = int(line[7:]) / 1000
+            elif line.startswith('id: '): last_id = line[4:]
+            elif line.startswith('data: '): handle(json.loads(line[6:]))
+    time.sleep(retry)                          # the stream ended: wait its retry, then resume after last_id`,
   },
 };

@@ -11,6 +11,7 @@ import {
   type Opened,
   sameBody,
   seconds,
+  type StreamEnd,
 } from './card.js';
 import { inFlight } from '../http/in-flight.js';
 import {
@@ -45,6 +46,7 @@ const OPENED_BY_ANSWERS: ReadonlySet<CheckId> = new Set<CheckId>([
   'stops-after-gone',
   'reuses-tokens',
   'renews-expired-tokens',
+  'resumes-streams',
 ]);
 
 /** Folds one graded request into `card` (in place); answers what it did to each check it touched. */
@@ -85,6 +87,7 @@ function gradeInto(card: Card, request: Arrival, answer: Answer, judged: CheckId
   judgeRevalidation(card, request, answer, fail);
   judgeVersion(card, request, fail);
   judgeGone(card, request, answer, fail);
+  if (request.stream) judgeResume(card, request, fail, judged);
   if (request.cursor) {
     card.tallies['cursor-untouched'].seen++;
     if (answer.cursorRefused)
@@ -295,12 +298,42 @@ function judgeExpiredTokens(card: Card, request: Arrival, answer: Answer, fail: 
 }
 
 /**
+ * `resumes-streams`: the key's next stream after one the service ended opens no sooner than its `retry`, in the key's
+ * time, and resumes after the last event sent on it. A stream that arrived before the end was written is another
+ * stream, not a reconnection.
+ */
+function judgeResume(card: Card, request: Arrival, fail: Fail, judged: CheckId[]): void {
+  const ended = card.streamEnded;
+  if (!ended || request.real < ended.real) return;
+  card.streamEnded = undefined;
+  const waited = request.key - ended.key;
+  const wrong: string[] = [];
+  if (waited < ended.retryMs - TIMER_SLACK_MS)
+    wrong.push(`reopened ${seconds(waited)} after the service ended it; retry said ${seconds(ended.retryMs)}`);
+  const after = request.stream!.after;
+  if (ended.lastId !== null && after !== ended.lastId)
+    wrong.push(
+      `${after === null ? 'reopened without Last-Event-ID' : `resumed after ${after}`}; the last event sent on it was ` +
+        ended.lastId,
+    );
+  if (wrong.length > 0) fail('resumes-streams', `the event stream ${wrong.join(', and ')}`);
+  else judged.push('resumes-streams');
+}
+
+/** The service ended a stream of the key: the next opening is judged against it. */
+function streamEnded(card: Card, ended: StreamEnd): void {
+  card.tallies['resumes-streams'].seen++;
+  card.streamEnded = ended;
+}
+
+/**
  * Applies one change to `card` (in place): a graded request, an exam, or a reset of the key's data; a graded request's
  * outcomes.
  */
 export function applyChange(card: Card, change: CardChange): Outcome[] | undefined {
   if (change.kind === 'graded') return grade(card, change.arrival, change.answer);
   if (change.kind === 'examined') examined(card, change.at, change.requestId, change.wrong);
+  else if (change.kind === 'streamEnded') streamEnded(card, change.ended);
   else forgetSituations(card);
   return undefined;
 }

@@ -53,6 +53,7 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
     request: FastifyRequest,
     operation: string,
     asksToken: boolean,
+    stream: boolean,
     facts: Omit<Answer, 'real' | 'key' | 'conn' | 'mark'>,
   ): void | Promise<void> {
     const watched = request.watched!;
@@ -60,7 +61,7 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
     const identity = request.identity as Extract<FastifyRequest['identity'], { kind: 'key' }>;
     const keyClock = identity.clock ?? REAL_TIME;
     const real = clock();
-    const arrival = arrivalOf(request, watched, keyNow(keyClock, watched.real), operation, asksToken);
+    const arrival = arrivalOf(request, watched, keyNow(keyClock, watched.real), operation, asksToken, stream);
     const answer: Answer = {
       ...facts,
       real,
@@ -80,6 +81,7 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
       if (!route.api || route.counted === false || route.graded === false) return {};
       const operation = operationOf(route);
       const asksToken = route.clientCredentials === true;
+      const stream = route.stream === true;
       return {
         onRequest: arrived,
         preValidation: noteBody,
@@ -93,7 +95,7 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
             asksToken,
           );
           // The change never fails (RedisCards says what it could not keep); the answer goes out either way.
-          const settled = record(request, operation, asksToken, answer);
+          const settled = record(request, operation, asksToken, stream, answer);
           return settled
             ? settled.then(
                 () => payload,
@@ -103,7 +105,11 @@ export function cardStage(cards: Cards, clock: Clock, connections: Connections):
         },
         onRequestAbort(request) {
           if (!request.watched) return;
-          const settled = record(request, operation, asksToken, { status: 'cut', etag: false, cursorRefused: false });
+          const settled = record(request, operation, asksToken, stream, {
+            status: 'cut',
+            etag: false,
+            cursorRefused: false,
+          });
           if (settled) request.grading = settled.catch(() => undefined);
         },
       };
@@ -135,6 +141,7 @@ function arrivalOf(
   key: number,
   operation: string,
   asksToken: boolean,
+  stream: boolean,
 ): Arrival {
   const { method, url, headers } = request;
   const query = url.indexOf('?');
@@ -157,7 +164,16 @@ function arrivalOf(
     cursor: CURSOR.test(url),
     asksToken,
     token: (request.identity.kind === 'key' && request.identity.token?.digest) || null,
+    ...(stream ? { stream: { after: resumedAfter(request) } } : {}),
   };
+}
+
+/** The id an event stream's opening resumes after: `Last-Event-ID`, else `after`; null, none. */
+function resumedAfter({ headers, query }: FastifyRequest): string | null {
+  const sent = headers['last-event-id'];
+  if (typeof sent === 'string' && sent !== '') return sent.slice(0, 64);
+  const after = (query as { after?: unknown } | undefined)?.after;
+  return typeof after === 'string' ? after.slice(0, 64) : null;
 }
 
 /** What the answer about to be sent tells the card; nothing for a request it does not grade. */

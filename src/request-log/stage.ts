@@ -8,7 +8,7 @@ import type { RequestLog } from './log.js';
 declare module 'fastify' {
   interface FastifyRequest {
     /** A test key's request being recorded (docs/request-log.md): when it came, what it sent. */
-    logged: { real: number; key: number; requestBody?: string } | undefined;
+    logged: { real: number; key: number; requestBody?: string; streamed?: Answer } | undefined;
     /** The body's text as sent, kept by the body parsers (JSON, the token endpoint's form) for the request log. */
     bodyText: string | undefined;
   }
@@ -76,11 +76,25 @@ export function requestLogStage(log: RequestLog, clock: Clock): Stage {
     forRoute(route): Phases {
       if (!log.recording || !route.api || route.counted === false) return {};
       const path = documentPath(route.url ?? '');
+      /** A stream's exchange, once it ended: what it sent, as the stream kept it. */
+      const streamEnded = (request: FastifyRequest, ending: 'closed' | 'dropped') => {
+        const streamed = request.logged?.streamed;
+        if (!streamed) return false;
+        const transcript = request.eventStream?.transcript;
+        const body = transcript ? { body: transcript } : {};
+        log.record(keyIdOf(request), exchangeOf(request, path, { ...streamed, ...body, ending }));
+        return true;
+      };
       return {
         onRequest: arrived,
         preValidation: bodyRead,
         onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
           if (!request.logged) return payload;
+          // An event stream is recorded at its end, as it ended.
+          if (route.stream && request.eventStream && reply.statusCode === 200) {
+            request.logged.streamed = { status: 200, headers: reply.getHeaders(), ending: 'answered' };
+            return payload;
+          }
           const answer: Answer =
             request.fault?.fault === 'reset'
               ? { status: null, headers: NO_HEADERS, ending: 'reset' }
@@ -96,8 +110,10 @@ export function requestLogStage(log: RequestLog, clock: Clock): Stage {
           log.record(keyIdOf(request), exchangeOf(request, path, answer));
           return payload;
         },
+        // The service ended the stream (a drop, a stop, a revocation): Fastify's answer finished.
+        onResponse: route.stream ? (request: FastifyRequest) => void streamEnded(request, 'dropped') : undefined,
         onRequestAbort(request: FastifyRequest) {
-          if (!request.logged) return;
+          if (!request.logged || streamEnded(request, 'closed')) return;
           const keyId = keyIdOf(request);
           const cut = () =>
             log.record(keyId, exchangeOf(request, path, { status: null, headers: NO_HEADERS, ending: 'cut' }));

@@ -2,9 +2,8 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/database.js';
 import { EventsRepository } from '../events/repository.js';
-import { Event, eventIn, type StoredEvent, WebhookTestData } from '../events/schemas.js';
-import { Order } from '../orders/schemas.js';
-import { Shapes } from '../versions/shape.js';
+import { eventJson } from '../events/payload.js';
+import type { StoredEvent } from '../events/schemas.js';
 import { every, type Periodic } from '../jobs/periodic.js';
 import type { JobLog } from '../jobs/sliced-job.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -51,9 +50,6 @@ export interface DispatcherDeps {
   metrics: Pick<Metrics, 'webhookAttempts' | 'webhookLatency' | 'registry'>;
   log: JobLog;
 }
-
-/** Where the records of a delivery's event are, to shape it in an older version (versions/shape.ts). */
-const PAYLOADS = new Shapes([Event, Order, WebhookTestData]);
 
 /**
  * Delivers webhooks off the request path (docs/webhooks.md): every half second it claims the deliveries
@@ -252,9 +248,7 @@ export class Dispatcher {
  * the owner's key is pinned to now (as its `GET /events` answers without a header).
  */
 export function deliveryBody(event: StoredEvent, apiVersion: string): string {
-  const payload = eventIn(event, apiVersion);
-  const shape = PAYLOADS.record('Event', apiVersion);
-  return JSON.stringify(shape ? shape(payload) : payload);
+  return eventJson(event, apiVersion);
 }
 
 /** A delivery's headers (Standard Webhooks), `body` signed by every secret in force at `timestamp` (Unix seconds). */

@@ -47,6 +47,8 @@ export interface TestApp {
   idempotencyExpiry: IdempotencyExpiry;
   /** The instance's webhook dispatcher, not started: a test moves the clock and calls `runDue()`. */
   dispatcher: Dispatcher;
+  /** Where the app listens (`overSocket`), e.g. `http://127.0.0.1:40123`; undefined when requests are injected. */
+  url: string | undefined;
   /** Sends a request: injected into Fastify, or over a real socket (`overSocket`). */
   request(sent: Sent): Promise<Received>;
   /** A new key of the plan; returns the full key. */
@@ -117,9 +119,8 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const retention = new EventRetention({ db, clock, retentionMs: config.eventsRetentionMs, log: quiet });
   const idempotencyExpiry = new IdempotencyExpiry({ db, clock, log: quiet });
   const dispatcher = Dispatcher.of(db, config.webhooks, { clock, metrics, log: quiet, random: options.random });
-  const request = options.overSocket
-    ? overSocket(Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port))
-    : injected(app);
+  const url = options.overSocket ? await app.listen({ host: '127.0.0.1', port: 0 }) : undefined;
+  const request = url ? overSocket(Number(new URL(url).port)) : injected(app);
   return {
     app,
     admin,
@@ -136,6 +137,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
     retention,
     idempotencyExpiry,
     dispatcher,
+    url,
     request,
     newKey: async (choice = 'pro') => (await keys.create(typeof choice === 'string' ? { plan: choice } : choice)).key,
     close: async ({ keepStore = false } = {}) => {
