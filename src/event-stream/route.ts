@@ -77,7 +77,7 @@ export function streamEvents(app: App, { events, hub, seats, streamsPerKey }: St
           `request of your key; a key holds at most ${streamsPerKey} open streams (a \`409\` \`stream-limit\` ` +
           'beyond). The service may end a stream (a restart, a revoked key, a client that does not read): ' +
           `reconnect after \`retry\` with the last id you received. Test keys: \`Prefer: fault=drop\` ends the ` +
-          'stream after its next event.',
+          'stream after its next event (`fault=drop; events=100`: after its 100th), as a proxy cutting it would.',
         tags: [TAG.events],
         'x-stability': 'beta',
         querystring: StreamQuery,
@@ -126,7 +126,7 @@ export function streamEvents(app: App, { events, hub, seats, streamsPerKey }: St
           version: request.apiVersion,
           types: type?.length ? new Set(type as never[]) : null,
           after,
-          dropAfterNext: request.fault?.fault === 'drop',
+          dropAfter: request.fault?.fault === 'drop' ? (request.fault.dropAfter ?? 1) : null,
           transcript: key.test,
           graded: key.test ? { requestId: request.id, since: cardStart(key) } : null,
         },

@@ -21,8 +21,8 @@ export interface StreamOptions {
   types: ReadonlySet<EventType> | null;
   /** The event it resumes after (`Last-Event-ID`, `after`): its place and id; null, from now on. */
   after: { seq: number; id: string } | null;
-  /** `drop` (a test key's fault or step): the stream ends after its next event. */
-  dropAfterNext: boolean;
+  /** `drop` (a test key's fault or step): the stream ends after this many more events; null, never. */
+  dropAfter: number | null;
   /** Whether to keep what it sends, for the request log (test keys'). */
   transcript: boolean;
   /** A test key's: the request that opened it and its card's start, for the card to hear of its end. */
@@ -46,7 +46,7 @@ export class EventStream {
   /** How the service ended it; undefined while open, or when the client closed it. */
   endedBy: EndedBy | undefined;
   #transcript = '';
-  #dropAfterNext: boolean;
+  #dropAfter: number | null;
 
   constructor(
     readonly options: StreamOptions,
@@ -55,7 +55,7 @@ export class EventStream {
     this.id = options.id;
     this.seq = options.after?.seq ?? 0;
     this.lastId = options.after?.id ?? null;
-    this.#dropAfterNext = options.dropAfterNext;
+    this.#dropAfter = options.dropAfter;
     this.#write(`retry: ${RETRY_MS}\n\n`, now);
   }
 
@@ -75,7 +75,7 @@ export class EventStream {
     if (this.options.types && !this.options.types.has(event.type)) return 'skipped';
     this.#write(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventJson(event, this.options.version)}\n\n`, now);
     this.lastId = event.id;
-    if (this.#dropAfterNext) return 'drop';
+    if (this.#dropAfter !== null && --this.#dropAfter === 0) return 'drop';
     return this.body.writableLength > MAX_BUFFERED_BYTES ? 'slow' : 'sent';
   }
 

@@ -8,6 +8,8 @@ export const PREFERENCE_APPLIED_HEADER = 'Preference-Applied';
 export interface Preferences {
   /** `drop` ends an event stream after its next event: honoured by the stream alone. */
   fault?: Fault | 'drop';
+  /** `fault=drop; events=<n>`: after its n-th event instead (1 to MAX_DROP_EVENTS). */
+  dropAfter?: number;
   latencyMs?: number;
 }
 
@@ -23,18 +25,37 @@ export function parsePrefer(header: string | undefined): Preferences {
   if (!header) return found;
   const seen = new Set<string>();
   for (const part of splitOutsideQuotes(header, ',')) {
-    const [preference = ''] = splitOutsideQuotes(part, ';');
+    const [preference = '', ...parameters] = splitOutsideQuotes(part, ';');
     const eq = preference.indexOf('=');
     const name = (eq < 0 ? preference : preference.slice(0, eq)).trim().toLowerCase();
     if (!name || seen.has(name)) continue;
     seen.add(name);
     const value = unquote(eq < 0 ? '' : preference.slice(eq + 1).trim());
     const fault = value.toLowerCase();
-    if (name === 'fault' && (isFault(fault) || fault === 'drop')) found.fault = fault as Fault | 'drop';
-    else if (name === 'latency' && /^\d{1,5}$/.test(value) && Number(value) <= MAX_LATENCY_MS)
+    if (name === 'fault' && (isFault(fault) || fault === 'drop')) {
+      found.fault = fault as Fault | 'drop';
+      const events = fault === 'drop' ? dropEventsOf(parameters) : undefined;
+      if (events !== undefined) found.dropAfter = events;
+    } else if (name === 'latency' && /^\d{1,5}$/.test(value) && Number(value) <= MAX_LATENCY_MS)
       found.latencyMs = Number(value);
   }
   return found;
+}
+
+/** The most events `fault=drop; events=<n>` lets a stream send before it is dropped. */
+export const MAX_DROP_EVENTS = 10_000;
+
+/** `events=<n>` among a `drop`'s parameters, if valid. */
+function dropEventsOf(parameters: readonly string[]): number | undefined {
+  for (const parameter of parameters) {
+    const eq = parameter.indexOf('=');
+    if (eq < 0 || parameter.slice(0, eq).trim().toLowerCase() !== 'events') continue;
+    const value = unquote(parameter.slice(eq + 1).trim());
+    return /^\d{1,5}$/.test(value) && Number(value) >= 1 && Number(value) <= MAX_DROP_EVENTS
+      ? Number(value)
+      : undefined;
+  }
+  return undefined;
 }
 
 /** `Preference-Applied`'s value for what was applied, or undefined. */
@@ -71,7 +92,8 @@ export const PREFER_DESCRIPTION =
   `\`fault=500\`, \`fault=429\` or \`fault=reset\` make this request fail as the real failure would (a \`503\` ` +
   `with \`Retry-After\`; a \`500\`; a \`429\` with real headers and \`Retry-After\` that counts toward a ban; the ` +
   `request handled in full and its connection reset instead of answered); \`fault=drop\` ends an event stream ` +
-  `(\`GET /events/stream\`) after its next event, as a proxy cutting it would; and \`latency=<ms>\` (0 to ` +
+  `(\`GET /events/stream\`) after its next event, as a proxy cutting it would (\`fault=drop; events=100\`: after ` +
+  `its 100th); and \`latency=<ms>\` (0 to ` +
   `${MAX_LATENCY_MS}) delays it. Example: \`fault=503, latency=800\`. The faults that apply are named in ` +
   `\`${PREFERENCE_APPLIED_HEADER}\`.`;
 export const PREFERENCE_APPLIED_DESCRIPTION =

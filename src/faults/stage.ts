@@ -20,6 +20,8 @@ export type Answer = Fault | 'drop' | 'pass';
 export interface Met {
   answer: Answer;
   latencyMs: number;
+  /** A `drop`'s events before it: `fault=drop; events=<n>`. */
+  dropAfter?: number;
   /** In words, for the answer's detail and the log: `Prefer: fault=503`, `step 2 of its script`. */
   by: string;
 }
@@ -55,7 +57,7 @@ interface Scripted {
 declare module 'fastify' {
   interface FastifyRequest {
     /** The fault this test key's request meets, and what asked for it (a `429` is the limit stage's `forcedRefusal`). */
-    fault: { fault: Exclude<Answer, '429' | 'pass'>; by: string } | undefined;
+    fault: { fault: Exclude<Answer, '429' | 'pass'>; by: string; dropAfter?: number } | undefined;
     /** The step of its key's script this request would meet, until it is used. */
     scripted: Scripted | undefined;
   }
@@ -124,7 +126,8 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
     if (fault === undefined && latencyMs === 0) return undefined;
     const by = asked.fault ? `Prefer: fault=${asked.fault}` : 'its fault profile';
     request.log.info({ fault, latencyMs, by }, 'test key fault');
-    if (fault) mark(request, { answer: fault, latencyMs, by });
+    const { dropAfter } = asked;
+    if (fault) mark(request, { answer: fault, latencyMs, by, ...(dropAfter && fault === 'drop' ? { dropAfter } : {}) });
     return latencyMs > 0 ? delay(latencyMs).then(() => undefined) : undefined;
   }
 
@@ -214,7 +217,8 @@ export function faultsStage(publicUrl: string, draws: FaultDraws, settings: Faul
 /** What a request meets, on the request: a `429` for the limit stage, any other fault for this one. */
 function mark(request: FastifyRequest, met: Met): void {
   if (met.answer === '429') request.forcedRefusal = met.by;
-  else if (met.answer !== 'pass') request.fault = { fault: met.answer, by: met.by };
+  else if (met.answer !== 'pass')
+    request.fault = { fault: met.answer, by: met.by, ...(met.dropAfter ? { dropAfter: met.dropAfter } : {}) };
 }
 
 /** The real failure's problem, its detail saying it was injected. */

@@ -175,4 +175,12 @@ describe('open streams', () => {
     expect(elsewhere.statusCode).toBe(200);
     expect(elsewhere.headers['preference-applied']).toBeUndefined();
   });
+
+  it('end after the n-th event with Prefer: fault=drop; events=n', async () => {
+    const key = await t.newKey({ plan: 'enterprise', perMinute: 10_000, perDay: 100_000, test: true });
+    const s = await following(key, '', { prefer: 'fault=drop; events=3' });
+    for (let i = 0; i < 4; i++) await place(key);
+    expect(await s.events(3)).toHaveLength(3);
+    expect(await s.next()).toBeUndefined();
+  });
 });
