@@ -6,7 +6,7 @@ import type { Scenario, ScenarioCatalogue, ScenarioStep } from './schemas.js';
  * its meaning are part of the contract: a change of meaning is a new id, and `CATALOGUE_VERSION` says when the
  * catalogue last changed.
  */
-export const CATALOGUE_VERSION = '2026-11-28';
+export const CATALOGUE_VERSION = '2026-11-29';
 
 /** What a scenario is, less what the service it is served by fills in (its page's URL, a sunset's instant). */
 type Entry = Omit<Scenario, 'docs'>;
@@ -15,6 +15,7 @@ const PET = 'GET /pets/{petId}';
 const PETS = 'GET /pets';
 const ORDER = 'POST /store/orders';
 const TOKEN = 'POST /oauth/token';
+const STREAM = 'GET /events/stream';
 const step = (match: string | undefined, answer: ScenarioStep['answer'], times?: number): ScenarioStep => ({
   ...(match === undefined ? {} : { match }),
   answer,
@@ -210,6 +211,19 @@ export function scenarioEntries(sunsetAt: Date): Entry[] {
         "Get a token (`PETSTORE_CLIENT_ID`, `PETSTORE_CLIENT_SECRET`), read pet 1 with it, move the key's clock an " +
         'hour on (`POST /test-clock/advance` with `seconds: 3600`), read pet 1 again: on its `401` ' +
         '`invalid_token`, get a new token once and read pet 1 with that.',
+    },
+    {
+      id: 'stream-resume',
+      title: 'An event stream dropped',
+      description:
+        'The first event stream (`GET /events/stream`) is dropped after its first event, as a proxy cutting it would; ' +
+        'the next is followed.',
+      steps: [step(STREAM, 'drop'), step(STREAM, 'pass')],
+      judgedBy: ['resumes-streams'],
+      clientMust:
+        'Follow your events (`GET /events/stream`) while placing two orders for pet 1 (`POST /store/orders`), the ' +
+        "second once the first one's `order.placed` has arrived; when the stream ends, wait its `retry` and " +
+        "reconnect with `Last-Event-ID`, until both orders' `order.placed` events have arrived, each once.",
     },
   ];
 }
