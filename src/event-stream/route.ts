@@ -6,7 +6,7 @@ import { EVENT_ID_PATTERN, parseEventId } from '../events/ids.js';
 import type { EventsRepository } from '../events/repository.js';
 import { EventListQuery } from '../events/schemas.js';
 import { ProblemError } from '../http/problems.js';
-import { conflictResponse, NO_STORE, problemResponses } from '../http/responses.js';
+import { CACHE_CONTROL_HEADER, conflictResponse, NO_STORE, problemResponses } from '../http/responses.js';
 import { TAG } from '../http/tags.js';
 import type { App } from '../http/types.js';
 import { keyOf } from '../keys/identify.js';
@@ -86,7 +86,7 @@ export function streamEvents(app: App, { events, hub, seats, streamsPerKey }: St
           200: {
             description: 'The stream: `retry`, then events as they are written, and comments to keep it alive.',
             headers: {
-              'Cache-Control': { type: 'string', const: NO_STORE, description: '`no-store`.' },
+              [CACHE_CONTROL_HEADER]: { type: 'string', const: NO_STORE, description: '`no-store`.' },
             },
             content: {
               [EVENT_STREAM_CONTENT_TYPE]: {

@@ -8,6 +8,7 @@ import { API_KEY_HEADER } from '../keys/identify.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../deprecation/notices.js';
 import { RATE_LIMIT_HEADER_NAMES } from '../ratelimit/headers.js';
 import { VERSION_HEADER } from '../versions/versions.js';
+import { LAST_EVENT_ID_HEADER } from '../event-stream/route.js';
 import { DELIVERY_HEADER_NAMES } from '../webhooks/document.js';
 
 /**
@@ -35,6 +36,7 @@ const SPELLINGS = [
   LINK_HEADER,
   ...DELIVERY_HEADER_NAMES,
   VERSION_HEADER,
+  LAST_EVENT_ID_HEADER,
 ];
 
 const BY_LOWER_CASE = new Map(SPELLINGS.map((name) => [name.toLowerCase(), name]));

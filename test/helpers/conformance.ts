@@ -6,6 +6,8 @@ import type { Db } from '../../src/db/database.js';
 import { holdWrites } from './hold-writes.js';
 import { type PrismProxy, prismProxy, violationsOf } from './prism.js';
 
+const EVENT_STREAM = 'text/event-stream';
+
 /**
  * Two independent validators of real traffic against the served document (test/openapi/conformance.test.ts).
  * Every request goes over a socket through Stoplight Prism's validating proxy, which must report no
@@ -114,6 +116,28 @@ export class Validators {
     );
   }
 
+  /**
+   * An event stream's body (a stream that ended): its frames as WHATWG server-sent events, each event's `data` an
+   * `Event` as `GET /events/{eventId}` answers it, its `id` the event's and its `event` the event's type.
+   */
+  #checkEvents(where: string, text: string): void {
+    for (const frame of text.split('\n\n').filter((raw) => raw !== '')) {
+      const fields = new Map(
+        frame.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]),
+      );
+      if (fields.has('')) continue;
+      if (fields.has('retry')) {
+        if (!/^\d+$/.test(fields.get('retry')!)) this.mismatches.push(`${where}: retry ${fields.get('retry')}`);
+        continue;
+      }
+      const event = JSON.parse(fields.get('data') ?? 'null') as { id?: string; type?: string } | null;
+      const checked = this.api.validator.validateResponse(event, 'getEvent', 200);
+      if (!checked.valid) this.mismatches.push(`${where}: event ${JSON.stringify(checked.errors)}`);
+      if (event?.id !== fields.get('id') || event?.type !== fields.get('event'))
+        this.mismatches.push(`${where}: frame ${JSON.stringify(frame)} names another event than its data`);
+    }
+  }
+
   /** Records every way the response departs from the document. */
   private check(operationId: string, response: Answer): Answer {
     const { doc, mismatches } = this;
@@ -134,7 +158,8 @@ export class Validators {
     const sentType = String(response.headers['content-type'] ?? '').split(';')[0];
     if (mediaType && sentType !== mediaType)
       mismatches.push(`${where}: content-type ${sentType}, documented ${mediaType}`);
-    if (mediaType) {
+    if (mediaType === EVENT_STREAM) this.#checkEvents(where, response.body);
+    else if (mediaType) {
       const body = this.api.validator.validateResponse(JSON.parse(response.body), operationId, status);
       if (!body.valid) mismatches.push(`${where}: body ${JSON.stringify(body.errors)}`);
     }
@@ -207,6 +232,26 @@ export const testModeSamples: Record<string, InjectOptions> = {
   exportRequestLog: { url: '/request-log.har' },
   getRequestLogEntry: { url: '/request-log/nowhere' },
 };
+
+/**
+ * The event stream's answers: a stream that ends (a test key's `drop`, after the first event written after `after`),
+ * an id the service does not keep (`400`), and the sixth stream of a key that holds five (`409`).
+ */
+export async function streamTraffic(
+  t: TestApp,
+  send: (operationId: string, options: InjectOptions) => Promise<Answer>,
+  tester: string,
+  after: string,
+): Promise<void> {
+  const as = (extra: Record<string, string> = {}) => ({ 'x-api-key': tester, ...extra });
+  await send('streamEvents', { url: `/events/stream?after=${after}`, headers: as({ prefer: 'fault=drop' }) });
+  await send('streamEvents', { url: '/events/stream?after=evt_x', headers: as() });
+  const held = await Promise.all(
+    [1, 2, 3, 4, 5].map(() => t.app.inject({ url: '/events/stream', headers: as(), payloadAsStream: true })),
+  );
+  await send('streamEvents', { url: '/events/stream', headers: as() });
+  for (const stream of held) stream.stream().destroy();
+}
 
 /**
  * A test key's clock and data, and its child keys (test-mode/), as the conformance suite sends them:

@@ -17,6 +17,7 @@ export const EXPECTED_OPERATIONS = [
   'DELETE /store/orders/{orderId}',
   'POST /store/orders/{orderId}/advance',
   'GET /events',
+  'GET /events/stream',
   'GET /events/{eventId}',
   'POST /webhook-endpoints',
   'GET /webhook-endpoints',

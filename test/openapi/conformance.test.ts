@@ -4,7 +4,14 @@ import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lookAtStoreFiles } from '../../src/db/database.js';
 import { type TestApp, testApp } from '../helpers/app.js';
-import { type Answer, testModeSamples, testModeTraffic, threeAtOnce, Validators } from '../helpers/conformance.js';
+import {
+  type Answer,
+  streamTraffic,
+  testModeSamples,
+  testModeTraffic,
+  threeAtOnce,
+  Validators,
+} from '../helpers/conformance.js';
 import { tempDir } from '../helpers/process.js';
 
 /**
@@ -231,6 +238,7 @@ describe('every response of real traffic conforms to the served document', { tim
     await send('getEvent', { url: `/events/${eventId}`, headers: as(tester) });
     await send('getEvent', { url: `/events/${eventId}`, headers: as(other) });
     await send('getEvent', { url: '/events/evt_x', headers: as(tester) });
+    await streamTraffic(t, send, tester, eventId);
     // Webhook endpoints, their test event and their log.
     const hook = (
       method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
@@ -299,6 +307,7 @@ describe('every response of real traffic conforms to the served document', { tim
       cancelOrder: { method: 'DELETE', url: `/store/orders/${moving}` },
       advanceOrder: { method: 'POST', url: `/store/orders/${moving}/advance` },
       listEvents: { url: '/events' },
+      streamEvents: { url: '/events/stream' },
       getEvent: { url: `/events/${eventId}` },
       createWebhookEndpoint: {
         method: 'POST',

@@ -56,7 +56,7 @@ describe('the served document', () => {
     expect(parseYaml(response.body)).toEqual(doc);
   });
 
-  it('documents exactly the forty operations', () => {
+  it('documents exactly the forty-one operations', () => {
     expect(
       operationsOf(doc)
         .map((o) => `${o.method} ${o.path}`)
@@ -140,6 +140,7 @@ describe('extensions', () => {
       'DELETE /store/orders/{orderId}': 'experimental',
       'POST /store/orders/{orderId}/advance': 'experimental',
       'GET /events': 'beta',
+      'GET /events/stream': 'beta',
       'GET /events/{eventId}': 'beta',
       ...Object.fromEntries(
         EXPECTED_OPERATIONS.filter((op) =>
@@ -313,6 +314,7 @@ describe('responses', () => {
       'Location',
       'Prefer',
       'X-API-Key',
+      'Last-Event-ID',
       'webhook-id',
     ])
       expect(spellings).toContain(name);

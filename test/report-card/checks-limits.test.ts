@@ -38,6 +38,7 @@ describe('the card itself', () => {
       'webhook-receiver',
       'reuses-tokens',
       'renews-expired-tokens',
+      'resumes-streams',
     ]);
     expect(card.checks.every((check) => check.status === 'untested' && check.seen === 0)).toBe(true);
     const usage = await t.request({ url: '/usage', headers: { 'x-api-key': c.key } });

@@ -236,7 +236,6 @@ describe('a test key script', () => {
       [{ steps: [{ match: 'get /pets', answer: 'pass' }] }, '/steps/0/match'],
       [{ steps: [{ match: 'GET /test-clock', answer: 'pass' }] }, '/steps/0/match'],
       [{ steps: [{ match: 'GET /pets/:petId', answer: 'pass' }] }, '/steps/0/match'],
-      [{ steps: [{ match: 'GET /events/stream', answer: 'drop' }] }, '/steps/0/match'],
       [{ steps: [{ match: PET, answer: 'drop' }] }, '/steps/0/match'],
       [{ ...step({}), scenario: 'retry-after-503' }, '/scenario'],
       [{ scenario: 'no-such-scenario' }, '/scenario'],
