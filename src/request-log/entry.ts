@@ -27,7 +27,7 @@ export const LogEntry = Type.Object(
       format: 'int32',
       minimum: 0,
       maximum: 2_147_483_647,
-      description: 'From its arrival to its answer.',
+      description: 'From its arrival to its answer (an event stream: to its end).',
     }),
     ending: StringEnum(['answered', 'reset', 'cut', 'closed', 'dropped'] as const, {
       description:
