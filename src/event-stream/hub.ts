@@ -71,6 +71,16 @@ export class EventStreams {
   }
 
   /**
+   * Where a stream that resumes after no event starts: after the key's newest event, read before its answer is sent,
+   * so that an event its client makes once the stream is open comes on it.
+   */
+  async place(stream: EventStream): Promise<void> {
+    if (stream.options.after !== null) return;
+    const id = stream.options.owner;
+    stream.seq = (await this.#deps.events.heads([id])).get(id) ?? 0;
+  }
+
+  /**
    * Starts `stream`: the events it missed (after the one it resumes from), then every new one. Resolves once it is
    * caught up and follows the key live.
    */
@@ -86,8 +96,7 @@ export class EventStreams {
       await this.#inTurn(joined, async () => {
         const head = (await this.#deps.events.heads([id])).get(id) ?? 0;
         if (joined.head < 0) joined.head = head;
-        if (stream.options.after === null) stream.seq = Math.max(stream.seq, head);
-        else await this.#catchUp(stream, Math.max(head, joined.head));
+        await this.#catchUp(stream, Math.max(head, joined.head));
         if (stream.open) joined.streams.add(stream);
       });
     } finally {

@@ -133,6 +133,12 @@ export function streamEvents(app: App, { events, hub, seats, streamsPerKey }: St
         performance.now(),
       );
       request.eventStream = stream;
+      try {
+        await hub.place(stream);
+      } catch (error) {
+        void seats.give(key.id, id).catch(() => {});
+        throw error;
+      }
       // The seat is the stream's from here: given back when it closes, however it ends.
       const opened = hub.open(stream);
       reply
