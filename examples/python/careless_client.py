@@ -12,7 +12,9 @@ scenario it runs, each for that scenario's own reason (see README.md for the ver
   were offsets, instead of the `nextCursor` it was given;
 - the webhook receiver answers `200` to every delivery, without verifying anything;
 - with client credentials, each caller asks for an access token of its own, and a token refused as
-  expired (`401` `invalid_token`) is sent again as it is, like any failure.
+  expired (`401` `invalid_token`) is sent again as it is, like any failure;
+- an event stream that ends is opened again at once, without `Last-Event-ID` (its `retry` ignored):
+  the events written meanwhile are lost, and it gives up on a stream silent for `SILENT` seconds.
 
 It is deterministic: no randomness, no waits. Run it, from the repository's root:
 
@@ -35,6 +37,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 RETRIES = 5  # "a few": every failure is tried again at once, this many times
+SILENT = 2  # seconds an event stream may say nothing before the careless client gives up on it
 
 
 def log(message):
@@ -141,6 +144,35 @@ def token_expiry():
     call("GET", "/pets/1", token=token)
 
 
+def stream_resume():
+    """Follows the events, placing order 2 once order 1's `order.placed` came; an ended stream is opened again at
+    once, without Last-Event-ID, so order 2's event, written meanwhile, never comes: it gives up."""
+    url = os.environ["PETSTORE_URL"].rstrip("/") + "/events/stream"
+    orders, placed = [], set()
+    for _ in range(1 + RETRIES):
+        request = urllib.request.Request(url, headers={"X-API-Key": os.environ["PETSTORE_API_KEY"]})
+        with urllib.request.urlopen(request, timeout=SILENT) as stream:
+            log(f"GET /events/stream -> {stream.status}")
+            if not orders:
+                orders.append(call("POST", "/store/orders", {"petId": 1, "quantity": 1})["id"])
+            event_type = None
+            try:
+                for line in stream:  # as if every line ended with LF, and every event were one data line
+                    line = line.decode().strip()
+                    if line.startswith("event:"):
+                        event_type = line[len("event:"):].strip()
+                    elif line.startswith("data:") and event_type == "order.placed":
+                        placed.add(json.loads(line[len("data:"):])["data"]["id"])
+                        if len(orders) == 1:
+                            orders.append(call("POST", "/store/orders", {"petId": 1, "quantity": 1})["id"])
+                        if placed >= set(orders) and len(orders) == 2:
+                            return
+            except TimeoutError:
+                raise GaveUp(f"the event stream said nothing for {SILENT} s (order.placed came for {sorted(placed)})")
+        log("the event stream ended; opening another at once")
+    raise GaveUp(f"the event stream ended {1 + RETRIES} times")
+
+
 def webhook_receiver():
     class AcceptEverything(BaseHTTPRequestHandler):
         def do_POST(self):
@@ -175,6 +207,7 @@ TASKS = {
     "flaky-listing": list_pets,
     "token-reuse": token_reuse,
     "token-expiry": token_expiry,
+    "stream-resume": stream_resume,
 }
 
 if __name__ == "__main__":

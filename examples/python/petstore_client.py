@@ -24,7 +24,10 @@ finds nothing wrong:
   new token (never the refused one); a token request goes through the gate and the retries as any;
 - the webhook receiver verifies Standard Webhooks signatures (HMAC-SHA256 over
   `{webhook-id}.{webhook-timestamp}.{body}`, any of the `v1,` signatures, 5 minutes' tolerance),
-  answers `2xx` to a valid delivery and to a duplicate, `4xx` to anything else.
+  answers `2xx` to a valid delivery and to a duplicate, `4xx` to anything else;
+- the event stream (`GET /events/stream`, Server-Sent Events) is parsed as WHATWG HTML says
+  (`ServerSentEvents`: `retry`, `id`, `event`, `data`, comments, any line ending); when it ends,
+  the client waits its `retry` and reconnects with `Last-Event-ID`, the last id it received.
 
 How to run it, from the repository's root, with the service running and a test key:
 
@@ -65,6 +68,8 @@ MAX_ATTEMPTS = 16  # tries of one request before giving up
 TIMEOUT = 30  # seconds to wait for one answer
 WEBHOOK_TOLERANCE = 5 * 60  # seconds a webhook-timestamp may differ from our clock, both ways
 RENEW_BEFORE = 30.0  # seconds before a token expires that it is renewed (at most half its life)
+DEFAULT_RETRY_MS = 3000  # an event stream's reconnection time until its `retry` field says otherwise
+MAX_STREAMS = 8  # openings of one event stream (the first and its reconnections) before giving up
 
 
 def log(message):
@@ -90,10 +95,11 @@ class ConnectionLost(Exception):
 
 
 class Answer:
-    def __init__(self, status, headers, raw):
+    def __init__(self, status, headers, raw, body=None):
         self.status = status
         self.headers = headers
         self.raw = raw
+        self.body = body  # a stream's answer: the response, read as it comes (and closed) by its caller
 
     def json(self):
         return json.loads(self.raw) if self.raw else None
@@ -172,6 +178,14 @@ class PetstoreClient:
         # One Idempotency-Key per operation: every retry of it sends the same one.
         return self.request("POST", path, body, idempotency_key=str(uuid.uuid4()))
 
+    def stream(self, path, last_event_id=""):
+        """Opens an event stream (`text/event-stream`) through the gate and the retries, as any request; resumes
+        after `last_event_id` when there is one. The answer's `body` is the open response, to read as it comes."""
+        headers = {"Accept": "text/event-stream"}
+        if last_event_id:
+            headers["Last-Event-ID"] = last_event_id
+        return self.request("GET", path, headers=headers, stream=True)
+
     def pages(self, path, filters=None):
         """Every item of a listing, page after page: `nextCursor` passed back unchanged, same filters."""
         cursor = None
@@ -193,8 +207,9 @@ class PetstoreClient:
 
     # Retries, backoff and the key's gate.
 
-    def request(self, method, path, body=None, idempotency_key=None, form=None):
-        """One operation, retried; `form` is a token request's (sent with the client credentials, not a token)."""
+    def request(self, method, path, body=None, idempotency_key=None, form=None, headers=None, stream=False):
+        """One operation, retried; `form` is a token request's (sent with the client credentials, not a token);
+        `stream`: a `200` is returned as an `Answer` whose `body` is still to be read."""
         operation = (method, re.sub(r"/\d+(?=/|$)", "/{id}", path.split("?")[0]))
         if operation in self.gone:
             raise Gone(method, path, 410, {"detail": "answered 410 before: not asked again"})
@@ -203,12 +218,14 @@ class PetstoreClient:
             # The token first: asking for one is a request of its own, through the gate and these retries.
             token = self.tokens.get() if self.tokens and form is None else None
             try:
-                answer = self._send(method, path, body, idempotency_key, token, form)
+                answer = self._send(method, path, body, idempotency_key, token, form, headers, stream)
             except ConnectionLost as lost:
                 why, retry_after = f"connection lost ({lost})", 0.0
             else:
                 if answer.status == 304:
                     return self.etags[self._url(path)][1]
+                if answer.body is not None:
+                    return answer
                 if 200 <= answer.status < 300:
                     return answer.json()
                 if answer.status == 410:
@@ -239,13 +256,15 @@ class PetstoreClient:
     def _url(self, path):
         return self.base_url + path
 
-    def _send(self, method, path, body, idempotency_key, token=None, form=None):
-        """One try: waits for the key's gate, sends, and learns from the answer's headers."""
+    def _send(self, method, path, body, idempotency_key, token=None, form=None, extra=None, stream=False):
+        """One try: waits for the key's gate, sends, and learns from the answer's headers; `stream`: a `200`'s
+        body is left unread (`Answer.body`)."""
         url = self._url(path)
         headers = {
             "Petstore-Version": self.version,
             "Accept": "application/json",
         }
+        headers.update(extra or {})
         headers.update(self._auth(token, form is not None))
         data = None
         if body is not None:
@@ -256,14 +275,18 @@ class PetstoreClient:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
-        cached = self.etags.get(url) if method == "GET" else None
+        cached = self.etags.get(url) if method == "GET" and not stream else None
         if cached:
             headers["If-None-Match"] = cached[0]
         self.gate.wait()
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-                answer = Answer(response.status, response.headers, response.read())
+            response = urllib.request.urlopen(request, timeout=TIMEOUT)
+            if stream and response.status == 200:
+                answer = Answer(response.status, response.headers, b"", body=response)
+            else:
+                with response:
+                    answer = Answer(response.status, response.headers, response.read())
         except urllib.error.HTTPError as error:  # a 3xx, 4xx or 5xx is an answer too
             answer = Answer(error.code, error.headers, error.read())
         except urllib.error.URLError as error:
@@ -274,7 +297,7 @@ class PetstoreClient:
             raise ConnectionLost(error.__class__.__name__) from error
         log(f"{method} {path} -> {answer.status}")
         self._learn(answer)
-        if method == "GET" and answer.status == 200 and answer.headers.get("ETag"):
+        if method == "GET" and not stream and answer.status == 200 and answer.headers.get("ETag"):
             self.etags[url] = (answer.headers["ETag"], answer.json())
         return answer
 
@@ -312,6 +335,93 @@ def retry_after_seconds(headers):
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return None
+
+
+# The event stream.
+
+
+class ServerSentEvents:
+    """One connection's `text/event-stream`, parsed as WHATWG HTML says (section 9.2.6): bytes in, events out.
+
+    Lines end with CRLF, LF or CR; a line starting with `:` is a comment (`: keep-alive`); `field: value` (one
+    space after the colon dropped) sets `event`, appends to `data`, sets the last event id (`id`, unless it holds
+    a NUL) or the reconnection time (`retry`, ASCII digits only); other fields are ignored; a blank line
+    dispatches the event (none when no `data` came) and makes the id buffer the last event id, which carries over
+    to the next connection like `retry_ms`. An event cut off by the stream's end is never dispatched.
+    """
+
+    LINE_END = re.compile(rb"\r\n|\r|\n")
+
+    def __init__(self, last_event_id="", retry_ms=DEFAULT_RETRY_MS):
+        self.last_event_id = last_event_id  # what Last-Event-ID says on the next connection
+        self.retry_ms = retry_ms
+        self._id = last_event_id  # the last event id buffer
+        self._type = ""
+        self._data = []
+        self._pending = b""  # bytes of a line not yet ended
+        self._first_line = True  # a byte order mark before it is dropped
+
+    def feed(self, chunk):
+        """The events (type, data, id) that `chunk` completes."""
+        self._pending += chunk
+        events = []
+        while True:
+            end = self.LINE_END.search(self._pending)
+            # A CR last of all may be the first half of a CRLF: the next chunk (or the stream's end) says.
+            if end is None or (end.group() == b"\r" and end.end() == len(self._pending)):
+                return events
+            line, self._pending = self._pending[: end.start()], self._pending[end.end() :]
+            event = self._line(line)
+            if event:
+                events.append(event)
+
+    def end(self):
+        """The stream ended: a line ended by a last CR counts; what remains of an event is dropped."""
+        events = self.feed(b"\n") if self._pending.endswith(b"\r") else []
+        self._pending, self._type, self._data = b"", "", []
+        return events
+
+    def _line(self, raw):
+        line = raw.decode("utf-8", errors="replace")
+        if self._first_line:
+            self._first_line = False
+            line = line.removeprefix("\ufeff")
+        if line == "":
+            self.last_event_id = self._id
+            if not self._data:
+                self._type = ""
+                return None
+            event = (self._type or "message", "\n".join(self._data), self.last_event_id)
+            self._type, self._data = "", []
+            return event
+        if line.startswith(":"):
+            return None
+        field, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if field == "event":
+            self._type = value
+        elif field == "data":
+            self._data.append(value)
+        elif field == "id" and "\0" not in value:
+            self._id = value
+        elif field == "retry" and value.isascii() and value.isdigit():
+            self.retry_ms = int(value)
+        return None
+
+
+def read_events(body, parser):
+    """The events of an open stream's `body`, as they come, until it ends or its connection is lost."""
+    while True:
+        try:
+            chunk = body.read1(64 * 1024)  # what has come, without waiting for more
+        except (OSError, http.client.HTTPException) as lost:  # reset, cut, or silent for TIMEOUT
+            log(f"the stream's connection was lost ({lost!r})")
+            chunk = b""
+        if not chunk:
+            yield from parser.end()
+            return
+        yield from parser.feed(chunk)
 
 
 # The webhook receiver.
@@ -405,9 +515,15 @@ def read_pets(*ids):
     return task
 
 
-def place_order(client):
+def order_pet_1(client):
+    """`POST /store/orders` for pet 1 (with an Idempotency-Key, retried): the order's id."""
     order = client.post("/store/orders", {"petId": 1, "quantity": 1})
     log(f"order {order['id']} placed ({order['status']})")
+    return order["id"]
+
+
+def place_order(client):
+    order_pet_1(client)
     orders = client.get("/store/orders")["data"]
     if len(orders) != 1:
         raise RuntimeError(f"{len(orders)} orders resulted, not one")
@@ -455,6 +571,39 @@ def token_expiry(client):
     read_pet_1(client)
 
 
+def stream_resume(client):
+    """Follows the key's events while placing two orders for pet 1, the second once the first's `order.placed`
+    has arrived; when the stream ends (or its connection is lost), waits its `retry` and reconnects with
+    `Last-Event-ID`, until both orders' `order.placed` have arrived. An event that arrives twice is a failure."""
+    orders = []  # the ids of the orders placed, in turn
+    arrived = set()  # the orders whose order.placed has arrived
+    last_event_id, retry_ms = "", DEFAULT_RETRY_MS
+    for opening in range(MAX_STREAMS):
+        if opening:
+            log(f"the stream ended: reconnecting in {retry_ms} ms, after {last_event_id or 'no event'}")
+            time.sleep(retry_ms / 1000)
+        parser = ServerSentEvents(last_event_id, retry_ms)
+        answer = client.stream("/events/stream", last_event_id)
+        with answer.body as body:
+            if not orders:
+                orders.append(order_pet_1(client))  # once the stream is open: its order.placed comes on it
+            for event_type, data, event_id in read_events(body, parser):
+                log(f"event {event_id}: {event_type}")
+                if event_type != "order.placed":
+                    continue  # order.approved and the rest: not this task's
+                order_id = json.loads(data)["data"]["id"]
+                if order_id in arrived:
+                    raise RuntimeError(f"order {order_id}'s order.placed arrived twice (again as {event_id})")
+                arrived.add(order_id)
+                if orders == [order_id]:
+                    orders.append(order_pet_1(client))  # between two reads: the stream waits meanwhile
+                if len(orders) == 2 and arrived >= set(orders):
+                    log(f"orders {orders[0]} and {orders[1]}: each order.placed arrived once")
+                    return
+        last_event_id, retry_ms = parser.last_event_id, parser.retry_ms
+    raise RuntimeError(f"{MAX_STREAMS} streams opened, and not every order.placed arrived (orders {orders})")
+
+
 TASKS = {
     "retry-after-503": read_pet_1,
     "backs-off-500": read_pet_1,
@@ -472,6 +621,7 @@ TASKS = {
     "flaky-listing": list_pets,
     "token-reuse": token_reuse,
     "token-expiry": token_expiry,
+    "stream-resume": stream_resume,
     # webhook-receiver: serve_webhooks, below
 }
 # The scenarios whose client signs in with the key's client credentials: its requests carry an access token.
