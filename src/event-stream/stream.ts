@@ -30,7 +30,7 @@ export interface StreamOptions {
 }
 
 /**
- * One open stream of a key's events (text/event-stream, WHATWG HTML §9.2): `body` is the answer Fastify sends. It
+ * One open stream of a key's events (text/event-stream, as WHATWG HTML defines server-sent events): `body` is the answer Fastify sends. It
  * writes each event once, in the key's order (an event at or before the last it wrote is passed over), and knows the
  * id of the last one sent, which is what a client resumes from.
  */
