@@ -151,6 +151,15 @@ try {
   await call('DELETE', '/store/orders/{orderId}', `/store/orders/${order.id}`, 200, { key: testKey });
   const events = await call('GET', '/events', `/events?orderId=${order.id}`, 200, { key: testKey });
   await call('GET', '/events/{eventId}', `/events/${events.data[0].id}`, 200, { key: testKey });
+  // The stream from the order's second event: its third, then dropped (a test key's `fault=drop`), so that it ends.
+  const stream = await call('GET', '/events/stream', `/events/stream?after=${events.data[1].id}`, 200, {
+    key: testKey,
+    headers: { prefer: 'fault=drop' },
+  });
+  if (!String(stream).includes(`id: ${events.data[0].id}\n`)) {
+    failures++;
+    process.stdout.write(`FAIL the stream did not send ${events.data[0].id}: ${String(stream).slice(0, 300)}\n`);
+  }
 
   const endpoint = await call('POST', '/webhook-endpoints', '/webhook-endpoints', 201, {
     key: testKey,
