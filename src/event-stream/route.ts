@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { EVENT_ID_PATTERN, parseEventId } from '../events/ids.js';
 import type { EventsRepository } from '../events/repository.js';
@@ -112,6 +112,8 @@ export function streamEvents(app: App, { events, hub, seats, streamsPerKey }: St
     async (request, reply) => {
       const key = keyOf(request);
       const after = await resumePoint(request, events, key.id);
+      // A HEAD is told what a GET would open, and opens nothing: no stream would be read.
+      if (request.method === 'HEAD') return streamHeaders(reply).send('');
       const id = randomUUID();
       if (!(await seats.take(key.id, id, streamsPerKey)))
         throw new ProblemError(
@@ -141,12 +143,7 @@ export function streamEvents(app: App, { events, hub, seats, streamsPerKey }: St
       }
       // The seat is the stream's from here: given back when it closes, however it ends.
       const opened = hub.open(stream);
-      reply
-        .header('content-type', `${EVENT_STREAM_CONTENT_TYPE}; charset=utf-8`)
-        .header('cache-control', NO_STORE)
-        .header('x-accel-buffering', 'no')
-        // A stream's connection ends with it: nothing follows a stream on it, and a stop waits for no idle socket.
-        .header('connection', 'close');
+      streamHeaders(reply);
       // A failed read ends the stream; the client resumes from the last id it received.
       opened.catch((error: unknown) => {
         request.log.warn({ err: error }, 'event stream: it could not be caught up');
@@ -155,6 +152,18 @@ export function streamEvents(app: App, { events, hub, seats, streamsPerKey }: St
       // Fastify sends a stream as it is (its serialiser is for bodies built whole).
       return reply.send(stream.body as unknown as string);
     },
+  );
+}
+
+/** A stream's headers: no cache and no proxy buffer may hold it, and its connection ends with it. */
+function streamHeaders(reply: FastifyReply): FastifyReply {
+  return (
+    reply
+      .header('content-type', `${EVENT_STREAM_CONTENT_TYPE}; charset=utf-8`)
+      .header('cache-control', NO_STORE)
+      .header('x-accel-buffering', 'no')
+      // Nothing follows a stream on its connection, and a stop then waits for no idle socket.
+      .header('connection', 'close')
   );
 }
 

@@ -156,6 +156,16 @@ describe('open streams', () => {
     }
   });
 
+  it('are not opened by a HEAD, which is told the headers a GET would get', async () => {
+    const key = await t.newKey({ plan: 'enterprise', perMinute: 10_000, perDay: 100_000 });
+    for (let i = 0; i < 7; i++) {
+      const head = await t.request({ method: 'HEAD', url: '/events/stream', headers: { 'x-api-key': key } });
+      expect(head.statusCode).toBe(200);
+      expect(head.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    }
+    await Promise.all([1, 2, 3, 4, 5].map(() => following(key)));
+  });
+
   it('end when the key is revoked: the client sees a clean end', async () => {
     const created = await t.keys.create({ plan: 'pro' });
     const s = await following(created.key);
