@@ -77,9 +77,12 @@ export function streamEvents(app: App, { events, hub, seats, streamsPerKey }: St
           `request of your key; a key holds at most ${streamsPerKey} open streams (a \`409\` \`stream-limit\` ` +
           'beyond). The service may end a stream (a restart, a revoked key, a client that does not read): ' +
           `reconnect after \`retry\` with the last id you received. Test keys: \`Prefer: fault=drop\` ends the ` +
-          'stream after its next event (`fault=drop; events=100`: after its 100th), as a proxy cutting it would.',
+          'stream after its next event (`fault=drop; events=100`: after its 100th), as a proxy cutting it would.' +
+          '\n\nThe interactive docs offer no "Try it out" here, whose answer never ends: their Events panel follows ' +
+          'the stream of the key you authorized with.',
         tags: [TAG.events],
         'x-stability': 'beta',
+        'x-hideTryItPanel': true,
         querystring: StreamQuery,
         headers: StreamHeaders,
         response: {

@@ -159,10 +159,10 @@ describe('extensions', () => {
       expect(op['x-stability'], `${method} ${path}`).toBe(expected[`${method} ${path}`]);
   });
 
-  it('hides the try-it panel on GET /store/orders only', () => {
+  it('hides the try-it panel on GET /store/orders and the event stream only', () => {
     for (const { method, path, op } of operationsOf(doc)) {
       expect(op['x-hideTryItPanel'], `${method} ${path}`).toBe(
-        `${method} ${path}` === 'GET /store/orders' ? true : undefined,
+        ['GET /store/orders', 'GET /events/stream'].includes(`${method} ${path}`) ? true : undefined,
       );
     }
   });
