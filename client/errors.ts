@@ -83,6 +83,13 @@ export class ClockCannotGoBackError extends ConflictError {}
 export class TestKeyLimitError extends ConflictError {}
 /** An 11th webhook endpoint: a key has at most 10. */
 export class WebhookEndpointLimitError extends ConflictError {}
+/** A 6th open event stream of the key (`events.stream()`): close one (stop iterating another) first. */
+export class StreamLimitError extends ConflictError {}
+/**
+ * `events.stream()` asked to resume after an event the service does not keep (not the key's, or past the retention
+ * period): follow it from now on (no `after`), and catch up with `events()`.
+ */
+export class EventIdUnknownError extends ValidationError {}
 /** The operation reached its sunset date and answers no more. */
 export class SunsetError extends PetstoreError {}
 /** The API version asked for (or the key's pinned one) reached its sunset: move to a newer version. */
@@ -184,6 +191,8 @@ export const PROBLEM_ERRORS = {
   'clock-cannot-go-back': ClockCannotGoBackError,
   'test-key-limit': TestKeyLimitError,
   'webhook-endpoint-limit': WebhookEndpointLimitError,
+  'stream-limit': StreamLimitError,
+  'event-id-unknown': EventIdUnknownError,
   sunset: SunsetError,
   'unknown-version': UnknownVersionError,
   'version-sunset': VersionSunsetError,

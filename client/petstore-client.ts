@@ -1,4 +1,5 @@
 /** One method per operation of the API; the types come from the generated OpenAPI types. */
+import { streamEvents, type StreamEventsOptions } from './event-stream.js';
 import type { components, operations } from './generated/schema.js';
 import type { RateLimitState } from './rate-limit.js';
 import type { ClientCredentials } from './tokens.js';
@@ -46,6 +47,7 @@ export type OrderId = operations['getOrder']['parameters']['path']['orderId'];
 export type EventId = operations['getEvent']['parameters']['path']['eventId'];
 
 export type { AccessToken, ClientCredentials } from './tokens.js';
+export type { StreamEventsOptions } from './event-stream.js';
 
 /**
  * How requests say whose they are: `apiKey`, or `clientId` and `clientSecret` (one of the two; the constructor throws
@@ -160,15 +162,20 @@ export class PetstoreClient {
    * Every page of `GET /events` (beta), newest first, following `nextCursor` until the last:
    * `for await (const page of client.events({ type: ['order.delivered'] })) …`. Stop early with `break`;
    * a page may be short (or empty) with a filter, and more still follow while its cursor is not null.
+   *
+   * `events.stream()`: `GET /events/stream` (beta), this key's events as they are written, oldest first, each once,
+   * followed across the stream's ends for as long as you iterate: `for await (const event of
+   * client.events.stream({ types: ['order.approved'] })) …`. After an end (a drop, a restart) it waits the stream's
+   * `retry` (with `sleep`) and resumes with `Last-Event-ID`, the last event's id; `after` resumes after an event of
+   * yours from the start. Stop with `break` or `signal`: the connection closes. An opening the service refuses ends
+   * it with the error: `EventIdUnknownError` for an id it does not keep, `StreamLimitError` beyond 5 open streams.
    */
-  async *events(query: Omit<ListEventsQuery, 'cursor'> = {}): AsyncGenerator<EventPage, void, undefined> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.listEvents({ ...query, cursor });
-      yield page;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor !== undefined);
-  }
+  readonly events: {
+    (query?: Omit<ListEventsQuery, 'cursor'>): AsyncGenerator<EventPage, void, undefined>;
+    stream(options?: StreamEventsOptions): AsyncGenerator<Event, void, undefined>;
+  } = Object.assign((query: Omit<ListEventsQuery, 'cursor'> = {}) => this.#eventPages(query), {
+    stream: (options: StreamEventsOptions = {}) => streamEvents(this.#transport, options),
+  });
 
   /** `GET /events/{eventId}` (beta): one event of this key's, as a webhook delivery carries it. */
   getEvent(eventId: EventId): Promise<Event> {
@@ -388,6 +395,15 @@ export class PetstoreClient {
       path: '/report-card',
       everyVersion: true,
     });
+  }
+
+  async *#eventPages(query: Omit<ListEventsQuery, 'cursor'>): AsyncGenerator<EventPage, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listEvents({ ...query, cursor });
+      yield page;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
   }
 
   #moveClock(

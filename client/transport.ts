@@ -96,6 +96,10 @@ export interface Call {
   asClient?: boolean;
   /** A `POST` that may be sent again after any failure, having no effect a second time could repeat (a token). */
   safe?: boolean;
+  /** The `Accept` header. Default: `application/json`. */
+  accept?: string;
+  /** Aborts the request, and whatever waits for it: the call then rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -164,6 +168,32 @@ export class Transport {
   }
 
   async send<T>(call: Call): Promise<T> {
+    const url = this.#url(call);
+    const answer = await this.#exchange(call, url);
+    // Not modified: the body kept for this URL is the answer.
+    if ('kept' in answer) return JSON.parse(answer.kept) as T;
+    return (await this.#read(call, url, answer.response)) as T;
+  }
+
+  /**
+   * Sends `call` as `send` does (its gate, retries, token), and answers its successful response with the body unread:
+   * a stream, read as it comes (./event-stream.ts). Its request counts toward the key's limits when it is answered;
+   * nothing is kept for a later `If-None-Match`.
+   */
+  async open(call: Call): Promise<Response> {
+    const answer = await this.#exchange(call, this.#url(call));
+    // (A stream's URL has no body kept, so no If-None-Match goes with it: never a 304.)
+    if ('kept' in answer) throw new TypeError(`${call.operation}: a stream answered 304 Not Modified`);
+    return answer.response;
+  }
+
+  /** The client's wait (its `sleep` option): what a stream's reconnection waits with. */
+  sleep(ms: number): Promise<void> {
+    return this.#options.sleep(ms);
+  }
+
+  /** The successful answer of `call`, its body unread; or the body kept for its URL, when it answered 304. */
+  async #exchange(call: Call, url: string): Promise<{ response: Response } | { kept: string }> {
     const { fetch, now, sleep, random, maxAttempts, maxWaitMs, retryJitterMs, version } = this.#options;
     // A 410 is for good: what is gone is not asked for again (an operation past its sunset, or every
     // operation of a version past its sunset but those answered in every version).
@@ -173,7 +203,6 @@ export class Transport {
     if (gone) throw goneAgain(call.operation, gone);
     // A POST without an Idempotency-Key might be applied twice: it is sent once, whatever happens.
     const retryable = call.method !== 'POST' || call.safe === true || call.headers?.['idempotency-key'] !== undefined;
-    const url = this.#url(call);
     let renewed = false;
     for (let attempt = 1; ; attempt++) {
       const mayRetry = retryable && attempt < maxAttempts;
@@ -184,6 +213,8 @@ export class Transport {
         response = await fetch(this.#request(call, url, token));
       } catch (cause) {
         this.#gate.settle(undefined);
+        // Stopped by the caller: nothing to retry.
+        if (call.signal?.aborted) throw call.signal.reason;
         if (!mayRetry) throw new NetworkError(`${call.operation}: no answer from ${this.baseUrl}`, { cause });
         await sleep(this.#backoff(attempt));
         continue;
@@ -194,14 +225,14 @@ export class Transport {
       const kept = response.status === 304 ? this.#cache.recall(url) : undefined;
       if (kept !== undefined) {
         this.#gate.settle(rateLimit);
-        return JSON.parse(kept) as T;
+        return { kept };
       }
       const error = response.ok ? undefined : await errorFrom(response, rateLimit);
       // The refusal is told before the gate lets the next request go, so that none goes in between.
       const waitMs = error instanceof TooManyRequestsError ? 1000 * error.retryAfter + random() * retryJitterMs : 0;
       if (error instanceof TooManyRequestsError) this.#gate.refuse(rateLimit.at + waitMs, error instanceof BannedError);
       this.#gate.settle(rateLimit);
-      if (!error) return (await this.#read(call, url, response)) as T;
+      if (!error) return { response };
       // A token refused (expired, in the key's time): renewed once for every caller, and this request sent again
       // with the new one, whatever its method (a refused request was not carried out); never the refused one.
       if (!renewed && this.#auth.refused(response, token)) {
@@ -282,18 +313,19 @@ export class Transport {
    * of a URL whose answer is kept asks whether it is still current.
    */
   #request(call: Call, url: string, token: string | undefined): Request {
-    const { method, body, form, headers = {} } = call;
-    const all = new Headers({ accept: 'application/json', ...headers, ...this.#auth.headers(token, call) });
+    const { method, body, form, headers = {}, accept = 'application/json', signal } = call;
+    const all = new Headers({ accept, ...headers, ...this.#auth.headers(token, call) });
     const etag = method === 'GET' ? this.#cache.etagOf(url) : undefined;
     if (etag) all.set('if-none-match', etag);
     if (this.#options.prefer) all.set('prefer', this.#options.prefer);
     all.set('petstore-version', this.#options.version);
     if (form !== undefined) {
       all.set('content-type', 'application/x-www-form-urlencoded');
-      return new Request(url, { method, headers: all, body: new URLSearchParams(form).toString() });
+      return new Request(url, { method, headers: all, body: new URLSearchParams(form).toString(), signal });
     }
     if (body !== undefined) all.set('content-type', 'application/json');
-    return new Request(url, { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = body === undefined ? undefined : JSON.stringify(body);
+    return new Request(url, { method, headers: all, body: json, signal });
   }
 }
 

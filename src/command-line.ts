@@ -11,6 +11,7 @@ import { OrdersRepository } from './orders/repository.js';
 import { conformanceCommand } from './conformance/cli.js';
 import { reportCardCommand } from './report-card/cli.js';
 import { webhooksCommand } from './webhooks/cli.js';
+import { eventsCommand } from './event-stream/cli.js';
 
 export interface CommandLine {
   /** The environment it reads (DATABASE_URL…). */
@@ -23,10 +24,10 @@ export interface CommandLine {
 
 /**
  * `petstore …` (./cli.ts runs it in its own process): the administration commands, on the same
- * DATABASE_URL as the server, and `report-card`, a client of a running service over HTTP. Resolves with
- * the exit code: 0, 1 for a refusal (an unknown key, a bad limit, a bad DATABASE_URL) or a report card
- * with a failed check, 2 for a usage error or a card that could not be read; what it says goes to
- * `stdout` and `stderr`.
+ * DATABASE_URL as the server, and `report-card` and `events tail`, clients of a running service over HTTP.
+ * Resolves with the exit code: 0, 1 for a refusal (an unknown key, a bad limit, a bad DATABASE_URL), a report
+ * card with a failed check or a stream that could not be followed, 2 for a usage error or a card that could not
+ * be read; what it says goes to `stdout` and `stderr`.
  */
 export async function runCommandLine(
   args: readonly string[],
@@ -44,7 +45,7 @@ export async function runCommandLine(
   const orderStores = async () => ({ keys: await repository(), orders: new OrdersRepository(await store()) });
   const out = (text: string) => stdout(`${text}\n`);
   const err = (text: string) => stderr(`${text}\n`);
-  // What a command that decides its own exit code (report-card) said.
+  // What a command that decides its own exit code (report-card, events tail) said.
   let exitCode = 0;
   const program = new Command('petstore')
     .description('Petstore administration')
@@ -52,6 +53,7 @@ export async function runCommandLine(
     .addCommand(ordersCommand(orderStores, { out }))
     .addCommand(webhooksCommand({ out }, clock))
     .addCommand(reportCardCommand({ out, err, exit: (code) => void (exitCode = code) }))
+    .addCommand(eventsCommand({ out, err, exit: (code) => void (exitCode = code) }))
     .addCommand(conformanceCommand({ out, err, exit: (code) => void (exitCode = code), env, clock }));
   // Usage errors throw (and exit 2) instead of exiting from deep
   // inside commander; help and usage go where the output goes.

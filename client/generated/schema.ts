@@ -147,6 +147,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow your events as a stream
+         * @description **Beta**: complete, but may still change in a compatible way or, with notice, an incompatible one.
+         *
+         *     Your events as Server-Sent Events (WHATWG HTML), as `GET /events` would list them, oldest first: first `retry: 3000`, then each event written from now on as `id`, `event` (its type) and `data` (the event JSON, in your version), and a comment line at least every 15 s while nothing happens. Send `Last-Event-ID` (or `after`) to resume: the events written after that one come first, then live, none missed or repeated, whichever instance answers; an id the service does not keep is a `400` `event-id-unknown`. Opening a stream is one request of your key; a key holds at most 5 open streams (a `409` `stream-limit` beyond). The service may end a stream (a restart, a revoked key, a client that does not read): reconnect after `retry` with the last id you received. Test keys: `Prefer: fault=drop` ends the stream after its next event (`fault=drop; events=100`: after its 100th), as a proxy cutting it would.
+         *
+         *     The interactive docs offer no "Try it out" here, whose answer never ends: their Events panel follows the stream of the key you authorized with.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/{eventId}": {
         parameters: {
             query?: never;
@@ -983,6 +1007,26 @@ export interface components {
              */
             status: 409;
         };
+        /** @description A `400` of type `event-id-unknown`: Unknown event id. */
+        EventIdUnknownProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "event-id-unknown";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 400;
+        };
+        /** @description A `409` of type `stream-limit`: Too many open streams. */
+        StreamLimitProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code: "stream-limit";
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 409;
+        };
         /** @description A `409` of type `webhook-endpoint-limit`: Too many webhook endpoints. */
         WebhookEndpointLimitProblem: components["schemas"]["Problem"] & {
             /** @enum {string} */
@@ -1591,7 +1635,7 @@ export interface components {
                  * @description The check; ids are part of the contract.
                  * @enum {string}
                  */
-                id: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens";
+                id: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens" | "resumes-streams";
                 title: string;
                 /**
                  * @description `untested` until its situation arises, `failed` once it went wrong since `since`, else `passed` (`webhook-receiver`: the latest exam's).
@@ -1758,7 +1802,7 @@ export interface components {
                 webhookEndpoint?: boolean;
             };
             /** @description The report card's checks the scenario judges (`GET /report-card`). */
-            judgedBy: ("honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens")[];
+            judgedBy: ("honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens" | "resumes-streams")[];
             /** @description What the client under test does, in one sentence. */
             clientMust: string;
             /**
@@ -1816,7 +1860,7 @@ export interface components {
             truncated?: true;
             /**
              * Format: int32
-             * @description From its arrival to its answer.
+             * @description From its arrival to its answer (an event stream: to its end).
              */
             ms: number;
             /**
@@ -1833,7 +1877,7 @@ export interface components {
             /** @description The report card's checks it started, passed or failed. */
             checks: {
                 /** @enum {string} */
-                id: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens";
+                id: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens" | "resumes-streams";
                 /** @enum {string} */
                 outcome: "started" | "passed" | "failed";
                 detail?: string;
@@ -1845,7 +1889,7 @@ export interface components {
         /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
         "Petstore-Version": "2025-06-01" | "2026-11-26";
         /**
-         * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+         * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
          * @example fault=503
          */
         Prefer: string;
@@ -1901,7 +1945,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -1968,7 +2012,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2075,7 +2119,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -2153,7 +2197,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2324,7 +2368,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -2391,7 +2435,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2498,7 +2542,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -2549,7 +2593,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2746,7 +2790,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -2815,7 +2859,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -2938,7 +2982,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -2987,7 +3031,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3130,7 +3174,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -3181,7 +3225,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3349,7 +3393,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -3396,7 +3440,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3494,6 +3538,181 @@ export interface operations {
             };
         };
     };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this type; repeat the parameter for several (`?type=order.approved&type=order.delivered`). */
+                type?: ("order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "webhook.test")[];
+                /** @description Resume after this event (`evt_…`): the events written after it first, then live. `Last-Event-ID` takes its place when both are sent. */
+                after?: string;
+            };
+            header?: {
+                /** @description The id of the last event your client received: the stream resumes after it, with no event missed or repeated. A WHATWG `EventSource` sends it by itself when it reconnects. */
+                "Last-Event-ID"?: string;
+                /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
+                "Petstore-Version"?: components["parameters"]["Petstore-Version"];
+                /**
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @example fault=503
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: `retry`, then events as they are written, and comments to keep it alive. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control": "no-store";
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Invalid input (`invalid-request`: every invalid input is listed in `errors`), or an unknown `Petstore-Version` (`unknown-version`). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthorizedProblem"] | components["schemas"]["InvalidTokenProblem"];
+                };
+            };
+            /** @description Test key required */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InsufficientScopeProblem"] | components["schemas"]["TestKeyRequiredProblem"];
+                };
+            };
+            /** @description Conflict: `stream-limit` (too many open streams). */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["StreamLimitProblem"];
+                };
+            };
+            /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"] | components["schemas"]["BannedProblem"] | components["schemas"]["UncountedThrottledProblem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Petstore-Version": components["headers"]["Petstore-Version"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
     getEvent: {
         parameters: {
             query?: never;
@@ -3501,7 +3720,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -3550,7 +3769,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3678,7 +3897,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -3725,7 +3944,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3832,7 +4051,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -3883,7 +4102,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -4060,7 +4279,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -4109,7 +4328,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -4232,7 +4451,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -4279,7 +4498,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -4402,7 +4621,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -4455,7 +4674,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -4616,7 +4835,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -4669,7 +4888,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -4830,7 +5049,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -4881,7 +5100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -5040,7 +5259,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -5089,7 +5308,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -5217,7 +5436,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -5270,7 +5489,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -5395,7 +5614,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -5451,7 +5670,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -5646,7 +5865,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -5765,7 +5984,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -5909,7 +6128,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -6083,7 +6302,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -6257,7 +6476,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -6427,7 +6646,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -6529,7 +6748,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -6578,7 +6797,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -6719,7 +6938,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -6766,7 +6985,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -6925,7 +7144,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -7065,7 +7284,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -7201,7 +7420,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -7337,7 +7556,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -7473,7 +7692,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -7575,7 +7794,7 @@ export interface operations {
                 /** @description Only this operation's path, as the document writes it (`/pets/{petId}`). */
                 path?: string;
                 /** @description Only the requests that started, passed or failed this check. */
-                check?: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens";
+                check?: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens" | "resumes-streams";
                 /** @description How many items to return, 1 to 100. */
                 limit?: number;
                 /** @description The `nextCursor` of the previous page. */
@@ -7625,7 +7844,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -7727,7 +7946,7 @@ export interface operations {
                 /** @description Only this operation's path, as the document writes it (`/pets/{petId}`). */
                 path?: string;
                 /** @description Only the requests that started, passed or failed this check. */
-                check?: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens";
+                check?: "honours-retry-after" | "not-banned" | "paces" | "backs-off" | "idempotent-retries" | "revalidates" | "pins-version" | "stops-after-gone" | "cursor-untouched" | "webhook-receiver" | "reuses-tokens" | "renews-expired-tokens" | "resumes-streams";
                 /** @description How many items to return, 1 to 100. */
                 limit?: number;
                 /** @description The `nextCursor` of the previous page. */
@@ -7780,7 +7999,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -7922,7 +8141,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -8039,7 +8258,7 @@ export interface operations {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
                 /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered), and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
+                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
                  * @example fault=503
                  */
                 Prefer?: components["parameters"]["Prefer"];
@@ -8252,7 +8471,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -8319,7 +8538,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -8399,7 +8618,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */
@@ -8476,7 +8695,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["UnknownVersionProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["EventIdUnknownProblem"] | components["schemas"]["UnknownVersionProblem"];
                 };
             };
             /** @description Rate limited (`rate-limited`), temporarily banned (`key-banned`), or, on an operation that counts nothing, throttled (`uncounted-throttled`). Wait `Retry-After` seconds. */

@@ -154,7 +154,7 @@ describe('the typed client’s report card', () => {
   });
 
   it(
-    'a soak with faults on a free test key, sunsets and a webhook exam: every check passed, none failed',
+    'a soak with faults on a free test key, sunsets, a webhook exam and a dropped stream: every check passed, none failed',
     { timeout: 120_000 },
     async () => {
       const { id, key, time, sent, options, client } = await clientOf({}, { withToken: true });
@@ -226,6 +226,26 @@ describe('the typed client’s report card', () => {
         clock: Date.now,
       });
       expect((await client.examWebhookEndpoint(endpoint.id)).passed).toBe(true);
+
+      // Its events as a stream, which the service drops after the first: resumed after its retry, from the last id.
+      const steps = [
+        { match: 'GET /events/stream', answer: 'drop' },
+        { match: 'GET /events/stream', answer: 'pass' },
+      ];
+      const armed = await fetch(`${baseUrl}/test-scenario`, {
+        method: 'PUT',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ steps }),
+      });
+      expect(armed.status).toBe(200);
+      await armed.body?.cancel();
+      const [newest] = (await client.listEvents({ limit: 1 })).data;
+      const placed = [await client.placeOrder({ petId: pets[0]!.id, quantity: 1 })];
+      placed.push(await client.placeOrder({ petId: pets[1]!.id, quantity: 1 }));
+      const streamed: number[] = [];
+      for await (const event of client.events.stream({ types: ['order.placed'], after: newest!.id }))
+        if (streamed.push((event.data as { id: number }).id) === 2) break;
+      expect(streamed).toEqual(placed.map((order) => order.id));
 
       const card = await client.reportCard();
       expect(card.checks.filter((check) => check.status === 'failed').map(summary)).toEqual([]);

@@ -43,7 +43,7 @@ describe('petstore report-card', () => {
     // The exchange itself, in the key's request log.
     expect(lines[failed + 2]).toMatch(new RegExp(`^ +exchange: ${t.config.publicUrl}/request-log/${requestId}$`));
     expect(lines[failed + 3]).toContain(`See ${t.config.publicUrl}/checks/pins-version`);
-    expect(run.stdout).toContain('1 of 12 checks failed.');
+    expect(run.stdout).toContain('1 of 13 checks failed.');
     quiet(run, key);
   });
 
