@@ -87,7 +87,11 @@ function keyTime(clock: PetstoreClient['testClock']) {
 /** Every answer the client got, one line each: the runner shows the last lines of a scenario that failed. */
 function logResponse({ operation, status, attempt, requestId }: ResponseEvent): void {
   console.log(`  ${operation} → ${status} (attempt ${attempt}, request ${requestId ?? '-'})`);
+  if (operation === 'streamEvents' && status === 200) streamOpened?.();
 }
+
+/** Told when a stream opens (its answer's status is heard here first): what follows it then comes on it. */
+let streamOpened: (() => void) | undefined;
 
 /**
  * A call repeated while it ends in a `429`: the client retries a call at most 5 times, and a run of `429`s longer
@@ -186,6 +190,34 @@ const readPastExpiry: Task = async ({ withToken }) => {
 };
 
 /**
+ * The key's `order.placed` events followed as a stream while two orders of pet 1 are placed, the second once the
+ * first's event has come. The stream's ends are the client's to resume: after their `retry`, from the last event.
+ */
+const followOrders: Task = async ({ petstore }) => {
+  const opened = new Promise<void>((resolve) => (streamOpened = resolve));
+  const events = petstore.events.stream({ types: ['order.placed'] })[Symbol.asyncIterator]();
+  // The first `next()` opens the stream: the first order is placed once it is open.
+  let next = events.next();
+  await opened;
+  const first = (await untilAnswered(() => petstore.placeOrder({ petId: 1, quantity: 1 }))).id;
+  let second: number | undefined;
+  const seen = new Set<number>();
+  for (;;) {
+    const { value, done } = await next;
+    if (done) throw new Error('the stream ended for good');
+    const order = (value.data as { id: number }).id;
+    if (seen.has(order)) throw new Error(`order ${order}'s order.placed came twice`);
+    seen.add(order);
+    if (order === first && second === undefined)
+      second = (await untilAnswered(() => petstore.placeOrder({ petId: 1, quantity: 1 }))).id;
+    if (second !== undefined && seen.has(second)) break;
+    next = events.next();
+  }
+  await events.return?.();
+  return `followed orders ${first} and ${second} on the stream, each placed event once`;
+};
+
+/**
  * A webhook receiver on `PETSTORE_RECEIVER_PORT` (on the receiver URL's host when that is a loopback address, else on
  * every interface: `localhost`, a tunnel's or a container's name may stand for any of this machine's addresses),
  * verifying with `PETSTORE_WEBHOOK_SECRET` (./receiver.ts); prints `PETSTORE_READY` once listening and ends on
@@ -218,6 +250,7 @@ const TASKS: Record<string, Task> = {
   'flaky-listing': listPets,
   'token-reuse': readInParallel,
   'token-expiry': readPastExpiry,
+  'stream-resume': followOrders,
 };
 
 /** What went wrong, with the request to quote. */
