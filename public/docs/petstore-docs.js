@@ -7,7 +7,8 @@
 //   versions          → the document of the version chosen above the page,
 //                     and its Petstore-Version on every "Try it out"
 // Beside the operations, in a column at the page's right (#petstore-side): the live meter of the
-// authorised key, and a test key's report card and latest requests (petstore-card.js).
+// authorised key, a test key's report card and latest requests (petstore-card.js), and the key's events as they are
+// written (petstore-events.js).
 (() => {
   function operationOf(system, path, method) {
     return system.specSelectors.specJson().getIn(['paths', path, method]);
@@ -224,6 +225,7 @@
       const key = Object.values(schemes || {})[0]?.value;
       meter.authorised(key);
       card.authorised(key);
+      events.authorised(key);
     };
     return {
       statePlugins: {
@@ -242,6 +244,7 @@
             logout: (original) => (payload) => {
               const result = original(payload);
               card.authorised('');
+              events.authorised('');
               return result;
             },
           },
@@ -257,6 +260,12 @@
   const version = versionSelect.value;
   versionSelect.addEventListener('change', () => {
     location.search = `?version=${encodeURIComponent(versionSelect.value)}`;
+  });
+
+  // The key's events, in the version shown; each answer of their stream has the card read again.
+  const events = window.petstoreEvents(document.getElementById('petstore-side'), {
+    version,
+    answered: () => void card.refresh(),
   });
 
   window.ui = SwaggerUIBundle({

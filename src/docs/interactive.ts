@@ -12,12 +12,14 @@ import { NEWEST_VERSION, OLDEST_VERSION, VERSIONS } from '../versions/versions.j
 /**
  * `/docs`: Swagger UI (swagger-ui-dist, version pinned in package-lock.json) served from node_modules,
  * so the page works offline, plus our adapter (public/docs/petstore-docs.js) for the extensions
- * Swagger UI does not show by itself, the live meter, and a test key's report card
- * (public/docs/petstore-card.js). Every asset is read once at start-up from a fixed list.
+ * Swagger UI does not show by itself, the live meter, a test key's report card
+ * (public/docs/petstore-card.js), and the key's events as they are written (public/docs/petstore-events.js).
+ * Every asset is read once at start-up from a fixed list.
  */
 const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const ADAPTER = new URL('../../public/docs/petstore-docs.js', import.meta.url);
 const CARD = new URL('../../public/docs/petstore-card.js', import.meta.url);
+const EVENTS = new URL('../../public/docs/petstore-events.js', import.meta.url);
 
 const ASSETS: Record<string, { file: string; type: string }> = {
   'swagger-ui.css': { file: join(SWAGGER_UI, 'swagger-ui.css'), type: 'text/css; charset=utf-8' },
@@ -25,6 +27,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'favicon-32x32.png': { file: join(SWAGGER_UI, 'favicon-32x32.png'), type: 'image/png' },
   'petstore-docs.js': { file: fileURLToPath(ADAPTER), type: 'text/javascript; charset=utf-8' },
   'petstore-card.js': { file: fileURLToPath(CARD), type: 'text/javascript; charset=utf-8' },
+  'petstore-events.js': { file: fileURLToPath(EVENTS), type: 'text/javascript; charset=utf-8' },
 };
 
 const PAGE = `<!doctype html>
@@ -44,6 +47,8 @@ const PAGE = `<!doctype html>
   .petstore-badge--experimental { background: #bf5600; }
   .petstore-badge--deprecated { background: #6e7781; }
   #petstore-side { position: fixed; top: 12px; right: 12px; z-index: 1000; width: 326px; max-height: calc(100vh - 24px); overflow-y: auto; }
+  /* Room for the side column beside the document, wherever there is room: it covers none of Swagger UI's controls. */
+  @media (min-width: 1000px) { #swagger-ui, #petstore-versions { margin-right: 350px; } }
   #petstore-meter, #petstore-card { box-sizing: border-box; margin-bottom: 8px; padding: 10px 12px; background: #fff; border: 1px solid #d0d7de; border-radius: 8px; box-shadow: 0 2px 8px rgba(0,0,0,.15); font: 13px/1.4 sans-serif; color: #3b4151; }
   .petstore-meter__title { font-weight: 700; margin-bottom: 6px; }
   .petstore-meter__window { margin: 6px 0; }
@@ -82,6 +87,7 @@ const PAGE = `<!doctype html>
 <div id="petstore-side"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/petstore-card.js"></script>
+<script src="/docs/assets/petstore-events.js"></script>
 <script src="/docs/assets/petstore-docs.js"></script>
 </body>
 </html>
