@@ -283,7 +283,8 @@ describe('a Bearer token', () => {
       for (const [method, operation] of Object.entries(item)) {
         if (!operation.security?.some((scheme) => 'OAuth2' in scheme)) continue;
         operations++;
-        const url = path.replace(/\{[^}]+\}/g, 'x_1');
+        // The stream, resumed after an id it does not keep: a 400 that ends, where a stream would not.
+        const url = path.replace(/\{[^}]+\}/g, 'x_1') + (path === '/events/stream' ? '?after=evt_x' : '');
         const answer = await t.request({
           method: method.toUpperCase(),
           url,
