@@ -121,6 +121,8 @@ export async function measure(target: Target, requests: Requests, settings: Load
  * the two figures also differ by the machine's own drift (large on a shared two-core machine); by
  * turns, both see the same machine. With them, the median over the rounds of each target's CPU µs per
  * request, and of the whole machine's (its busy time in /proc/stat: the load generator and Redis too).
+ * `before`, when given, is awaited ahead of each turn, untimed: it sets the side's scene (one service with
+ * something open for `b` and closed for `a`, say).
  */
 export async function byTurns(
   a: Target,
@@ -129,13 +131,16 @@ export async function byTurns(
   connections: number,
   rounds: number,
   seconds: number,
+  before?: (side: 'a' | 'b') => Promise<void>,
 ): Promise<ByTurns> {
   const sides = Array.isArray(requests) ? { a: requests, b: requests } : requests;
   const ratios: number[] = [];
+  const rps = { a: [] as number[], b: [] as number[] };
   const cpu = { a: [] as number[], b: [] as number[] };
   const machine = { a: [] as number[], b: [] as number[] };
   const statuses = { a: {} as Record<string, number>, b: {} as Record<string, number> };
   const turn = async (target: Target, side: 'a' | 'b') => {
+    await before?.(side);
     const [cpuBefore, busyBefore] = [target.cpuMs(), machineBusyMs()];
     const result = await run(target.url, sides[side], connections, seconds);
     cpu[side].push(usPerRequest(target.cpuMs() - cpuBefore, result.requests));
@@ -147,6 +152,8 @@ export async function byTurns(
   for (let i = 0; i < rounds; i++) {
     const first = await turn(a, 'a');
     const second = await turn(b, 'b');
+    rps.a.push(first.rps);
+    rps.b.push(second.rps);
     ratios.push(round(second.rps / first.rps, 3));
   }
   // To a tenth of a µs: two sides a µs apart must not read as equal.
@@ -157,6 +164,7 @@ export async function byTurns(
   return {
     ratios,
     median: round(medianOf(ratios), 3),
+    rps,
     cpuUsPerRequest: micros(cpu),
     machineUsPerRequest: micros(machine),
     statuses,
@@ -167,6 +175,8 @@ export interface ByTurns {
   /** Each round's req/s of the second target over the first. */
   ratios: number[];
   median: number;
+  /** Each round's req/s of each target. */
+  rps: { a: number[]; b: number[] };
   /** The median over the rounds of the CPU µs per answered request: each target's own, and the whole machine's. */
   cpuUsPerRequest: { a: number; b: number };
   /** How each target answered, over all its turns. */

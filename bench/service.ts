@@ -12,6 +12,8 @@ export const ROOT = new URL('../', import.meta.url).pathname;
 
 export interface Proc {
   url: string;
+  /** The process id, to signal it (bench/collect-on-signal.mjs). */
+  pid: number | undefined;
   /** The service's admin listener (`/healthz`, `/metrics`); unset for the baseline and the peers. */
   adminUrl?: string;
   /** The environment the service was started with (beyond the ports): another one like it can be started. */
@@ -43,7 +45,7 @@ export async function startService(env: Record<string, string>, main = join(ROOT
   const proc = spawnProc(args, { ...baseEnv, ...env }, `http://127.0.0.1:${port}`);
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   await proc.ready(`${adminUrl}/healthz`);
-  return { url: proc.url, adminUrl, env, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
+  return { url: proc.url, pid: proc.pid, adminUrl, env, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }
 
 /**
@@ -60,7 +62,7 @@ export async function startBaseline(body: string, headers?: Record<string, strin
   };
   const proc = spawnProc(['--import', 'tsx', join(ROOT, 'bench/baseline.ts')], env, `http://127.0.0.1:${port}`);
   await proc.ready(`${proc.url}/`, true);
-  return { url: proc.url, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
+  return { url: proc.url, pid: proc.pid, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }
 
 /**
@@ -82,7 +84,7 @@ export async function startPeer(
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
   const proc = spawnProc([...profile, '--import', 'tsx', join(ROOT, 'bench/peer.ts')], env, `http://127.0.0.1:${port}`);
   await proc.ready(`${proc.url}/pets/1`);
-  return { url: proc.url, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
+  return { url: proc.url, pid: proc.pid, cpuMs: proc.cpuMs, rssBytes: proc.rssBytes, stop: proc.stop };
 }
 
 /** How much of a child's output is kept, to explain a failure. */
@@ -113,6 +115,7 @@ function spawnProc(args: string[], env: Record<string, string>, url: string) {
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     url,
+    pid: child.pid,
     cpuMs: () => cpuMsOf(child.pid),
     rssBytes: () => rssBytesOf(child.pid),
     /** Until `probe` answers 2xx (or anything at all, with `anyStatus`: a refusal's floor answers 429). */

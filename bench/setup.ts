@@ -36,13 +36,7 @@ export async function createKeys(
   const db = openDatabase(loadConfig({ DATABASE_URL: databaseUrl }).database);
   try {
     const keys = new KeysRepository(db, systemClock);
-    const many = async (n: number, plan: 'enterprise' | 'free') => {
-      const created = [];
-      for (let i = 0; i < n; i++) {
-        created.push(await keys.create(plan === 'free' ? { plan } : { plan, perMinute: HUGE, perDay: HUGE }));
-      }
-      return created;
-    };
+    const many = (n: number, plan: 'enterprise' | 'free') => keysOf(keys, n, plan);
     const listOrders = await many(counts.perPath, 'enterprise');
     await seedOrders(
       db,
@@ -59,6 +53,27 @@ export async function createKeys(
   } finally {
     await db.destroy();
   }
+}
+
+/**
+ * `n` live enterprise keys with huge limits, written straight into the (migrated) store at `databaseUrl`: for a
+ * bench that needs only keys.
+ */
+export async function enterpriseKeys(databaseUrl: string, n: number): Promise<string[]> {
+  const db = openDatabase(loadConfig({ DATABASE_URL: databaseUrl }).database);
+  try {
+    return (await keysOf(new KeysRepository(db, systemClock), n, 'enterprise')).map((k) => k.key);
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function keysOf(keys: KeysRepository, n: number, plan: 'enterprise' | 'free') {
+  const created = [];
+  for (let i = 0; i < n; i++) {
+    created.push(await keys.create(plan === 'free' ? { plan } : { plan, perMinute: HUGE, perDay: HUGE }));
+  }
+  return created;
 }
 
 async function seedOrders(db: Db, owners: string[]): Promise<void> {
