@@ -102,7 +102,11 @@ export async function operationParts(deps: ApiDeps) {
     events,
     seats,
     changes,
-    revoked: async (id) => (await keys.get(id))?.revokedAt != null,
+    // Revoked, or deleted (a child test key): its streams end.
+    revoked: async (id) => {
+      const key = await keys.get(id);
+      return key === undefined || key.revokedAt !== null;
+    },
     // A test key's card hears of a stream the service ended before the client sees its end (`resumes-streams`).
     ending: async (stream, by) => {
       const graded = stream.options.graded;
