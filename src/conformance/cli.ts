@@ -6,6 +6,7 @@ import type { Scenario, ScenarioCatalogue } from '../scenarios/schemas.js';
 import { junitXml, markdownSummary, type RunReport, table } from './reports.js';
 import { type RunContext, runScenario, type Verdict } from './scenario-run.js';
 import { Service, ServiceError } from './service.js';
+import { processInterrupt } from '../ops/interrupt.js';
 
 export interface ConformanceIo {
   out: (text: string) => void;
@@ -176,20 +177,6 @@ async function cleanUp(context: RunContext, options: Options, io: ConformanceIo)
     if (gone) deleted++;
   }
   return deleted;
-}
-
-/** Aborted by the process's `SIGINT` or `SIGTERM`, until disposed. */
-function processInterrupt(): AbortController & { dispose: () => void } {
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  process.once('SIGINT', abort);
-  process.once('SIGTERM', abort);
-  return Object.assign(controller, {
-    dispose: () => {
-      process.off('SIGINT', abort);
-      process.off('SIGTERM', abort);
-    },
-  });
 }
 
 function collect(value: string, previous: string[]): string[] {

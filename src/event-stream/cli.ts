@@ -3,6 +3,7 @@ import { EventSource } from 'eventsource';
 import { EVENT_TYPES, type Event, type EventType } from '../events/schemas.js';
 import { baseUrl } from '../report-card/cli.js';
 import { NEWEST_VERSION } from '../versions/versions.js';
+import { processInterrupt } from '../ops/interrupt.js';
 
 export interface EventsCliIo {
   out: (text: string) => void;
@@ -178,20 +179,6 @@ function eventType(value: string, previous: EventType[]): EventType[] {
   if (!(EVENT_TYPES as readonly string[]).includes(value))
     throw new InvalidArgumentError(`expected one of ${EVENT_TYPES.join(', ')}`);
   return [...previous, value as EventType];
-}
-
-/** Aborted by the process's `SIGINT` or `SIGTERM` (once: a second Ctrl-C ends the process as it would). */
-function processInterrupt(): AbortController & { dispose: () => void } {
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  process.once('SIGINT', abort);
-  process.once('SIGTERM', abort);
-  return Object.assign(controller, {
-    dispose: () => {
-      process.off('SIGINT', abort);
-      process.off('SIGTERM', abort);
-    },
-  });
 }
 
 /** What went wrong on the way, from the error and its causes: `ECONNREFUSED 127.0.0.1:9`. */
