@@ -1,6 +1,7 @@
 import { COUNTS_NOTHING } from '../http/stages.js';
 import Type from 'typebox';
-import { PROBLEM_SLUGS, PROBLEM_TYPES, ProblemError, type ProblemSlug, problemDescription } from '../http/problems.js';
+import { ProblemError } from '../http/problems.js';
+import { PROBLEM_SLUGS, PROBLEM_TYPES, type ProblemSlug, problemDescription } from '../http/problem-types.js';
 import { IDEMPOTENCY_WINDOW_IN_WORDS } from '../idempotency/window.js';
 import type { App } from '../http/types.js';
 import { MAX_ENDPOINTS_PER_KEY } from '../webhooks/schemas.js';

@@ -4,7 +4,8 @@ import type { Socket } from 'node:net';
 import type { AddressRefusals } from './connections.js';
 import { ALLOW_ORIGIN_HEADER } from './cors.js';
 import { CLOSE_ABOVE } from './pipelining.js';
-import { PROBLEM_CONTENT_TYPE, ProblemError, type ProblemSlug, problemBody } from './problems.js';
+import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
+import { type ProblemSlug } from './problem-types.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import { RETRY_AFTER_HEADER } from './responses.js';
 

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { RETRY_AFTER_HEADER } from '../http/responses.js';
-import { type InputError, PROBLEM_CONTENT_TYPE, ProblemError, type ProblemSlug, problemBody } from './problems.js';
+import { type InputError, PROBLEM_CONTENT_TYPE, ProblemError, problemBody } from './problems.js';
+import { type ProblemSlug } from './problem-types.js';
 import { type Phases, setHeaders, type Stage, type Step } from './stages.js';
 import { allInputErrors } from './validation.js';
 

@@ -1,6 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { MAX_HEAD_BYTES } from './limits.js';
-import { PROBLEM_SLUGS, PROBLEM_TYPES, type ProblemSlug } from './problems.js';
+import { PROBLEM_SLUGS, PROBLEM_TYPES, type ProblemSlug } from './problem-types.js';
 import { ref, RetryAfterSeconds, StringEnum } from './schemas.js';
 
 /**

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { problemRef, ROUTE_PROBLEM_SLUGS } from './problem-schemas.js';
-import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, type ProblemSlug } from './problems.js';
+import { PROBLEM_CONTENT_TYPE } from './problems.js';
+import { PROBLEM_TYPES, type ProblemSlug } from './problem-types.js';
 
 /** Where a created record is (RFC 9110). */
 export const LOCATION_HEADER = 'Location';

@@ -1,4 +1,5 @@
-import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from '../http/problems.js';
+import { PROBLEM_CONTENT_TYPE } from '../http/problems.js';
+import { PROBLEM_TYPES } from '../http/problem-types.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../deprecation/notices.js';
 import type { JsonSchema } from './change.js';
 import { changesAfter, NEWEST_VERSION, OLDEST_VERSION, VERSIONS } from './versions.js';

@@ -14,7 +14,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../client/index.js';
-import { PROBLEM_SLUGS } from '../../src/http/problems.js';
+import { PROBLEM_SLUGS } from '../../src/http/problem-types.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 import { clientOptions, injectFetch } from './harness.js';
 

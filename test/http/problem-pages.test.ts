@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_SLUGS, PROBLEM_TYPES } from '../../src/http/problems.js';
+import { PROBLEM_SLUGS, PROBLEM_TYPES } from '../../src/http/problem-types.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 
 let t: TestApp;

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { internalError, storeUnavailable } from '../../src/http/errors.js';
 import { problemRef, ROUTE_PROBLEM_SLUGS } from '../../src/http/problem-schemas.js';
 import { NAMED_SCHEMAS } from '../../src/document-schemas.js';
-import { PROBLEM_SLUGS, PROBLEM_TYPES, ProblemError, type ProblemSlug, problemBody } from '../../src/http/problems.js';
+import { ProblemError, problemBody } from '../../src/http/problems.js';
+import { PROBLEM_SLUGS, PROBLEM_TYPES, type ProblemSlug } from '../../src/http/problem-types.js';
 
 /** Problems (RFC 9457): one place says each type, and every body the service makes matches its type's schema. */
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -22,7 +23,7 @@ const EXTRAS: Record<string, Record<string, unknown>> = {
   'insufficient-scope': { scope: 'orders:write' },
 };
 
-describe('problem types (src/http/problems.ts)', () => {
+describe('problem types (src/http/problem-types.ts)', () => {
   it('each has a client or server error status, a title, a description and a slug of lower-case words', () => {
     expect(PROBLEM_SLUGS.length).toBeGreaterThan(20);
     for (const slug of PROBLEM_SLUGS) {
