@@ -67,6 +67,9 @@ async function tailEvents(o: Options, io: EventsCliIo): Promise<void> {
   const random = io.random ?? Math.random;
   const say = (text: string) => io.err(`petstore events tail: ${text.split(o.key).join('pet_…')}`);
   let lastEventId = o.after;
+  // The `eventsource` package lets the process exit while it waits to reconnect (its timer is unref'd): a command
+  // that follows until Ctrl-C holds it open.
+  const alive = setInterval(() => {}, 60_000);
   try {
     for (let attempt = 1; !interrupt.aborted; attempt++) {
       const refused = await follow(o, io.fetch ?? fetch, interrupt, {
@@ -90,6 +93,7 @@ async function tailEvents(o: Options, io: EventsCliIo): Promise<void> {
     say(error.message);
     io.exit(1);
   } finally {
+    clearInterval(alive);
     own?.dispose();
   }
 }

@@ -125,6 +125,7 @@ describe.skipIf(!available)('the report card across instances sharing PostgreSQL
       'webhook-receiver': 'untested',
       'reuses-tokens': 'untested',
       'renews-expired-tokens': 'untested',
+      'resumes-streams': 'untested',
     });
   });
 });
