@@ -16,7 +16,7 @@ import {
  * The embedded store's connections: Node's own `node:sqlite`, the one module that knows the binding.
  * It ships with every Node.js the service supports, so nothing is compiled or downloaded at install
  * and no native addon can fall out of step with the Node that loads it (why not `better-sqlite3`,
- * measured: docs/performance.md#the-sqlite-binding).
+ * measured: docs/design.md#the-sqlite-binding).
  */
 export type Connection = DatabaseSync;
 export type Statement = StatementSync;
