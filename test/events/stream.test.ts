@@ -42,6 +42,13 @@ describe('the stream', () => {
     const key = await t.newKey({ plan: 'pro' });
     const s = await stream(key);
     expect(s.status).toBe(200);
+    // Counted in the instance's metrics once it follows the key.
+    let open = '';
+    for (let tries = 0; tries < 50 && !/^petstore_event_streams_open [1-9]/m.test(open); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      open = (await t.admin.inject({ url: '/metrics' })).body;
+    }
+    expect(open).toMatch(/^petstore_event_streams_open [1-9]\d*$/m);
     expect(s.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(s.headers.get('cache-control')).toBe('no-store');
     expect(s.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
