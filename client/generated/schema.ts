@@ -1888,10 +1888,7 @@ export interface components {
     parameters: {
         /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
         "Petstore-Version": "2025-06-01" | "2026-11-26";
-        /**
-         * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-         * @example fault=503
-         */
+        /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
         Prefer: string;
     };
     requestBodies: never;
@@ -1944,10 +1941,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -2118,10 +2112,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -2367,10 +2358,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -2541,10 +2529,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -2789,10 +2774,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -2981,10 +2963,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -3173,10 +3152,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -3392,10 +3368,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -3551,10 +3524,7 @@ export interface operations {
                 "Last-Event-ID"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -3719,10 +3689,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -3896,10 +3863,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -4050,10 +4014,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -4278,10 +4239,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -4450,10 +4408,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -4620,10 +4575,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -4834,10 +4786,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -5048,10 +4997,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -5258,10 +5204,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -5435,10 +5378,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -5613,10 +5553,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -6747,10 +6684,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -6937,10 +6871,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -8257,10 +8188,7 @@ export interface operations {
             header?: {
                 /** @description The version of the API to answer in (`GET /versions`); without it, the version your key is pinned to (keys made before versions: 2025-06-01; new keys: the newest). An unknown one is a `400` (`unknown-version`). */
                 "Petstore-Version"?: components["parameters"]["Petstore-Version"];
-                /**
-                 * @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`.
-                 * @example fault=503
-                 */
+                /** @description Test keys (`pet_test_…`) only; a live key's preferences are ignored. RFC 7240 preferences: `fault=503`, `fault=500`, `fault=429` or `fault=reset` make this request fail as the real failure would (a `503` with `Retry-After`; a `500`; a `429` with real headers and `Retry-After` that counts toward a ban; the request handled in full and its connection reset instead of answered); `fault=drop` ends an event stream (`GET /events/stream`) after its next event, as a proxy cutting it would (`fault=drop; events=100`: after its 100th); and `latency=<ms>` (0 to 10000) delays it. Example: `fault=503, latency=800`. The faults that apply are named in `Preference-Applied`. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;

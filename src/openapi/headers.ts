@@ -122,7 +122,8 @@ export const PARAMETERS = {
     required: false,
     description: PREFER_DESCRIPTION,
     schema: { type: 'string', maxLength: MAX_HEAD_BYTES },
-    example: 'fault=503',
+    // No `example`: Swagger UI fills a parameter's example into Try it out, and a test key would meet a 503 it never
+    // asked for. The description gives one.
   },
 };
 

@@ -283,6 +283,17 @@ describe('responses', () => {
     }
   });
 
+  it('gives Prefer no example, which Swagger UI would fill into Try it out: a test key would meet a fault unasked', () => {
+    const prefer = Object.values<Json>(doc.components.parameters).find((parameter) => parameter.name === 'Prefer');
+    expect(prefer).toBeDefined();
+    expect([prefer!.example, prefer!.examples, prefer!.schema.example, prefer!.schema.examples]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
   it('spells every header it names one way, as its RFC or draft does', () => {
     const named: Array<[string, string]> = [[doc.components.securitySchemes.ApiKey.name, 'the security scheme']];
     for (const name of Object.keys(doc.components.headers)) named.push([name, 'components.headers']);
