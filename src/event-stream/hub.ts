@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Change } from '../db/change-feed.js';
 import type { EventsRepository } from '../events/repository.js';
+import type { StoredEvent } from '../events/schemas.js';
 import type { StreamSeats } from './seats.js';
 import type { EndedBy, EventStream } from './stream.js';
 
@@ -150,21 +151,26 @@ export class EventStreams {
     return done;
   }
 
+  /** The key's events written after `after`, up to `head`, oldest first, read `BATCH` at a time. */
+  async *#between(id: string, after: number, head: number): AsyncGenerator<{ seq: number; event: StoredEvent }> {
+    const { events } = this.#deps;
+    const seqs = await events.seqsBetween(id, after, head);
+    for (let i = 0; i < seqs.length; i += BATCH) yield* await events.bySeqs(id, seqs.slice(i, i + BATCH));
+  }
+
   /** Sends `stream` the key's events after its place, up to `head`, oldest first, as fast as its client reads. */
   async #catchUp(stream: EventStream, head: number): Promise<void> {
-    const { events } = this.#deps;
-    const seqs = await events.seqsBetween(stream.options.owner, stream.seq, head);
-    for (let i = 0; i < seqs.length && stream.open; i += BATCH) {
-      for (const { seq, event } of await events.bySeqs(stream.options.owner, seqs.slice(i, i + BATCH)))
-        if (!this.#sendTo(stream, event, seq)) return;
-      if (stream.body.writableLength > CATCH_UP_BUFFER_BYTES && stream.open)
+    for await (const { seq, event } of this.#between(stream.options.owner, stream.seq, head)) {
+      if (!this.#sendTo(stream, event, seq)) return;
+      if (stream.body.writableLength > CATCH_UP_BUFFER_BYTES)
         await new Promise((resolve) => stream.body.once('drain', resolve).once('close', resolve));
+      if (!stream.open) return;
     }
     stream.seq = Math.max(stream.seq, head);
   }
 
   /** Sends one event; false once the stream is ended (a `drop`, a client too slow). */
-  #sendTo(stream: EventStream, event: Parameters<EventStream['send']>[0], seq: number): boolean {
+  #sendTo(stream: EventStream, event: StoredEvent, seq: number): boolean {
     const sent = stream.send(event, seq, performance.now());
     if (sent === 'drop' || sent === 'slow') {
       void this.end(stream, sent);
@@ -207,12 +213,8 @@ export class EventStreams {
 
   async #deliver(id: string, owner: Owner, head: number): Promise<void> {
     if (head <= owner.head) return;
-    const { events } = this.#deps;
-    const seqs = await events.seqsBetween(id, owner.head, head);
-    for (let i = 0; i < seqs.length; i += BATCH) {
-      for (const { seq, event } of await events.bySeqs(id, seqs.slice(i, i + BATCH)))
-        for (const stream of owner.streams) this.#sendTo(stream, event, seq);
-    }
+    for await (const { seq, event } of this.#between(id, owner.head, head))
+      for (const stream of owner.streams) this.#sendTo(stream, event, seq);
     owner.head = head;
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import { EVENT_ID_PATTERN, parseEventId } from '../events/ids.js';
+import { LAST_EVENT_ID_HEADER, parseEventId, resumedAfter } from '../events/ids.js';
 import type { EventsRepository } from '../events/repository.js';
 import { EventListQuery } from '../events/schemas.js';
 import { ProblemError } from '../http/problems.js';
@@ -16,8 +16,6 @@ import { HEARTBEAT_MS } from './hub.js';
 import type { StreamSeats } from './seats.js';
 import { EventStream, RETRY_MS } from './stream.js';
 
-export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
-const LAST_EVENT_ID_FIELD = LAST_EVENT_ID_HEADER.toLowerCase();
 export const EVENT_STREAM_CONTENT_TYPE = 'text/event-stream';
 
 declare module 'fastify' {
@@ -118,18 +116,13 @@ export function streamEvents(app: App, { events, hub, seats, streamsPerKey }: St
       // A HEAD is told what a GET would open, and opens nothing: no stream would be read.
       if (request.method === 'HEAD') return streamHeaders(reply).send('');
       const id = randomUUID();
-      if (!(await seats.take(key.id, id, streamsPerKey)))
-        throw new ProblemError(
-          'stream-limit',
-          `Your key already holds ${streamsPerKey} open event streams: close one before opening another.`,
-        );
-      const { type } = request.query as { type?: string[] };
+      const { type } = request.query;
       const stream = new EventStream(
         {
           id,
           owner: key.id,
           version: request.apiVersion,
-          types: type?.length ? new Set(type as never[]) : null,
+          types: type?.length ? new Set(type) : null,
           after,
           dropAfter: request.fault?.fault === 'drop' ? (request.fault.dropAfter ?? 1) : null,
           transcript: key.test,
@@ -137,13 +130,13 @@ export function streamEvents(app: App, { events, hub, seats, streamsPerKey }: St
         },
         performance.now(),
       );
+      await hub.place(stream);
+      if (!(await seats.take(key.id, id, streamsPerKey)))
+        throw new ProblemError(
+          'stream-limit',
+          `Your key already holds ${streamsPerKey} open event streams: close one before opening another.`,
+        );
       request.eventStream = stream;
-      try {
-        await hub.place(stream);
-      } catch (error) {
-        void seats.give(key.id, id).catch(() => {});
-        throw error;
-      }
       // The seat is the stream's from here: given back when it closes, however it ends.
       const opened = hub.open(stream);
       streamHeaders(reply);
@@ -172,11 +165,9 @@ function streamHeaders(reply: FastifyReply): FastifyReply {
 
 /** Where the stream resumes: after the event `Last-Event-ID` (or `after`) names, which must be one the key has. */
 async function resumePoint(request: FastifyRequest, events: EventsRepository, owner: string) {
-  const sent = request.headers[LAST_EVENT_ID_FIELD];
-  const id =
-    (typeof sent === 'string' && sent !== '' ? sent : undefined) ?? (request.query as { after?: string }).after;
+  const id = resumedAfter(request.headers, request.query);
   if (id === undefined) return null;
-  const named = new RegExp(EVENT_ID_PATTERN).test(id) ? parseEventId(id) : undefined;
+  const named = parseEventId(id);
   if (!named || !(await events.find(owner, id)))
     throw new ProblemError(
       'event-id-unknown',

@@ -84,13 +84,6 @@ export class EventStream {
     if (this.open) this.#write(': keep-alive\n\n', now);
   }
 
-  /** Ends the stream cleanly (the client sees its end and reconnects). */
-  end(by: EndedBy): void {
-    if (!this.open) return;
-    this.endedBy = by;
-    this.body.end();
-  }
-
   #write(text: string, now: number): void {
     this.wroteAt = now;
     if (this.options.transcript && this.#transcript.length < TRANSCRIPT_CHARACTERS)

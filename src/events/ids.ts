@@ -20,9 +20,26 @@ export function eventIdOf(seq: number, nonce: string): string {
   return `${PREFIX}${seq.toString(36)}${nonce}`;
 }
 
+const ID = new RegExp(EVENT_ID_PATTERN);
+
 /** The row an id names; undefined for a text that is not an event id. */
 export function parseEventId(id: string): { seq: number; nonce: string } | undefined {
-  if (!new RegExp(EVENT_ID_PATTERN).test(id)) return undefined;
+  if (!ID.test(id)) return undefined;
   const seq = parseInt(id.slice(PREFIX.length, -NONCE_LENGTH), 36);
   return Number.isSafeInteger(seq) && seq > 0 ? { seq, nonce: id.slice(-NONCE_LENGTH) } : undefined;
+}
+
+/** Where a client names the last event it received, as WHATWG's `EventSource` sends it when it reconnects. */
+export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
+const LAST_EVENT_ID_FIELD = LAST_EVENT_ID_HEADER.toLowerCase();
+
+/**
+ * The event a stream's opening resumes after, as its request names it: `Last-Event-ID`, else `?after=`; undefined for
+ * none. Whether it is one the key has is the stream's to say (event-stream/route.ts).
+ */
+export function resumedAfter(headers: Record<string, unknown>, query: unknown): string | undefined {
+  const sent = headers[LAST_EVENT_ID_FIELD];
+  if (typeof sent === 'string' && sent !== '') return sent;
+  const after = (query as { after?: unknown } | undefined)?.after;
+  return typeof after === 'string' ? after : undefined;
 }

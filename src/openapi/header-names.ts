@@ -8,7 +8,7 @@ import { API_KEY_HEADER } from '../keys/identify.js';
 import { DEPRECATION_HEADER, LINK_HEADER, SUNSET_HEADER } from '../deprecation/notices.js';
 import { RATE_LIMIT_HEADER_NAMES } from '../ratelimit/headers.js';
 import { VERSION_HEADER } from '../versions/versions.js';
-import { LAST_EVENT_ID_HEADER } from '../event-stream/route.js';
+import { LAST_EVENT_ID_HEADER } from '../events/ids.js';
 import { DELIVERY_HEADER_NAMES } from '../webhooks/document.js';
 
 /**

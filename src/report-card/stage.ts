@@ -4,6 +4,7 @@ import { type Clock, keyNow, REAL_TIME } from '../clock.js';
 import { askedOperation, operationOf } from '../http/method-not-allowed.js';
 import type { Connections } from '../http/in-flight.js';
 import type { Phases, Stage } from '../http/stages.js';
+import { resumedAfter } from '../events/ids.js';
 import { IDEMPOTENCY_KEY_HEADER_NAME } from '../idempotency/header.js';
 import { REMAINING_HEADER } from '../ratelimit/headers.js';
 import { RETRY_AFTER_HEADER } from '../http/responses.js';
@@ -164,16 +165,8 @@ function arrivalOf(
     cursor: CURSOR.test(url),
     asksToken,
     token: (request.identity.kind === 'key' && request.identity.token?.digest) || null,
-    ...(stream ? { stream: { after: resumedAfter(request) } } : {}),
+    ...(stream ? { stream: { after: resumedAfter(headers, request.query)?.slice(0, 64) ?? null } } : {}),
   };
-}
-
-/** The id an event stream's opening resumes after: `Last-Event-ID`, else `after`; null, none. */
-function resumedAfter({ headers, query }: FastifyRequest): string | null {
-  const sent = headers['last-event-id'];
-  if (typeof sent === 'string' && sent !== '') return sent.slice(0, 64);
-  const after = (query as { after?: unknown } | undefined)?.after;
-  return typeof after === 'string' ? after.slice(0, 64) : null;
 }
 
 /** What the answer about to be sent tells the card; nothing for a request it does not grade. */

@@ -5,6 +5,7 @@ import type { TestApp } from './app.js';
 import type { Db } from '../../src/db/database.js';
 import { holdWrites } from './hold-writes.js';
 import { type PrismProxy, prismProxy, violationsOf } from './prism.js';
+import { parseFrame } from './sse.js';
 
 const EVENT_STREAM = 'text/event-stream';
 
@@ -121,20 +122,18 @@ export class Validators {
    * `Event` as `GET /events/{eventId}` answers it, its `id` the event's and its `event` the event's type.
    */
   #checkEvents(where: string, text: string): void {
-    for (const frame of text.split('\n\n').filter((raw) => raw !== '')) {
-      const fields = new Map(
-        frame.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]),
-      );
-      if (fields.has('')) continue;
-      if (fields.has('retry')) {
-        if (!/^\d+$/.test(fields.get('retry')!)) this.mismatches.push(`${where}: retry ${fields.get('retry')}`);
+    for (const raw of text.split('\n\n').filter((frame) => frame !== '')) {
+      const frame = parseFrame(raw);
+      if (frame.comment !== undefined) continue;
+      if (frame.retry !== undefined) {
+        if (!/^\d+$/.test(frame.retry)) this.mismatches.push(`${where}: retry ${frame.retry}`);
         continue;
       }
-      const event = JSON.parse(fields.get('data') ?? 'null') as { id?: string; type?: string } | null;
+      const event = JSON.parse(frame.data ?? 'null') as { id?: string; type?: string } | null;
       const checked = this.api.validator.validateResponse(event, 'getEvent', 200);
       if (!checked.valid) this.mismatches.push(`${where}: event ${JSON.stringify(checked.errors)}`);
-      if (event?.id !== fields.get('id') || event?.type !== fields.get('event'))
-        this.mismatches.push(`${where}: frame ${JSON.stringify(frame)} names another event than its data`);
+      if (event?.id !== frame.id || event?.type !== frame.event)
+        this.mismatches.push(`${where}: frame ${JSON.stringify(raw)} names another event than its data`);
     }
   }
 

@@ -92,7 +92,8 @@ export async function openStream(url: string, headers: Record<string, string> = 
   };
 }
 
-function parseFrame(raw: string): Frame {
+/** One frame's lines (without the blank line that ends it) as its fields. */
+export function parseFrame(raw: string): Frame {
   const frame: Frame = {};
   for (const line of raw.split('\n')) {
     if (line.startsWith(':')) frame.comment = line.slice(1).trim();

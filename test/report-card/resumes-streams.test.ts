@@ -111,7 +111,7 @@ describe('the request log', () => {
     await kept.events(1);
     kept.close();
     let entries: { requestId: string; status: number; ending: string; fault?: object; responseBody?: string }[] = [];
-    for (let tries = 0; tries < 50; tries++) {
+    for (let tries = 0; tries < 250; tries++) {
       const log = await t.request({ url: '/request-log?path=/events/stream', headers: { 'x-api-key': c.key } });
       entries = json<{ data: typeof entries }>(log).data;
       if (entries.length === 2) break;
