@@ -56,12 +56,18 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
     fc.record({ signal: fc.integer({ min: 0, max: 2 }) }),
   ];
 
-  /** Runs random sequences of `op` against the memory store and the Redis store, which must agree on every answer. */
+  /**
+   * Runs random sequences of `op` against the memory store and the Redis store, which must agree on every answer.
+   * `together`: every call of a sequence is sent in one turn of the event loop, without waiting for the one before,
+   * so that the Redis store decides them in runs of many calls of one caller (each with the clock as it stood when
+   * the call was made); else each call waits for its answer, a run of its own.
+   */
   async function differential(
     op: fc.Arbitrary<Op>,
     first: Policy,
     [minLength, maxLength]: [number, number],
     numRuns: number,
+    together = false,
   ): Promise<void> {
     const start = fc.integer({ min: NOON, max: NOON + 86_400_000 });
     await fc.assert(
@@ -72,14 +78,20 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
         const caller = randomUUID();
         const stores: LimiterStore[] = [new MemoryLimiterStore({ clock: () => now, rules }), storeAt(() => now, rules)];
         const both = (call: (store: LimiterStore) => Promise<unknown>) => Promise.all(stores.map(call));
+        // The answers sent together, compared once all are in.
+        const sent: Promise<unknown[]>[] = [];
+        const same = async (answers: Promise<unknown[]>) => {
+          if (together) sent.push(answers);
+          else expectSame(await answers);
+        };
         try {
           for (const step of ops) {
             if ('advanceMs' in step) now += step.advanceMs;
             else if ('signal' in step) unbanSeq += step.signal;
             else if ('policy' in step) policy = step.policy;
-            else if ('unban' in step) await both((s) => s.unban(caller));
-            else if ('banOf' in step) expectSame(await both((s) => s.banOf(caller)));
-            else if ('peek' in step) expectSame(await both((s) => s.peek(caller, policy, unbanSeq)));
+            else if ('unban' in step) await same(both((s) => s.unban(caller)));
+            else if ('banOf' in step) await same(both((s) => s.banOf(caller)));
+            else if ('peek' in step) await same(both((s) => s.peek(caller, policy, unbanSeq)));
             else {
               // A sender of one of a few connections, some of another instance: the in-flight allowance.
               const sender =
@@ -90,9 +102,10 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
                 step.forced
                   ? s.refuse(caller, policy, unbanSeq, undefined, sender)
                   : s.hit(caller, policy, unbanSeq, undefined, sender);
-              for (let i = 0; i < step.hit; i++) expectSame(await both(call));
+              for (let i = 0; i < step.hit; i++) await same(both(call));
             }
           }
+          for (const answers of sent) expectSame(await answers);
         } finally {
           await both((s) => s.close());
         }
@@ -101,38 +114,43 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
     );
   }
 
-  it('gives exactly the memory store’s verdicts for random sequences of calls', async () => {
-    const op: fc.Arbitrary<Op> = fc.oneof(
-      { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 8 }) }), weight: 6 },
-      {
-        arbitrary: fc.record({
-          hit: fc.integer({ min: 1, max: 4 }),
-          conn: fc.constantFrom(1, 2, 3, 4, 5 * 2 ** 32 + 1),
-          openedAgoMs: fc.integer({ min: 0, max: 60 }),
-          forced: fc.boolean(),
-        }),
-        weight: 4,
-      },
-      { arbitrary: fc.record({ advanceMs: fc.integer({ min: 0, max: 60 }) }), weight: 2 },
-      {
-        arbitrary: fc.record({
-          advanceMs: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.constantFrom(9_999, 10_000, 60_000, 86_400_000)),
-        }),
-        weight: 4,
-      },
-      ...others,
-      fc.record({
-        policy: fc.record({
-          name: fc.constant('enterprise' as const),
-          perMinute: fc.integer({ min: 0, max: 4 }),
-          perDay: fc.integer({ min: 1, max: 9 }),
-        }),
+  const variedOp: fc.Arbitrary<Op> = fc.oneof(
+    { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 8 }) }), weight: 6 },
+    {
+      arbitrary: fc.record({
+        hit: fc.integer({ min: 1, max: 4 }),
+        conn: fc.constantFrom(1, 2, 3, 4, 5 * 2 ** 32 + 1),
+        openedAgoMs: fc.integer({ min: 0, max: 60 }),
+        forced: fc.boolean(),
       }),
-    );
-    await differential(op, { name: 'enterprise', perMinute: 2, perDay: 5 }, [0, 40], 150);
+      weight: 4,
+    },
+    { arbitrary: fc.record({ advanceMs: fc.integer({ min: 0, max: 60 }) }), weight: 2 },
+    {
+      arbitrary: fc.record({
+        advanceMs: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.constantFrom(9_999, 10_000, 60_000, 86_400_000)),
+      }),
+      weight: 4,
+    },
+    ...others,
+    fc.record({
+      policy: fc.record({
+        name: fc.constant('enterprise' as const),
+        perMinute: fc.integer({ min: 0, max: 4 }),
+        perDay: fc.integer({ min: 1, max: 9 }),
+      }),
+    }),
+  );
+
+  it('gives exactly the memory store’s verdicts for random sequences of calls', async () => {
+    await differential(variedOp, { name: 'enterprise', perMinute: 2, perDay: 5 }, [0, 40], 150);
   });
 
-  it('agrees with the memory store over a minute log of many milliseconds, several requests in each, as it fills, drains and is downgraded', async () => {
+  it('gives them too when a whole sequence is sent in one turn: runs of one caller’s calls, bans and unbans among them', async () => {
+    await differential(variedOp, { name: 'enterprise', perMinute: 2, perDay: 5 }, [0, 80], 150, true);
+  });
+
+  it('agrees with the memory store over a minute log of many milliseconds, several requests in each, as it fills, drains and is downgraded, call by call and in runs', async () => {
     const op: fc.Arbitrary<Op> = fc.oneof(
       { arbitrary: fc.record({ hit: fc.integer({ min: 1, max: 6 }) }), weight: 10 },
       { arbitrary: fc.record({ advanceMs: fc.integer({ min: 0, max: 40 }) }), weight: 8 },
@@ -155,6 +173,7 @@ describe.skipIf(!redis)('RedisLimiterStore against the memory store', () => {
       },
     );
     await differential(op, { name: 'enterprise', perMinute: 100, perDay: 100_000 }, [100, 150], 40);
+    await differential(op, { name: 'enterprise', perMinute: 100, perDay: 100_000 }, [100, 150], 40, true);
   });
 
   it('forgets a millisecond of the minute log exactly when it leaves, however many leave at once, as the memory store does', async () => {
