@@ -16,17 +16,20 @@ export const CLOSE_ABOVE = 64;
  */
 export const FLOOD_REFUSAL_MS = 10_000;
 /**
- * Requests answered as a banned caller's (`readSlowly`): once the answer is written, their connection
+ * Marks a request answered as a banned caller's (`readSlowly`): once the answer is written, its connection
  * is not read for a while (`BANNED_READ_PAUSE_MS`, 100 ms by default; not behind a trusted proxy, whose
  * connections carry many clients). A caller that keeps sending while banned is then answered at most
  * that often on each connection, so that its refusals, cheap as they are, do not take the turns of
- * everyone else.
+ * everyone else. A property of the request itself, not an entry of a WeakSet: adding to a WeakSet was as large
+ * an item of a banned caller's refusal as any of the service's own (docs/performance.md#every-request-through-fastify).
  */
-const answeredBanned = new WeakSet<IncomingMessage>();
+const ANSWERED_BANNED = Symbol('answeredBanned');
+
+type Marked = IncomingMessage & { [ANSWERED_BANNED]?: true };
 
 /** Marks `req` as a banned caller's: once its answer is written, its connection is read again only after the pause. */
 export function readSlowly(req: IncomingMessage): void {
-  answeredBanned.add(req);
+  (req as Marked)[ANSWERED_BANNED] = true;
 }
 
 export interface PipeliningBound {
@@ -55,7 +58,7 @@ export function boundPipelining(
     const held = unanswered.get(this.req.socket);
     if (held === undefined) return;
     held.count--;
-    if (bannedReadPauseMs > 0 && answeredBanned.has(this.req)) held.slow(bannedReadPauseMs);
+    if (bannedReadPauseMs > 0 && (this.req as Marked)[ANSWERED_BANNED]) held.slow(bannedReadPauseMs);
     else held.release();
   }
 
