@@ -27,6 +27,7 @@ import {
   answerTo,
   CONFIG_ROUNDS,
   CONFIG_TURN_SECONDS,
+  floorHeaders,
   floorRow,
   get,
   HTTP_PHASES,
@@ -67,7 +68,7 @@ export interface ModeResult {
    * the bare baseline, and scaled-out @fastify/rate-limit's Redis store. As rows a few seconds or
    * minutes apart the same build's ratios to both moved with the machine's drift.
    */
-  petsByTurns?: { baseline?: ByTurns; peerRedis?: ByTurns };
+  petsByTurns?: { baseline?: ByTurns; peerRedis?: ByTurns; peerMemoryAnswer?: ByTurns; peerRedisAnswer?: ByTurns };
   /**
    * Scaled out: the store's orders against the peer a user would write (bench/peer.ts, `pg` and
    * @fastify/rate-limit's Redis store), by turns (b: the service, with fulfilment off: nothing moves
@@ -150,8 +151,7 @@ async function measurePhases(run: ModeRun, baseline: Proc): Promise<Omit<ModeRes
   await baseline.stop();
   const defaultConfigByTurns = has('config') ? await measureDefaultConfig(run) : undefined;
   if (has('peers')) {
-    const peerRedis = await measurePeers(run);
-    if (peerRedis) petsByTurns.peerRedis = peerRedis;
+    Object.assign(petsByTurns, await measurePeers(run));
   }
   const refusalsByTurns = has('paths') ? await measureOtherPaths(run) : {};
   const versionsByTurns = has('paths') ? await measureVersions(run) : undefined;
@@ -208,26 +208,30 @@ async function measureDefaultConfig(run: ModeRun): Promise<ByTurns | undefined> 
 }
 
 /**
- * The floor, and the peers: @fastify/rate-limit's memory store and, with REDIS_URL, its Redis store;
- * with the paths, the service against that one by turns, which it returns.
+ * The floor, and the peers: @fastify/rate-limit's memory store and, with REDIS_URL, its Redis store, each
+ * as a user would write it and sending the service's headers (bench/peer.ts); with the paths, the service
+ * against the peers of its mode's store by turns (scaled out, both Redis peers), which it returns.
  */
-async function measurePeers(run: ModeRun): Promise<ByTurns | undefined> {
+async function measurePeers(run: ModeRun): Promise<NonNullable<ModeResult['petsByTurns']>> {
   const { answer, pets, env } = run;
+  const turns: NonNullable<ModeResult['petsByTurns']> = {};
   // The floor: the service's own answer, headers and all, from bare node:http.
   await floorRow(run, PATHS.floor, answer, pets);
-  const memoryPeer = await startPeer(answer.body, null);
-  run.others.push(memoryPeer);
-  await run.row(memoryPeer, PATHS.peerMemory, 200, pets, true);
-  await memoryPeer.stop();
-  if (!env.REDIS_URL) return undefined;
-  const redisPeer = await startPeer(answer.body, {
-    redisUrl: env.REDIS_URL,
-    nameSpace: `bench-peer-${randomBytes(4).toString('hex')}:`,
-  });
-  run.others.push(redisPeer);
-  await run.row(redisPeer, PATHS.peerRedis, 200, pets, true);
-  const turns = run.has('paths') ? await petsAgainst(run, redisPeer, PATHS.peerRedis) : undefined;
-  await redisPeer.stop();
+  const peer = async (path: string, store: Parameters<typeof startPeer>[1], headers = false, against = false) => {
+    const proc = await startPeer(answer.body, store, headers ? floorHeaders(answer.headers) : undefined);
+    run.others.push(proc);
+    await run.row(proc, path, 200, pets, true);
+    const byTurns = against && run.has('paths') ? await petsAgainst(run, proc, path) : undefined;
+    await proc.stop();
+    return byTurns;
+  };
+  await peer(PATHS.peerMemory, null);
+  // By turns against the peer of the mode's own kind of store: memory embedded, Redis scaled out.
+  turns.peerMemoryAnswer = await peer(PATHS.peerMemoryAnswer, null, true, !env.REDIS_URL);
+  if (!env.REDIS_URL) return turns;
+  const redis = () => ({ redisUrl: env.REDIS_URL!, nameSpace: `bench-peer-${randomBytes(4).toString('hex')}:` });
+  turns.peerRedis = await peer(PATHS.peerRedis, redis(), false, true);
+  turns.peerRedisAnswer = await peer(PATHS.peerRedisAnswer, redis(), true, true);
   return turns;
 }
 

@@ -26,6 +26,8 @@ export const PATHS = {
   placeOrderFloor: "node:http sending the service's answer to POST /store/orders (floor)",
   peerMemory: 'Fastify + @fastify/rate-limit (memory store)',
   peerRedis: 'Fastify + @fastify/rate-limit (Redis store)',
+  peerMemoryAnswer: "Fastify + @fastify/rate-limit (memory store) sending the service's headers",
+  peerRedisAnswer: "Fastify + @fastify/rate-limit (Redis store) sending the service's headers",
   peerListOrders: 'Fastify + @fastify/rate-limit (Redis) + pg: GET /store/orders',
   peerPlaceOrder: 'Fastify + @fastify/rate-limit (Redis) + pg: POST /store/orders',
   listOrders: 'GET /store/orders',
@@ -160,7 +162,7 @@ export async function floorRow(run: ModeRun, floorPath: string, given: Answer, r
 }
 
 /** The headers of an answer as the service sent them, but those node:http adds to every answer itself. */
-function floorHeaders(headers: Headers): Record<string, string> {
+export function floorHeaders(headers: Headers): Record<string, string> {
   const added = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
   return Object.fromEntries([...headers].filter(([name]) => !added.has(name)));
 }

@@ -10,6 +10,11 @@
  * invalidation), `GET /store/orders` one `SELECT` of the key's 21 newest orders (a page of 20 and
  * whether more follow), `POST /store/orders` one `INSERT` (the store's triggers write its event, as
  * for the service). No idempotency, no ETag, no validation beyond the two numbers.
+ *
+ * With HEADERS (a JSON object: the headers of the service's own answer, as the floor's, bench/baseline.ts) every
+ * `GET /pets/:petId` answer carries them as they are, in place of the limiter's own three: the same answer, byte
+ * for byte but the date, with nothing computed behind it. What the client pays to read the service's answer is
+ * then the same on both sides, and the comparison is of the work behind the answer alone.
  */
 import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
@@ -18,6 +23,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 
 const body = process.env.BODY ?? '{}';
+const headers = process.env.HEADERS ? (JSON.parse(process.env.HEADERS) as Record<string, string>) : undefined;
 const redisUrl = process.env.PEER_REDIS_URL;
 const redis = redisUrl ? new Redis(redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
 const databaseUrl = process.env.PEER_DATABASE_URL;
@@ -33,7 +39,8 @@ await app.register(rateLimit, {
 });
 app.get('/pets/:petId', (_request, reply) => {
   // A string with its content type set is sent as it is, not serialised again.
-  reply.type('application/json; charset=utf-8').send(body);
+  if (headers) reply.headers(headers).send(body);
+  else reply.type('application/json; charset=utf-8').send(body);
 });
 const pool = databaseUrl ? ordersRoutes(new pg.Pool({ connectionString: databaseUrl, max: 10 })) : undefined;
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });

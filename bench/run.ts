@@ -18,7 +18,7 @@
  *            queries per request (bench/redis-count.ts, bench/pg-count.ts)
  *   config   GET /pets/{petId} on a service at its default LOG_LEVEL=info
  *   peers    plain Fastify 5 with @fastify/rate-limit (bench/peer.ts): its memory store, and
- *            scaled-out its Redis store
+ *            scaled-out its Redis store, each also sending the service's headers (by turns against the service)
  *   growth   embedded only: a store of 1,000,000 keys, one with 1,000,000 orders (bench/growth.ts):
  *            deep order pages, GET /pets/{petId} over 100,000 of the keys, RSS per key seen
  *   events   embedded only: 100,000 orders falling due at once on a service under load, 1,000,000 expired

@@ -68,16 +68,19 @@ export async function startBaseline(body: string, headers?: Record<string, strin
 /**
  * A peer (bench/peer.ts) in a process of its own, answering `GET /pets/:petId` with `body`:
  * @fastify/rate-limit's in-memory store, or its Redis store on `redisUrl` under a key prefix of its own;
- * with `databaseUrl`, the store's orders too, over the service's tables there.
+ * with `databaseUrl`, the store's orders too, over the service's tables there; with `headers`, the service's
+ * own answer's headers on every answer.
  */
 export async function startPeer(
   body: string,
   store: { redisUrl: string; nameSpace: string; databaseUrl?: string } | null,
+  headers?: Record<string, string>,
 ): Promise<Proc> {
   const port = await freePort();
   const env = {
     PORT: String(port),
     BODY: body,
+    ...(headers ? { HEADERS: JSON.stringify(headers) } : {}),
     ...(store ? { PEER_REDIS_URL: store.redisUrl, PEER_NAMESPACE: store.nameSpace } : {}),
     ...(store?.databaseUrl ? { PEER_DATABASE_URL: store.databaseUrl } : {}),
   };
