@@ -28,7 +28,7 @@ interface Options {
   json?: boolean;
 }
 
-/** Openings refused for now (a `429`, a `5xx`, no answer) tried again, with a wait, at most this many times in a row. */
+/** Openings refused for now (a `429`, a `5xx`, no answer) tried again after a wait, at most this many in a row. */
 const MAX_ATTEMPTS = 5;
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 30_000;

@@ -4,7 +4,10 @@ import type { EventType, StoredEvent } from '../events/schemas.js';
 
 /** What a client waits before reconnecting (the stream's first field, `retry`), in ms. */
 export const RETRY_MS = 3_000;
-/** Why the service ended a stream: a `drop` asked for, a graceful stop, the key revoked, a client that reads too slowly. */
+/**
+ * Why the service ended a stream: a `drop` asked for, a graceful stop, the key revoked, a client that reads too
+ * slowly.
+ */
 export type EndedBy = 'drop' | 'stop' | 'revoked' | 'slow';
 /** A stream's answer as the request log keeps it: at most this many characters of what was sent. */
 const TRANSCRIPT_CHARACTERS = 16 * 1024;
@@ -30,9 +33,9 @@ export interface StreamOptions {
 }
 
 /**
- * One open stream of a key's events (text/event-stream, as WHATWG HTML defines server-sent events): `body` is the answer Fastify sends. It
- * writes each event once, in the key's order (an event at or before the last it wrote is passed over), and knows the
- * id of the last one sent, which is what a client resumes from.
+ * One open stream of a key's events (text/event-stream, as WHATWG HTML defines server-sent events): `body` is the
+ * answer Fastify sends. It writes each event once, in the key's order (an event at or before the last it wrote is
+ * passed over), and knows the id of the last one sent, which is what a client resumes from.
  */
 export class EventStream {
   readonly id: string;

@@ -56,7 +56,10 @@ interface Scripted {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The fault this test key's request meets, and what asked for it (a `429` is the limit stage's `forcedRefusal`). */
+    /**
+     * The fault this test key's request meets, and what asked for it (a `429` is the limit stage's
+     * `forcedRefusal`).
+     */
     fault: { fault: Exclude<Answer, '429' | 'pass'>; by: string; dropAfter?: number } | undefined;
     /** The step of its key's script this request would meet, until it is used. */
     scripted: Scripted | undefined;
