@@ -33,11 +33,10 @@ window.petstoreReportCard = (container) => {
   logPanel.hidden = true;
   logPanel.setAttribute('aria-labelledby', 'petstore-log-title');
   container.appendChild(logPanel);
-  // The list's and the exchanges' rules, beside the card's (src/docs/interactive.ts, the page's <style>).
+  // The list's and the exchanges' rules; the panel's box is the page's, with the card's (src/docs/interactive.ts).
   const style = document.createElement('style');
   style.id = 'petstore-log-style';
   style.textContent = `
-  #petstore-log { box-sizing: border-box; margin-bottom: 8px; padding: 10px 12px; background: #fff; border: 1px solid #d0d7de; border-radius: 8px; box-shadow: 0 2px 8px rgba(0,0,0,.15); font: 13px/1.4 sans-serif; color: #3b4151; }
   .petstore-log__empty { color: #6e7781; }
   .petstore-log__entries { list-style: none; margin: 0; padding: 0; }
   .petstore-log__entry { padding: 3px 0; border-top: 1px solid #eaeef2; }

@@ -40,11 +40,10 @@ window.petstoreEvents = (container, { version, answered = () => {} }) => {
   panel.hidden = true;
   panel.setAttribute('aria-labelledby', 'petstore-events-title');
   container.appendChild(panel);
-  // Beside the card's rules (src/docs/interactive.ts, the page's <style>) and the log's (petstore-card.js).
+  // The panel's own rules; its box is the page's, with the card's (src/docs/interactive.ts).
   const style = document.createElement('style');
   style.id = 'petstore-events-style';
   style.textContent = `
-  #petstore-events { box-sizing: border-box; margin-bottom: 8px; padding: 10px 12px; background: #fff; border: 1px solid #d0d7de; border-radius: 8px; box-shadow: 0 2px 8px rgba(0,0,0,.15); font: 13px/1.4 sans-serif; color: #3b4151; }
   .petstore-events__head { display: flex; align-items: baseline; justify-content: space-between; gap: 8px; }
   .petstore-events__head .petstore-meter__buttons button { margin: 0; }
   .petstore-events__status { margin-bottom: 4px; }

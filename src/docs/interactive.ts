@@ -49,7 +49,7 @@ const PAGE = `<!doctype html>
   #petstore-side { position: fixed; top: 12px; right: 12px; z-index: 1000; width: 326px; max-height: calc(100vh - 24px); overflow-y: auto; }
   /* Room for the side column beside the document, wherever there is room: it covers none of Swagger UI's controls. */
   @media (min-width: 1000px) { #swagger-ui, #petstore-versions { margin-right: 350px; } }
-  #petstore-meter, #petstore-card { box-sizing: border-box; margin-bottom: 8px; padding: 10px 12px; background: #fff; border: 1px solid #d0d7de; border-radius: 8px; box-shadow: 0 2px 8px rgba(0,0,0,.15); font: 13px/1.4 sans-serif; color: #3b4151; }
+  #petstore-meter, #petstore-card, #petstore-log, #petstore-events { box-sizing: border-box; margin-bottom: 8px; padding: 10px 12px; background: #fff; border: 1px solid #d0d7de; border-radius: 8px; box-shadow: 0 2px 8px rgba(0,0,0,.15); font: 13px/1.4 sans-serif; color: #3b4151; }
   .petstore-meter__title { font-weight: 700; margin-bottom: 6px; }
   .petstore-meter__window { margin: 6px 0; }
   .petstore-meter__bar { height: 8px; background: #eaeef2; border-radius: 4px; overflow: hidden; }
