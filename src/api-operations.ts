@@ -1,5 +1,4 @@
 import type { RouteOptions } from 'fastify';
-import { Gauge } from 'prom-client';
 import type { Clock } from './clock.js';
 import type { PublicConfig } from './config.js';
 import type { ChangeFeed } from './db/change-feed.js';
@@ -121,14 +120,7 @@ export async function operationParts(deps: ApiDeps) {
       });
     },
     log: { warn },
-  });
-  new Gauge({
-    name: 'petstore_event_streams_open',
-    help: 'Event streams (GET /events/stream) open on this instance.',
-    registers: [metrics.registry],
-    collect(this: Gauge) {
-      this.set(streams.size);
-    },
+    registry: metrics.registry,
   });
   // The signed cursors of collections.
   const cursors = new Cursors(await serviceSecret(db, 'cursors'));

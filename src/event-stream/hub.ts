@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { Gauge, type Registry } from 'prom-client';
 import type { Change } from '../db/change-feed.js';
 import type { EventsRepository } from '../events/repository.js';
 import type { StoredEvent } from '../events/schemas.js';
@@ -24,6 +25,8 @@ export interface HubDeps {
   /** Called as the service ends a stream, before its end is written: the card hears of it first (test keys). */
   ending(stream: EventStream, by: EndedBy): Promise<void> | void;
   log: { warn(fields: object, message: string): void };
+  /** Where the service's metrics are: the streams open on this instance are a gauge of it. */
+  registry?: Registry;
   pollMs?: number;
   heartbeatMs?: number;
 }
@@ -62,6 +65,14 @@ export class EventStreams {
     this.#pollMs = deps.pollMs ?? POLL_MS;
     this.#heartbeatMs = deps.heartbeatMs ?? HEARTBEAT_MS;
     deps.changes.subscribe((change) => this.#keyChanged(change));
+    if (deps.registry) {
+      const open: Gauge = new Gauge({
+        name: 'petstore_event_streams_open',
+        help: 'Event streams (GET /events/stream) open on this instance.',
+        registers: [deps.registry],
+        collect: () => open.set(this.size),
+      });
+    }
   }
 
   /** Streams open on this instance. */
