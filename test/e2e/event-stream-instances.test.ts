@@ -105,10 +105,12 @@ async function settled(client: Follower): Promise<void> {
 describe.skipIf(!available)('the event stream, scaled out, with an eventsource client', () => {
   const pairs: ScaledOut[] = [];
   const clients: Follower[] = [];
-  const pair = async () => {
+  /** Two instances, a test key of theirs and a pet it can order. */
+  const keyed = async () => {
     const two = await scaledOut(redis!.url);
     pairs.push(two);
-    return two;
+    const { key } = await two.newKey(TEST_KEY);
+    return { a: two.a, b: two.b, key, pet: await availablePet(two.a, key) };
   };
   afterAll(async () => {
     for (const client of clients) client.close();
@@ -123,10 +125,7 @@ describe.skipIf(!available)('the event stream, scaled out, with an eventsource c
       const DROP_EVERY = 100;
       const total = ORDERS * EVENTS_PER_ORDER;
       const half = Math.ceil(ORDERS / 2);
-      const two = await pair();
-      const { a, b } = two;
-      const { key } = await two.newKey(TEST_KEY);
-      const pet = await availablePet(a, key);
+      const { a, b, key, pet } = await keyed();
       // A first, then B, then A…; once one is stopped, the other.
       const down = new Set<Server>();
       const route = (n: number) => {
@@ -199,10 +198,7 @@ describe.skipIf(!available)('the event stream, scaled out, with an eventsource c
 
   it('a graceful stop ends the stream cleanly, and the client resumes on the other instance missing nothing', async () => {
     const ORDERS = 10;
-    const two = await pair();
-    const { a, b } = two;
-    const { key } = await two.newKey(TEST_KEY);
-    const pet = await availablePet(a, key);
+    const { a, b, key, pet } = await keyed();
     // A first; every reconnection to B.
     const client = follow(key, { route: (n) => (n === 0 ? a : b) });
     clients.push(client);
@@ -235,10 +231,7 @@ describe.skipIf(!available)('the event stream, scaled out, with an eventsource c
 
   it('the report card: an eventsource client passes resumes-streams', async () => {
     const DROP_EVERY = 3;
-    const two = await pair();
-    const { a, b } = two;
-    const { key } = await two.newKey(TEST_KEY);
-    const pet = await availablePet(a, key);
+    const { a, b, key, pet } = await keyed();
     const client = follow(key, {
       route: (n) => (n % 2 ? b : a),
       prefer: `fault=drop; events=${DROP_EVERY}`,
